@@ -1,0 +1,383 @@
+//! The `claimdag` command. It uses only the public [`Store`] API, like any other front door,
+//! and maps errors to messages and exit codes in one place ([`report`]).
+
+mod args;
+mod print;
+
+use crate::duration::{format_ms, parse_ms};
+use crate::error::{Error, Result};
+use crate::id::Id;
+use crate::model::Status;
+use crate::rules::Upsert;
+use crate::store::{ListFilter, Store};
+use args::{Cli, Verb};
+use clap::Parser;
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::io::Write;
+
+/// What a verb prints, and its exit status when it succeeded.
+struct Done {
+    text: String,
+    json: Value,
+    exit: i32,
+}
+
+impl Done {
+    fn new(text: impl Into<String>, json: Value) -> Done {
+        Done {
+            text: text.into(),
+            json,
+            exit: 0,
+        }
+    }
+}
+
+/// Runs the CLI with the process's arguments; returns the exit status.
+pub fn main() -> i32 {
+    run(std::env::args_os())
+}
+
+/// Runs the CLI with `args` (the first is the program name); returns the exit status.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let json = cli.json;
+    match execute(cli) {
+        Ok(done) => {
+            let mut out = std::io::stdout().lock();
+            let r = if json {
+                writeln!(out, "{}", done.json)
+            } else {
+                out.write_all(done.text.as_bytes())
+            };
+            match r.and_then(|_| out.flush()) {
+                Ok(()) => done.exit,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => done.exit,
+                Err(e) => report(&Error::io(std::path::Path::new("<stdout>"), &e), json),
+            }
+        }
+        Err(e) => report(&e, json),
+    }
+}
+
+/// Prints an error the SPEC section 4 way and returns its exit code.
+fn report(e: &Error, json: bool) -> i32 {
+    let code = e.code();
+    let mut err = std::io::stderr().lock();
+    if json {
+        let mut body = json!({"code": code.as_str(), "message": e.to_string()});
+        if let Some(n) = e.node() {
+            body["node"] = json!(n);
+        }
+        if let Some(h) = e.holder() {
+            body["holder"] = json!(h);
+        }
+        if let Some(g) = e.generation() {
+            body["generation"] = json!(g);
+        }
+        if let Some(p) = e.path() {
+            body["path"] = json!(p.display().to_string());
+        }
+        let _ = writeln!(err, "{}", json!({ "error": body }));
+    } else {
+        let _ = writeln!(err, "error: {e}");
+    }
+    code.exit_code()
+}
+
+fn actor(text: &str, what: &str) -> Result<Id> {
+    Id::parse(text.trim(), what)
+}
+
+fn dur(text: Option<&str>) -> Result<Option<u64>> {
+    text.map(parse_ms).transpose()
+}
+
+fn workspace(cli: &Cli) -> Result<String> {
+    let ws = match &cli.workspace {
+        Some(w) => w.clone(),
+        None => std::env::var("CLAIMDAG_WORKSPACE").unwrap_or_default(),
+    };
+    crate::rules::validate_workspace(&ws)?;
+    Ok(ws)
+}
+
+fn execute(cli: Cli) -> Result<Done> {
+    let store = Store::open(cli.dir.as_deref())?;
+    let ws = workspace(&cli)?;
+    let node = |text: &str| store.resolve(text);
+    Ok(match &cli.verb {
+        Verb::Upsert(a) => {
+            let parent = a.parent.as_deref().map(node).transpose()?;
+            let id = store.upsert(Upsert {
+                workspace: ws,
+                kind: a.kind.clone(),
+                summary: a.summary.clone(),
+                parent,
+                role: a.role.clone(),
+                priority: a.priority,
+                estimate: a.estimate,
+                labels: (!a.labels.is_empty()).then(|| a.labels.clone()),
+                resources: (!a.resources.is_empty()).then(|| a.resources.clone()),
+                ref_: a.ref_.clone(),
+                max_attempts: a.max_attempts,
+            })?;
+            Done::new(format!("{id}\n"), json!({ "id": id }))
+        }
+        Verb::Link {
+            soft,
+            parent,
+            child,
+        } => {
+            store.link(node(parent)?, node(child)?, *soft)?;
+            Done::new("", json!({"ok": true}))
+        }
+        Verb::Unlink { parent, child } => {
+            store.unlink(node(parent)?, node(child)?)?;
+            Done::new("", json!({"ok": true}))
+        }
+        Verb::List(a) => {
+            let filter = ListFilter {
+                workspace: Some(ws),
+                status: a.status.clone(),
+                holder: a
+                    .holder
+                    .as_deref()
+                    .map(|h| actor(h, "holder"))
+                    .transpose()?,
+                terminal: a.terminal || a.all,
+            };
+            if let Some(s) = &filter.status {
+                print::check_status_word(s)?;
+            }
+            let views = store.list(&filter)?;
+            Done::new(
+                print::list(&views),
+                Value::Array(views.iter().map(|v| v.to_json()).collect()),
+            )
+        }
+        Verb::Show { node: n } => {
+            let v = store.get(node(n)?)?;
+            Done::new(print::show(&v), v.to_json())
+        }
+        Verb::Claim {
+            node: n,
+            assignee,
+            gen,
+            ttl,
+        } => {
+            let id = node(n)?;
+            let g = store.claim(id, actor(assignee, "assignee")?, *gen, dur(ttl.as_deref())?)?;
+            Done::new(format!("gen={g}\n"), json!({"id": id, "generation": g}))
+        }
+        Verb::Renew {
+            node: n,
+            actor: a,
+            gen,
+            ttl,
+        } => {
+            let id = node(n)?;
+            store.renew(id, actor(a, "actor")?, *gen, dur(ttl.as_deref())?)?;
+            Done::new("", json!({"ok": true}))
+        }
+        Verb::Release {
+            node: n,
+            actor: a,
+            gen,
+        } => {
+            let id = node(n)?;
+            let g = store.release(id, actor(a, "actor")?, *gen)?;
+            Done::new(format!("gen={g}\n"), json!({"id": id, "generation": g}))
+        }
+        Verb::Reclaim { lease } => {
+            let handed = store.reclaim(&ws, dur(lease.as_deref())?)?;
+            let text: String = handed
+                .iter()
+                .map(|(id, g)| format!("{}  todo  gen={g}\n", id.short()))
+                .collect();
+            let j: Vec<Value> = handed
+                .iter()
+                .map(|(id, g)| json!({"id": id, "generation": g}))
+                .collect();
+            Done::new(text, Value::Array(j))
+        }
+        Verb::Complete {
+            node: n,
+            status,
+            gen,
+            actor: a,
+            note,
+        } => {
+            let st = match Status::parse(status) {
+                Some(s) if s.is_terminal() => s,
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "--status must be done, failed or cancelled, got {status:?}"
+                    )))
+                }
+            };
+            let id = node(n)?;
+            let a = a.as_deref().map(|a| actor(a, "actor")).transpose()?;
+            store.complete(id, st, *gen, a, note.as_deref())?;
+            Done::new(
+                format!("{}  {st}\n", id.short()),
+                json!({"id": id, "status": st}),
+            )
+        }
+        Verb::Reopen { node: n, gen } => {
+            let id = node(n)?;
+            let g = store.reopen(id, *gen)?;
+            Done::new(format!("gen={g}\n"), json!({"id": id, "generation": g}))
+        }
+        Verb::Next(a) => match store.next(&ws, a.role.as_deref())? {
+            Some(p) => Done::new(format!("{}\n", p.id), json!({"id": p.id})),
+            None => Done {
+                text: String::new(),
+                json: Value::Null,
+                exit: 1,
+            },
+        },
+        Verb::Ready(a) => {
+            let picks = store.ready(&ws, a.role.as_deref())?;
+            let summaries = store.read(|s, _| {
+                picks
+                    .iter()
+                    .map(|p| s.get(&p.id).map(|n| n.summary.clone()).unwrap_or_default())
+                    .collect::<Vec<_>>()
+            })?;
+            Done::new(
+                print::ready(&picks, &summaries),
+                Value::Array(
+                    picks
+                        .iter()
+                        .zip(&summaries)
+                        .map(|(p, s)| {
+                            json!({"id": p.id, "critical": p.critical, "path": p.path, "summary": s})
+                        })
+                        .collect(),
+                ),
+            )
+        }
+        Verb::ClaimNext {
+            assignee,
+            role,
+            ttl,
+        } => {
+            let a = actor(assignee, "assignee")?;
+            match store.claim_next(&ws, a, role.as_deref(), dur(ttl.as_deref())?)? {
+                Some((id, g)) => Done::new(
+                    format!("{id}  gen={g}\n"),
+                    json!({"id": id, "generation": g}),
+                ),
+                None => Done {
+                    text: String::new(),
+                    json: Value::Null,
+                    exit: 1,
+                },
+            }
+        }
+        Verb::Log { node: n } => {
+            let id = n.as_deref().map(node).transpose()?;
+            let lines = store.history(id)?;
+            Done::new(
+                print::log(&lines),
+                Value::Array(lines.iter().map(|h| json!(h)).collect()),
+            )
+        }
+        Verb::Config { key, value } => config(&store, key.as_deref(), value.as_deref())?,
+        Verb::Check => {
+            let r = store.check()?;
+            let ok = r.problems.is_empty();
+            let mut text = String::new();
+            for p in &r.problems {
+                text.push_str(&format!("problem: {p}\n"));
+            }
+            text.push_str(&format!(
+                "{}: {} live nodes, {} archived, {} history events, files and checksums intact\n",
+                if ok { "ok" } else { "problems found" },
+                r.nodes,
+                r.archived,
+                r.events
+            ));
+            Done {
+                text,
+                json: json!({"ok": ok, "nodes": r.nodes, "archived": r.archived,
+                             "events": r.events, "problems": r.problems}),
+                exit: if ok { 0 } else { 6 },
+            }
+        }
+    })
+}
+
+fn config(store: &Store, key: Option<&str>, value: Option<&str>) -> Result<Done> {
+    let mut s = store.settings()?;
+    let show = |s: &crate::model::Settings| {
+        let max_attempts = s
+            .max_attempts
+            .map(|m| m.to_string())
+            .unwrap_or_else(|| "none".into());
+        (
+            vec![
+                ("default_ttl", format_ms(s.default_ttl_ms)),
+                ("max_held", s.max_held.to_string()),
+                ("max_attempts", max_attempts),
+            ],
+            json!({"default_ttl_ms": s.default_ttl_ms, "max_held": s.max_held,
+                   "max_attempts": s.max_attempts}),
+        )
+    };
+    let known = ["default_ttl", "max_held", "max_attempts"];
+    if let Some(k) = key {
+        if !known.contains(&k) {
+            return Err(Error::invalid(format!(
+                "unknown setting {k:?}: the settings are default_ttl, max_held, max_attempts"
+            )));
+        }
+    }
+    if let (Some(k), Some(v)) = (key, value) {
+        match k {
+            "default_ttl" => s.default_ttl_ms = parse_ms(v)?,
+            "max_held" => {
+                s.max_held = v.parse().map_err(|_| {
+                    Error::invalid(format!(
+                        "max_held must be a whole number (0 = no limit), got {v:?}"
+                    ))
+                })?
+            }
+            _ => {
+                s.max_attempts = match v {
+                    "none" | "" => None,
+                    _ => Some(v.parse().map_err(|_| {
+                        Error::invalid(format!(
+                            "max_attempts must be a whole number or none, got {v:?}"
+                        ))
+                    })?),
+                }
+            }
+        }
+        store.configure(s.clone())?;
+    }
+    let (pairs, j) = show(&s);
+    let text: String = pairs
+        .iter()
+        .filter(|(k, _)| key.is_none_or(|want| want == *k))
+        .map(|(k, v)| {
+            if key.is_some() {
+                format!("{v}\n")
+            } else {
+                format!("{k} {v}\n")
+            }
+        })
+        .collect();
+    Ok(Done::new(text, j))
+}

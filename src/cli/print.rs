@@ -1,0 +1,219 @@
+//! Text output of the CLI: `list` lines, `show` fields, `ready` and `log` lines.
+
+use crate::error::{Error, Result};
+use crate::schedule::Pick;
+use crate::store::HistoryLine;
+use crate::view::NodeView;
+use std::fmt::Write;
+
+const WORDS: [&str; 9] = [
+    "todo",
+    "ready",
+    "blocked",
+    "claimed",
+    "expired",
+    "done",
+    "failed",
+    "cancelled",
+    "terminal",
+];
+
+pub fn check_status_word(s: &str) -> Result<()> {
+    if WORDS[..8].contains(&s) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "unknown status {s:?}: use one of {}",
+            WORDS[..8].join(", ")
+        )))
+    }
+}
+
+/// Keeps text on one line: control characters are written as escapes.
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `<id8>...  <status>  <kind>  gen=<g>  <summary>`, the status column padded.
+pub fn list(views: &[NodeView]) -> String {
+    let width = views
+        .iter()
+        .map(|v| v.display.as_str().len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for v in views {
+        let n = &v.node;
+        let _ = writeln!(
+            out,
+            "{}  {:<width$}  {}  gen={}  {}",
+            n.id.short(),
+            v.display.as_str(),
+            n.kind,
+            n.generation,
+            one_line(&n.summary)
+        );
+    }
+    out
+}
+
+pub fn show(v: &NodeView) -> String {
+    let n = &v.node;
+    let opt = |o: Option<String>| o.unwrap_or_else(|| "-".to_string());
+    let time = |t: Option<u64>| t.map(iso_time).unwrap_or_else(|| "-".to_string());
+    let ids = |v: &[crate::id::Id]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.iter().map(|i| i.hex()).collect::<Vec<_>>().join(" ")
+        }
+    };
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let fields: Vec<(&str, String)> = vec![
+        ("id", n.id.hex()),
+        ("summary", one_line(&n.summary)),
+        ("status", n.status.to_string()),
+        ("display", v.display.as_str().to_string()),
+        ("ready", v.ready.to_string()),
+        ("why", opt(v.why.clone())),
+        ("generation", n.generation.to_string()),
+        ("holder", opt(n.holder.map(|h| h.hex()))),
+        ("attempts", n.attempts.to_string()),
+        ("max_attempts", opt(n.max_attempts.map(|m| m.to_string()))),
+        ("claimed_at", time(n.claimed_at)),
+        ("renewed_at", time(n.renewed_at)),
+        ("ttl", opt(n.ttl_ms.map(crate::duration::format_ms))),
+        ("lease_end", time(n.lease_end())),
+        (
+            "workspace",
+            if n.workspace.is_empty() {
+                "-".into()
+            } else {
+                n.workspace.clone()
+            },
+        ),
+        ("kind", n.kind.clone()),
+        ("parent", opt(n.parent.map(|p| p.hex()))),
+        ("deps", ids(&n.deps)),
+        ("soft_deps", ids(&n.soft_deps)),
+        (
+            "role",
+            if n.role.is_empty() {
+                "-".into()
+            } else {
+                n.role.clone()
+            },
+        ),
+        ("priority", n.priority.to_string()),
+        ("estimate", n.estimate.to_string()),
+        ("labels", list(&n.labels)),
+        ("resources", list(&n.resources)),
+        ("ref", opt(n.ref_.clone())),
+        ("note", opt(n.note.as_deref().map(one_line))),
+        ("completed_by", opt(n.completed_by.map(|h| h.hex()))),
+        ("created_at", iso_time(n.created_at)),
+        ("updated_at", iso_time(n.updated_at)),
+        ("archived", n.archived.to_string()),
+    ];
+    let mut out = String::new();
+    for (k, val) in fields {
+        let _ = writeln!(out, "{k:<13}{val}");
+    }
+    out
+}
+
+pub fn ready(picks: &[Pick], summaries: &[String]) -> String {
+    let mut out = String::new();
+    for (p, s) in picks.iter().zip(summaries) {
+        let path: Vec<String> = p.path.iter().map(|i| i.short()).collect();
+        let _ = writeln!(
+            out,
+            "{}  critical={}  {}  (path: {})",
+            p.id.short(),
+            p.critical,
+            one_line(s),
+            path.join(" > ")
+        );
+    }
+    out
+}
+
+pub fn log(lines: &[HistoryLine]) -> String {
+    let mut out = String::new();
+    for h in lines {
+        let e = &h.event;
+        let _ = write!(out, "{}  {:<8}", iso_time(e.at), e.verb);
+        if let Some(n) = e.node {
+            let _ = write!(out, "  {}", n.short());
+        }
+        if let Some(g) = e.generation {
+            let _ = write!(out, "  gen={g}");
+        }
+        if let Some(a) = e.actor {
+            let _ = write!(out, "  actor={a}");
+        }
+        if let Some(d) = &e.detail {
+            let _ = write!(out, "  {}", one_line(d));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn iso_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_time_is_utc() {
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_time(1_795_000_000_123), "2026-11-18T11:06:40.123Z");
+    }
+
+    #[test]
+    fn one_line_escapes_newlines() {
+        assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
+    }
+}

@@ -1,0 +1,371 @@
+//! The data: nodes, statuses, settings, history events and the in-memory state of a store.
+//! Nothing here decides what is allowed; that is `rules`.
+
+use crate::id::{Actor, Id};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+
+/// Milliseconds since the Unix epoch.
+pub type Millis = u64;
+
+/// Default lease: 15 minutes.
+pub const DEFAULT_TTL_MS: u64 = 15 * 60 * 1000;
+/// Longest summary, in bytes, after trimming.
+pub const MAX_SUMMARY_BYTES: usize = 4096;
+
+/// The stored status of a node (SPEC section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Todo,
+    Claimed,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl Status {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Status::Done | Status::Failed | Status::Cancelled)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Todo => "todo",
+            Status::Claimed => "claimed",
+            Status::Done => "done",
+            Status::Failed => "failed",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        Some(match text {
+            "todo" => Status::Todo,
+            "claimed" => Status::Claimed,
+            "done" => Status::Done,
+            "failed" => Status::Failed,
+            "cancelled" => Status::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The derived display word (SPEC section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Display {
+    Ready,
+    Blocked,
+    Todo,
+    Claimed,
+    Expired,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl Display {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Display::Ready => "ready",
+            Display::Blocked => "blocked",
+            Display::Todo => "todo",
+            Display::Claimed => "claimed",
+            Display::Expired => "expired",
+            Display::Done => "done",
+            Display::Failed => "failed",
+            Display::Cancelled => "cancelled",
+        }
+    }
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
+}
+fn is_one(v: &u64) -> bool {
+    *v == 1
+}
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+fn default_kind() -> String {
+    "task".to_string()
+}
+fn default_estimate() -> u64 {
+    1
+}
+
+/// One unit of work. Stored compactly: fields at their default value are left out on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Node {
+    pub id: Id,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub workspace: String,
+    #[serde(default = "default_kind")]
+    pub kind: String,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<Id>,
+    /// Hard prerequisites: satisfied when `done`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deps: Vec<Id>,
+    /// Soft prerequisites: satisfied when terminal in any status.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub soft_deps: Vec<Id>,
+    pub status: Status,
+    pub generation: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<Actor>,
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_at: Option<Millis>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renewed_at: Option<Millis>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub role: String,
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub priority: i64,
+    #[serde(default = "default_estimate", skip_serializing_if = "is_one")]
+    pub estimate: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub ref_: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_by: Option<Actor>,
+    pub created_at: Millis,
+    pub updated_at: Millis,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub archived: bool,
+}
+
+impl Node {
+    /// The end of the lease (`renewed_at + ttl`), for a claimed node.
+    pub fn lease_end(&self) -> Option<Millis> {
+        match (self.status, self.renewed_at, self.ttl_ms) {
+            (Status::Claimed, Some(r), Some(t)) => Some(r.saturating_add(t)),
+            _ => None,
+        }
+    }
+
+    /// A claim is expired from `renewed_at + ttl` on.
+    pub fn is_expired(&self, now: Millis) -> bool {
+        self.lease_end().is_some_and(|end| now >= end)
+    }
+
+    /// Claimed with the lease still running.
+    pub fn is_live_claim(&self, now: Millis) -> bool {
+        self.status == Status::Claimed && !self.is_expired(now)
+    }
+
+    /// Every prerequisite, hard ones first, with `true` for soft ones.
+    pub fn prerequisites(&self) -> impl Iterator<Item = (Id, bool)> + '_ {
+        self.deps
+            .iter()
+            .map(|d| (*d, false))
+            .chain(self.soft_deps.iter().map(|d| (*d, true)))
+    }
+}
+
+/// Store settings (SPEC section 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    pub default_ttl_ms: u64,
+    /// Live claims one actor may hold in a workspace; 0 = no limit.
+    pub max_held: u64,
+    pub max_attempts: Option<u32>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            default_ttl_ms: DEFAULT_TTL_MS,
+            max_held: 1,
+            max_attempts: None,
+        }
+    }
+}
+
+/// One transition in the persistent history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub at: Millis,
+    pub verb: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<Id>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<Actor>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    /// Extra words: the status reached, the linked node, the setting changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// What stays in the live state of an archived node: enough for a node waiting on it to know
+/// how it ended. The node itself lives in the archive file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchivedStub {
+    pub status: Status,
+}
+
+/// The whole live state of a store, as the rules see it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct State {
+    pub settings: Settings,
+    nodes: Vec<Node>,
+    index: HashMap<Id, usize>,
+    claimed: BTreeSet<Id>,
+    archived: HashMap<Id, ArchivedStub>,
+}
+
+impl State {
+    pub fn new(settings: Settings) -> State {
+        State {
+            settings,
+            ..State::default()
+        }
+    }
+
+    /// Builds a state from stored parts (a snapshot).
+    pub fn from_parts(
+        settings: Settings,
+        nodes: Vec<Node>,
+        archived: HashMap<Id, ArchivedStub>,
+    ) -> State {
+        let mut s = State {
+            settings,
+            nodes: Vec::with_capacity(nodes.len()),
+            archived,
+            ..State::default()
+        };
+        s.index.reserve(nodes.len());
+        for n in nodes {
+            s.put(n);
+        }
+        s
+    }
+
+    /// Live nodes in creation order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn get(&self, id: &Id) -> Option<&Node> {
+        self.index.get(id).map(|&i| &self.nodes[i])
+    }
+
+    /// Ids of nodes whose stored status is `claimed` (live or expired).
+    pub fn claimed_ids(&self) -> &BTreeSet<Id> {
+        &self.claimed
+    }
+
+    pub fn archived(&self) -> &HashMap<Id, ArchivedStub> {
+        &self.archived
+    }
+
+    /// How a prerequisite stands: its status when live or archived, `None` when unknown.
+    pub fn status_of(&self, id: &Id) -> Option<Status> {
+        self.get(id)
+            .map(|n| n.status)
+            .or_else(|| self.archived.get(id).map(|a| a.status))
+    }
+
+    /// Inserts or replaces a node, keeping creation order for new ones.
+    pub fn put(&mut self, node: Node) {
+        if node.status == Status::Claimed {
+            self.claimed.insert(node.id);
+        } else {
+            self.claimed.remove(&node.id);
+        }
+        self.archived.remove(&node.id);
+        match self.index.get(&node.id) {
+            Some(&i) => self.nodes[i] = node,
+            None => {
+                self.index.insert(node.id, self.nodes.len());
+                self.nodes.push(node);
+            }
+        }
+    }
+
+    /// Moves a node out of the live state, keeping its stub.
+    pub fn archive(&mut self, id: &Id) -> Option<Node> {
+        let i = self.index.remove(id)?;
+        let node = self.nodes.remove(i);
+        for (pos, n) in self.nodes.iter().enumerate().skip(i) {
+            self.index.insert(n.id, pos);
+        }
+        self.claimed.remove(id);
+        self.archived.insert(
+            *id,
+            ArchivedStub {
+                status: node.status,
+            },
+        );
+        Some(node)
+    }
+
+    /// Applies a committed change.
+    pub fn apply(&mut self, change: &Change) {
+        for n in &change.nodes {
+            self.put(n.clone());
+        }
+        for id in &change.archived {
+            self.archive(id);
+        }
+        if let Some(s) = &change.settings {
+            self.settings = s.clone();
+        }
+    }
+}
+
+/// What a successful write changes: the full new value of every node it touched (new nodes
+/// in creation order), the nodes it archived, new settings, and the history it records.
+/// This is also what one journal record holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<Node>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub archived: Vec<Id>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<Settings>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Event>,
+}
+
+impl Change {
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+            && self.archived.is_empty()
+            && self.settings.is_none()
+            && self.events.is_empty()
+    }
+}

@@ -1,0 +1,514 @@
+//! The embedded store of SPEC section 6: a directory with a stable `lock` file, a
+//! `snapshot.json` replaced atomically, an append-only `journal` and a `history.jsonl`.
+//!
+//! A write holds the exclusive lock across load, transition and save; it costs one append
+//! and one `fdatasync`. A process that keeps a store open reloads only the journal records
+//! appended since its last look. When the journal outgrows the snapshot, the writer that
+//! notices moves the journal's events to the history file, writes a new snapshot and
+//! empties the journal; a crash at any step leaves a store that reads the same.
+
+use super::fault::crash;
+use super::fsutil::{self, FileId, Mode};
+use super::journal::{self, Head, HistoryLine, Record};
+use super::snapshot;
+use crate::error::{Error, Result};
+use crate::model::{Change, Millis, State};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+pub const LOCK: &str = "lock";
+pub const SNAPSHOT: &str = "snapshot.json";
+pub const JOURNAL: &str = "journal";
+pub const HISTORY: &str = "history.jsonl";
+
+const HEADER_LEN: u64 = journal::HEADER.len() as u64;
+
+/// Tuning of the embedded store.
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    /// `fdatasync` every write (the default). Off only for measurements.
+    pub sync: bool,
+    /// The journal is compacted once it holds more than this many bytes and more than the
+    /// snapshot.
+    pub compact_min_bytes: u64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            sync: true,
+            compact_min_bytes: 1 << 20,
+        }
+    }
+}
+
+/// The cached view of one store directory, owned by one `Store` handle.
+#[derive(Default)]
+pub struct Embedded {
+    lock: Option<File>,
+    state: State,
+    seq: u64,
+    snap: Option<FileId>,
+    snapshot_len: u64,
+    journal: Option<File>,
+    journal_end: u64,
+    journal_len: u64,
+}
+
+/// A held OS lock on the `lock` file; released on drop (and by the kernel on a crash).
+struct Held<'a>(&'a File);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+fn read_all(mut f: impl Read, path: &Path) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)
+        .map_err(|e| fsutil::describe(path, &e))?;
+    Ok(buf)
+}
+
+impl Embedded {
+    /// Runs `f` on the current state under a shared lock.
+    pub fn read<R>(&mut self, dir: &Path, f: impl FnOnce(&State) -> R) -> Result<R> {
+        match std::fs::metadata(dir) {
+            Ok(m) => fsutil::check_dir(dir, &m)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                *self = Embedded::default();
+                return Ok(f(&self.state));
+            }
+            Err(e) => return Err(fsutil::describe(dir, &e)),
+        }
+        self.open_lock(dir, false)?;
+        let lock = self
+            .lock
+            .take()
+            .ok_or_else(|| Error::Internal("no lock".into()))?;
+        let result = (|| {
+            lock.lock_shared()
+                .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
+            let _held = Held(&lock);
+            self.refresh(dir)?;
+            Ok(f(&self.state))
+        })();
+        self.lock = Some(lock);
+        result
+    }
+
+    /// Runs `decide` on the current state under the exclusive lock and commits the change it
+    /// returns (if any) before releasing the lock.
+    pub fn write<R>(
+        &mut self,
+        dir: &Path,
+        tuning: &Tuning,
+        now: &dyn Fn() -> Millis,
+        decide: impl FnOnce(&State, Millis) -> Result<(Change, R)>,
+    ) -> Result<R> {
+        fsutil::ensure_dir(dir)?;
+        self.open_lock(dir, true)?;
+        let lock = self
+            .lock
+            .take()
+            .ok_or_else(|| Error::Internal("no lock".into()))?;
+        let result = (|| {
+            lock.lock()
+                .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
+            let _held = Held(&lock);
+            self.refresh(dir)?;
+            let at = now();
+            let (change, out) = decide(&self.state, at)?;
+            if change.is_empty() {
+                return Ok(out);
+            }
+            if self.snap.is_none() {
+                self.create(dir)?;
+            }
+            let rec = Record {
+                seq: self.seq + 1,
+                at,
+                change,
+            };
+            self.append(dir, &journal::encode(&rec), tuning.sync)?;
+            crash("after-sync");
+            self.seq = rec.seq;
+            self.state.apply(&rec.change);
+            let used = self.journal_end - HEADER_LEN;
+            if used > tuning.compact_min_bytes.max(self.snapshot_len) {
+                // The write is committed; a failed compaction only leaves a longer journal.
+                if self.compact(dir).is_err() {
+                    self.snap = None;
+                }
+            }
+            Ok(out)
+        })();
+        self.lock = Some(lock);
+        if matches!(result, Err(Error::Io { .. })) {
+            // After an I/O failure the cache may be behind the files: reload next time.
+            self.snap = None;
+        }
+        result
+    }
+
+    /// Every event in the history, oldest first.
+    pub fn history(&mut self, dir: &Path) -> Result<Vec<HistoryLine>> {
+        let mut out = Vec::new();
+        let mut journal_bytes = Vec::new();
+        self.read(dir, |_| ())?;
+        if self.lock.is_none() {
+            return Ok(out);
+        }
+        let lock = self
+            .lock
+            .take()
+            .ok_or_else(|| Error::Internal("no lock".into()))?;
+        let result = (|| {
+            lock.lock_shared()
+                .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
+            let _held = Held(&lock);
+            let hpath = dir.join(HISTORY);
+            if let Some(mut f) = fsutil::open_existing(&hpath)? {
+                out = journal::parse_history(&read_all(&mut f, &hpath)?, &hpath)?;
+            }
+            let jpath = dir.join(JOURNAL);
+            if let Some(mut f) = fsutil::open_existing(&jpath)? {
+                journal_bytes = read_all(&mut f, &jpath)?;
+            }
+            let last = out.last().map(|h| h.seq).unwrap_or(0);
+            if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
+                let scan =
+                    journal::scan(&journal_bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
+                for rec in scan.records.into_iter().filter(|r| r.seq > last) {
+                    let seq = rec.seq;
+                    out.extend(
+                        rec.change
+                            .events
+                            .into_iter()
+                            .map(|event| HistoryLine { seq, event }),
+                    );
+                }
+            }
+            Ok(out)
+        })();
+        self.lock = Some(lock);
+        result
+    }
+
+    fn open_lock(&mut self, dir: &Path, create: bool) -> Result<()> {
+        if self.lock.is_some() {
+            return Ok(());
+        }
+        let path = dir.join(LOCK);
+        let f = match fsutil::open(&path, Mode::ReadWriteCreate) {
+            Ok(f) => f,
+            // A reader without write permission still takes a shared lock on a read-only fd.
+            Err(Error::Io { errno: Some(e), .. })
+                if !create && (e == libc::EACCES || e == libc::EROFS) =>
+            {
+                fsutil::open(&path, Mode::Read)?
+            }
+            Err(e) => return Err(e),
+        };
+        let meta = f.metadata().map_err(|e| fsutil::describe(&path, &e))?;
+        if !meta.is_file() {
+            return Err(Error::Io {
+                path,
+                message: "is not a regular file".into(),
+                errno: None,
+            });
+        }
+        self.lock = Some(f);
+        Ok(())
+    }
+
+    /// Brings the cached state up to date with the files (the lock is held).
+    fn refresh(&mut self, dir: &Path) -> Result<()> {
+        let spath = dir.join(SNAPSHOT);
+        let meta = match std::fs::symlink_metadata(&spath) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(fsutil::describe(&spath, &e)),
+        };
+        let Some(meta) = meta else {
+            return self.load_empty(dir);
+        };
+        if meta.file_type().is_symlink() {
+            return Err(fsutil::describe(
+                &spath,
+                &std::io::Error::from_raw_os_error(libc::ELOOP),
+            ));
+        }
+        if self.snap == Some(FileId::of(&meta)) && self.journal.is_some() {
+            match self.tail(dir) {
+                Ok(true) => return Ok(()),
+                Ok(false) | Err(_) => {}
+            }
+        }
+        self.full_load(dir)
+    }
+
+    /// No snapshot: an empty store (a journal may exist, torn or with a header only).
+    fn load_empty(&mut self, dir: &Path) -> Result<()> {
+        let jpath = dir.join(JOURNAL);
+        if let Some(mut f) = fsutil::open_existing(&jpath)? {
+            let bytes = read_all(&mut f, &jpath)?;
+            if journal::check_header(&bytes, &jpath)? == Head::Good {
+                let scan = journal::scan(&bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
+                if !scan.records.is_empty() {
+                    return Err(Error::corrupt(
+                        &dir.join(SNAPSHOT),
+                        "missing, but the journal holds committed records",
+                    ));
+                }
+            }
+        }
+        let lock = self.lock.take();
+        *self = Embedded::default();
+        self.lock = lock;
+        Ok(())
+    }
+
+    fn full_load(&mut self, dir: &Path) -> Result<()> {
+        let spath = dir.join(SNAPSHOT);
+        let mut f = fsutil::open(&spath, Mode::Read)?;
+        let meta = f.metadata().map_err(|e| fsutil::describe(&spath, &e))?;
+        let bytes = read_all(&mut f, &spath)?;
+        let (mut state, snap_seq) = snapshot::read(&bytes, &spath)?;
+        let mut seq = snap_seq;
+        let jpath = dir.join(JOURNAL);
+        let mut journal_end = HEADER_LEN;
+        let mut journal_len = 0;
+        let jf = fsutil::open_existing_rw(&jpath)?;
+        if let Some(mut file) = jf.as_ref() {
+            let jbytes = read_all(&mut file, &jpath)?;
+            journal_len = jbytes.len() as u64;
+            if journal::check_header(&jbytes, &jpath)? == Head::Good {
+                let scan = journal::scan(&jbytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
+                for rec in scan.records {
+                    if rec.seq <= snap_seq {
+                        continue;
+                    }
+                    if rec.seq != seq + 1 {
+                        return Err(Error::corrupt(
+                            &jpath,
+                            format!(
+                                "record {} follows record {seq}: records are missing",
+                                rec.seq
+                            ),
+                        ));
+                    }
+                    state.apply(&rec.change);
+                    seq = rec.seq;
+                }
+                journal_end = HEADER_LEN + scan.valid_len as u64;
+            } else {
+                journal_end = 0;
+            }
+        }
+        let lock = self.lock.take();
+        *self = Embedded {
+            lock,
+            state,
+            seq,
+            snap: Some(FileId::of(&meta)),
+            snapshot_len: bytes.len() as u64,
+            journal: jf,
+            journal_end,
+            journal_len,
+        };
+        Ok(())
+    }
+
+    /// Reads records appended since the last look. `Ok(false)` asks for a full load.
+    fn tail(&mut self, dir: &Path) -> Result<bool> {
+        let jpath = dir.join(JOURNAL);
+        let Some(f) = self.journal.as_ref() else {
+            return Ok(false);
+        };
+        let len = f
+            .metadata()
+            .map_err(|e| fsutil::describe(&jpath, &e))?
+            .len();
+        if len < self.journal_end || self.journal_end < HEADER_LEN {
+            return Ok(false);
+        }
+        if len == self.journal_len {
+            return Ok(true);
+        }
+        let mut buf = vec![0u8; (len - self.journal_end) as usize];
+        f.read_exact_at(&mut buf, self.journal_end)
+            .map_err(|e| fsutil::describe(&jpath, &e))?;
+        let scan = journal::scan(&buf, &jpath, self.journal_end)?;
+        if scan.records.first().is_some_and(|r| r.seq != self.seq + 1) {
+            return Ok(false);
+        }
+        for rec in scan.records {
+            if rec.seq != self.seq + 1 {
+                return Ok(false);
+            }
+            self.state.apply(&rec.change);
+            self.seq = rec.seq;
+        }
+        self.journal_end += scan.valid_len as u64;
+        self.journal_len = len;
+        Ok(true)
+    }
+
+    /// The write that creates a store: an empty journal, then the first snapshot.
+    fn create(&mut self, dir: &Path) -> Result<()> {
+        let jpath = dir.join(JOURNAL);
+        let f = fsutil::open(&jpath, Mode::ReadWriteCreate)?;
+        f.set_len(0).map_err(|e| fsutil::describe(&jpath, &e))?;
+        f.write_all_at(journal::HEADER, 0)
+            .map_err(|e| fsutil::describe(&jpath, &e))?;
+        f.sync_data().map_err(|e| fsutil::describe(&jpath, &e))?;
+        let state = State::default();
+        fsutil::replace_atomically(
+            dir,
+            SNAPSHOT,
+            &mut |w| snapshot::write(w, &state, 0),
+            &|_| {},
+        )?;
+        let meta = std::fs::symlink_metadata(dir.join(SNAPSHOT))
+            .map_err(|e| fsutil::describe(&dir.join(SNAPSHOT), &e))?;
+        self.snap = Some(FileId::of(&meta));
+        self.snapshot_len = meta.len();
+        self.journal = Some(f);
+        self.journal_end = HEADER_LEN;
+        self.journal_len = HEADER_LEN;
+        self.seq = 0;
+        self.state = State::default();
+        Ok(())
+    }
+
+    /// Appends one encoded record and makes it durable.
+    fn append(&mut self, dir: &Path, bytes: &[u8], sync: bool) -> Result<()> {
+        let jpath = dir.join(JOURNAL);
+        if self.journal.is_none() || self.journal_end < HEADER_LEN {
+            let f = fsutil::open(&jpath, Mode::ReadWriteCreate)?;
+            f.set_len(0).map_err(|e| fsutil::describe(&jpath, &e))?;
+            f.write_all_at(journal::HEADER, 0)
+                .map_err(|e| fsutil::describe(&jpath, &e))?;
+            f.sync_data().map_err(|e| fsutil::describe(&jpath, &e))?;
+            fsutil::fsync_dir(dir)?;
+            self.journal = Some(f);
+            self.journal_end = HEADER_LEN;
+            self.journal_len = HEADER_LEN;
+        }
+        let Some(f) = self.journal.as_ref() else {
+            return Err(Error::Internal("journal not open".into()));
+        };
+        let at = self.journal_end;
+        let io = |e: std::io::Error| fsutil::describe(&jpath, &e);
+        let result = (|| {
+            if self.journal_len > at {
+                // A torn tail left by a crash: it was never committed.
+                f.set_len(at).map_err(io)?;
+            }
+            crash("before-append");
+            if super::fault::armed("mid-append") {
+                let _ = f.write_all_at(&bytes[..bytes.len() / 2], at);
+                crash("mid-append");
+            }
+            f.write_all_at(bytes, at).map_err(io)?;
+            crash("after-append");
+            if sync {
+                f.sync_data().map_err(io)?;
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => {
+                self.journal_end = at + bytes.len() as u64;
+                self.journal_len = self.journal_end;
+                Ok(())
+            }
+            Err(e) => {
+                // Take the record back so that nobody reads a write we report as failed.
+                let _ = f.set_len(at);
+                let _ = f.sync_data();
+                self.journal_len = at;
+                Err(e)
+            }
+        }
+    }
+
+    /// Moves the journal into history and a new snapshot, then empties the journal.
+    fn compact(&mut self, dir: &Path) -> Result<()> {
+        let jpath = dir.join(JOURNAL);
+        let Some(f) = self.journal.as_ref() else {
+            return Ok(());
+        };
+        let mut buf = vec![0u8; (self.journal_end - HEADER_LEN) as usize];
+        f.read_exact_at(&mut buf, HEADER_LEN)
+            .map_err(|e| fsutil::describe(&jpath, &e))?;
+        let scan = journal::scan(&buf, &jpath, HEADER_LEN)?;
+        let mut lines = Vec::new();
+        for rec in &scan.records {
+            for event in &rec.change.events {
+                let line = HistoryLine {
+                    seq: rec.seq,
+                    event: event.clone(),
+                };
+                serde_json::to_writer(&mut lines, &line)
+                    .map_err(|e| Error::Internal(e.to_string()))?;
+                lines.push(b'\n');
+            }
+        }
+        append_history(dir, &lines)?;
+        crash("compact-after-history");
+        let state = &self.state;
+        let seq = self.seq;
+        fsutil::replace_atomically(
+            dir,
+            SNAPSHOT,
+            &mut |w| snapshot::write(w, state, seq),
+            &crash,
+        )?;
+        crash("compact-before-truncate");
+        f.set_len(HEADER_LEN)
+            .map_err(|e| fsutil::describe(&jpath, &e))?;
+        f.sync_data().map_err(|e| fsutil::describe(&jpath, &e))?;
+        let spath = dir.join(SNAPSHOT);
+        let meta = std::fs::symlink_metadata(&spath).map_err(|e| fsutil::describe(&spath, &e))?;
+        self.snap = Some(FileId::of(&meta));
+        self.snapshot_len = meta.len();
+        self.journal_end = HEADER_LEN;
+        self.journal_len = HEADER_LEN;
+        Ok(())
+    }
+}
+
+/// Appends complete lines to the history file, first dropping a torn last line.
+fn append_history(dir: &Path, lines: &[u8]) -> Result<()> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let path = dir.join(HISTORY);
+    let f = fsutil::open(&path, Mode::ReadWriteCreate)?;
+    let io = |e: std::io::Error| fsutil::describe(&path, &e);
+    let mut len = f.metadata().map_err(io)?.len();
+    // Walk back to the last newline: anything after it is a torn line.
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(64 * 1024);
+        let mut chunk = vec![0u8; (end - start) as usize];
+        f.read_exact_at(&mut chunk, start).map_err(io)?;
+        if let Some(p) = chunk.iter().rposition(|&c| c == b'\n') {
+            end = start + p as u64 + 1;
+            break;
+        }
+        end = start;
+    }
+    if end != len {
+        f.set_len(end).map_err(io)?;
+        len = end;
+    }
+    f.write_all_at(lines, len).map_err(io)?;
+    f.sync_data().map_err(io)?;
+    Ok(())
+}

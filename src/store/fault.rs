@@ -1,0 +1,53 @@
+//! Crash points for tests: `CLAIMDAG_CRASH_AT=<point>[:<n>]` makes the process kill itself
+//! with SIGKILL the `n`th time (default 1st) it reaches `<point>` on the write path. Unset,
+//! a crash point costs one branch on a cached value.
+//!
+//! Points, in write order: `before-append`, `mid-append` (half a record written),
+//! `after-append` (before the sync), `after-sync` (committed, before the call returns),
+//! `compact-after-history`, `compact-before-rename`, `compact-after-rename`,
+//! `compact-before-truncate`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+pub const POINTS: [&str; 8] = [
+    "before-append",
+    "mid-append",
+    "after-append",
+    "after-sync",
+    "compact-after-history",
+    "compact-before-rename",
+    "compact-after-rename",
+    "compact-before-truncate",
+];
+
+static TARGET: OnceLock<Option<(String, u64)>> = OnceLock::new();
+static HITS: AtomicU64 = AtomicU64::new(0);
+
+fn target() -> &'static Option<(String, u64)> {
+    TARGET.get_or_init(|| {
+        let v = std::env::var("CLAIMDAG_CRASH_AT").ok()?;
+        let (name, n) = match v.split_once(':') {
+            Some((name, n)) => (name.to_string(), n.parse().unwrap_or(1)),
+            None => (v, 1),
+        };
+        Some((name, n.max(1)))
+    })
+}
+
+/// True when `point` is the configured crash point (its count not yet reached or not).
+pub fn armed(point: &str) -> bool {
+    matches!(target(), Some((name, _)) if name == point)
+}
+
+/// Dies here if this is the configured point and its count is reached.
+pub fn crash(point: &str) {
+    if let Some((name, n)) = target() {
+        if name == point && HITS.fetch_add(1, Ordering::SeqCst) + 1 == *n {
+            // SAFETY: raising a signal at ourselves has no memory-safety preconditions.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! File-system helpers of the embedded store: opening without following symbolic links,
+//! fsync of a directory, atomic replacement, and file identities.
+
+use crate::error::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+/// How to open a store file.
+#[derive(Clone, Copy)]
+pub enum Mode {
+    Read,
+    /// Read and write an existing file.
+    ReadWrite,
+    /// Read and write, created (0600) when missing.
+    ReadWriteCreate,
+    /// Write, created or truncated (0600).
+    Replace,
+}
+
+/// Opens `path` without following a symbolic link at its last component.
+pub fn open(path: &Path, mode: Mode) -> Result<File> {
+    let mut o = OpenOptions::new();
+    match mode {
+        Mode::Read => o.read(true),
+        Mode::ReadWrite => o.read(true).write(true),
+        Mode::ReadWriteCreate => o.read(true).write(true).create(true),
+        Mode::Replace => o.write(true).create(true).truncate(true),
+    };
+    o.mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    o.open(path).map_err(|e| describe(path, &e))
+}
+
+/// Opens `path` for reading, or `None` when it does not exist.
+pub fn open_existing(path: &Path) -> Result<Option<File>> {
+    open_existing_as(path, Mode::Read)
+}
+
+/// Opens an existing `path` for reading and writing, for reading only when this process may
+/// not write it, or `None` when it does not exist.
+pub fn open_existing_rw(path: &Path) -> Result<Option<File>> {
+    match open_existing_as(path, Mode::ReadWrite) {
+        Err(Error::Io {
+            errno: Some(libc::EACCES | libc::EROFS),
+            ..
+        }) => open_existing(path),
+        r => r,
+    }
+}
+
+fn open_existing_as(path: &Path, mode: Mode) -> Result<Option<File>> {
+    match open(path, mode) {
+        Ok(f) => Ok(Some(f)),
+        Err(Error::Io {
+            errno: Some(libc::ENOENT),
+            ..
+        }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// An I/O error naming the path, with a plain word for a refused symbolic link.
+pub fn describe(path: &Path, e: &std::io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return Error::Io {
+            path: path.to_path_buf(),
+            message: "is a symbolic link; claimdag does not follow links in a store".to_string(),
+            errno: Some(libc::ELOOP),
+        };
+    }
+    Error::io(path, e)
+}
+
+/// Flushes a directory's entries (new, renamed and removed files) to disk.
+pub fn fsync_dir(dir: &Path) -> Result<()> {
+    let d = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(dir)
+        .map_err(|e| describe(dir, &e))?;
+    d.sync_all().map_err(|e| describe(dir, &e))
+}
+
+/// Replaces `dir/name` atomically: write `dir/name.tmp`, fsync it, rename it over `name`,
+/// fsync the directory. `crash` is called between the steps (fault injection).
+pub fn replace_atomically(
+    dir: &Path,
+    name: &str,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+    crash: &dyn Fn(&str),
+) -> Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let dst = dir.join(name);
+    // A leftover temporary (or a link planted there) is removed, never followed.
+    match std::fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(describe(&tmp, &e)),
+    }
+    let f = open(&tmp, Mode::Replace)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    write(&mut w).map_err(|e| describe(&tmp, &e))?;
+    let f = w.into_inner().map_err(|e| describe(&tmp, e.error()))?;
+    f.sync_all().map_err(|e| describe(&tmp, &e))?;
+    drop(f);
+    crash("compact-before-rename");
+    std::fs::rename(&tmp, &dst).map_err(|e| describe(&dst, &e))?;
+    crash("compact-after-rename");
+    fsync_dir(dir)
+}
+
+/// Identifies one version of a file: replaced files get a new identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i64,
+}
+
+impl FileId {
+    pub fn of(meta: &std::fs::Metadata) -> FileId {
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        }
+    }
+}
+
+/// Creates the store directory (mode 0700) when missing, and refuses one that is not a
+/// directory or that another user owns.
+pub fn ensure_dir(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) => check_dir(dir, &m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| describe(parent, &e))?;
+            }
+            use std::os::unix::fs::DirBuilderExt;
+            match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(describe(dir, &e)),
+            }
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                fsync_dir(parent)?;
+            }
+            let m = std::fs::metadata(dir).map_err(|e| describe(dir, &e))?;
+            check_dir(dir, &m)
+        }
+        Err(e) => Err(describe(dir, &e)),
+    }
+}
+
+/// Refuses a store path that is not a directory or that another user owns.
+pub fn check_dir(dir: &Path, m: &std::fs::Metadata) -> Result<()> {
+    if !m.is_dir() {
+        return Err(Error::Io {
+            path: dir.to_path_buf(),
+            message: "is not a directory".to_string(),
+            errno: Some(libc::ENOTDIR),
+        });
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if m.uid() != me {
+        return Err(Error::Io {
+            path: dir.to_path_buf(),
+            message: format!(
+                "is owned by another user (uid {}, this process runs as uid {me}); refusing to use it",
+                m.uid()
+            ),
+            errno: Some(libc::EPERM),
+        });
+    }
+    Ok(())
+}

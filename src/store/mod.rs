@@ -1,0 +1,382 @@
+//! The store: where the state lives, and the one API every front door uses. Each verb runs
+//! [`crate::rules::apply`] under the store's lock; the store only loads and saves.
+
+mod embedded;
+pub mod fault;
+mod fsutil;
+pub mod journal;
+pub mod snapshot;
+
+pub use embedded::{Tuning, HISTORY, JOURNAL, LOCK, SNAPSHOT};
+pub use journal::HistoryLine;
+
+use crate::error::{Error, Result};
+use crate::id::{Actor, Id};
+use crate::model::{Millis, Settings, State, Status};
+use crate::rules::{self, Output, Request, Upsert};
+use crate::schedule::{self, Pick};
+use crate::view::NodeView;
+use embedded::Embedded;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Where the time comes from. The rules never read a clock; the store asks this once per call.
+pub trait Clock: Send + Sync {
+    fn now_ms(&self) -> Millis;
+}
+
+/// The system clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> Millis {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as Millis)
+            .unwrap_or(0)
+    }
+}
+
+/// The default store directory (SPEC section 1): `$CLAIMDAG_DIR`, else
+/// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`. Empty variables count as unset.
+pub fn default_dir() -> Result<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    if let Some(d) = var("CLAIMDAG_DIR") {
+        return Ok(PathBuf::from(d));
+    }
+    if let Some(x) = var("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        return Ok(x.join("claimdag"));
+    }
+    if let Some(h) = var("HOME") {
+        return Ok(PathBuf::from(h).join(".local/state/claimdag"));
+    }
+    Err(Error::invalid(
+        "no store directory: pass --dir or set CLAIMDAG_DIR (HOME is not set)",
+    ))
+}
+
+/// Which nodes `list` shows.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Only this workspace; `None` for every workspace.
+    pub workspace: Option<String>,
+    /// A stored status or a display word (`ready`, `blocked`, `expired`, ...).
+    pub status: Option<String>,
+    pub holder: Option<Actor>,
+    /// Include finished nodes.
+    pub terminal: bool,
+}
+
+/// A handle on one store directory. Cheap to share between threads (`Arc<Store>`); every
+/// call takes the directory's OS lock, so handles in many processes may use one directory.
+pub struct Store {
+    dir: PathBuf,
+    tuning: Tuning,
+    clock: Arc<dyn Clock>,
+    inner: Mutex<Embedded>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.dir).finish()
+    }
+}
+
+impl Store {
+    /// Opens the store at `dir`, or at the default directory when `None`. Nothing is
+    /// created until the first write.
+    pub fn open(dir: Option<&Path>) -> Result<Store> {
+        let dir = match dir {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => default_dir()?,
+        };
+        Ok(Store::with(dir, Tuning::default(), Arc::new(SystemClock)))
+    }
+
+    /// Opens a store with explicit tuning and clock.
+    pub fn with(dir: PathBuf, tuning: Tuning, clock: Arc<dyn Clock>) -> Store {
+        Store {
+            dir,
+            tuning,
+            clock,
+            inner: Mutex::new(Embedded::default()),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn inner(&self) -> MutexGuard<'_, Embedded> {
+        // A panic mid-call may leave the cache half-updated: start over from the files.
+        self.inner.lock().unwrap_or_else(|poisoned| {
+            let mut g = poisoned.into_inner();
+            *g = Embedded::default();
+            g
+        })
+    }
+
+    pub fn now(&self) -> Millis {
+        self.clock.now_ms()
+    }
+
+    /// Runs one request through the rules and commits what it changes.
+    pub fn execute(&self, req: &Request) -> Result<Output> {
+        let clock = self.clock.clone();
+        self.inner().write(
+            &self.dir,
+            &self.tuning,
+            &move || clock.now_ms(),
+            |state, now| {
+                let effect = rules::apply(state, req, now)?;
+                Ok((effect.change, effect.output))
+            },
+        )
+    }
+
+    /// Runs `f` on the current state (under a shared lock) at the current time.
+    pub fn read<R>(&self, f: impl FnOnce(&State, Millis) -> R) -> Result<R> {
+        let now = self.now();
+        self.inner().read(&self.dir, |s| f(s, now))
+    }
+
+    /// Resolves a node argument: a full id, a unique prefix of at least 8 hex characters,
+    /// or the `092dca29...` form `list` prints.
+    pub fn resolve(&self, text: &str) -> Result<Id> {
+        let t = text.trim().trim_end_matches("...").to_ascii_lowercase();
+        if t.len() == 32 {
+            return Id::parse(&t, "node id");
+        }
+        if t.len() < 8 || t.len() > 32 || !t.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Err(Error::invalid(format!(
+                "node must be a 32-hex id or a prefix of at least 8 hex characters, got {text:?}"
+            )));
+        }
+        let matches = self.read(|s, _| {
+            let mut m: Vec<Id> = s
+                .nodes()
+                .iter()
+                .map(|n| n.id)
+                .chain(s.archived().keys().copied())
+                .filter(|id| id.starts_with_hex(&t))
+                .take(2)
+                .collect();
+            m.dedup();
+            m
+        })?;
+        match matches.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(Error::NotFound {
+                what: format!("node {t}..."),
+                node: None,
+            }),
+            _ => Err(Error::invalid(format!(
+                "node prefix {t} is ambiguous: give more characters"
+            ))),
+        }
+    }
+
+    pub fn upsert(&self, u: Upsert) -> Result<Id> {
+        match self.execute(&Request::Upsert(u))? {
+            Output::Upserted { id, .. } => Ok(id),
+            o => Err(unexpected(o)),
+        }
+    }
+
+    pub fn link(&self, parent: Id, child: Id, soft: bool) -> Result<()> {
+        self.execute(&Request::Link {
+            parent,
+            child,
+            soft,
+        })
+        .map(|_| ())
+    }
+
+    pub fn unlink(&self, parent: Id, child: Id) -> Result<()> {
+        self.execute(&Request::Unlink { parent, child }).map(|_| ())
+    }
+
+    /// Claims `node` for `actor`; returns the new generation.
+    pub fn claim(
+        &self,
+        node: Id,
+        actor: Actor,
+        gen: Option<u64>,
+        ttl_ms: Option<u64>,
+    ) -> Result<u64> {
+        generation(self.execute(&Request::Claim {
+            node,
+            actor,
+            gen,
+            ttl_ms,
+        })?)
+    }
+
+    /// Picks and claims the next ready node in one locked step.
+    pub fn claim_next(
+        &self,
+        workspace: &str,
+        actor: Actor,
+        role: Option<&str>,
+        ttl_ms: Option<u64>,
+    ) -> Result<Option<(Id, u64)>> {
+        match self.execute(&Request::ClaimNext {
+            workspace: workspace.to_string(),
+            actor,
+            role: role.map(str::to_string),
+            ttl_ms,
+        })? {
+            Output::Claimed(c) => Ok(c),
+            o => Err(unexpected(o)),
+        }
+    }
+
+    pub fn renew(
+        &self,
+        node: Id,
+        actor: Actor,
+        gen: Option<u64>,
+        ttl_ms: Option<u64>,
+    ) -> Result<()> {
+        self.execute(&Request::Renew {
+            node,
+            actor,
+            gen,
+            ttl_ms,
+        })
+        .map(|_| ())
+    }
+
+    /// Hands a claim back; returns the new generation.
+    pub fn release(&self, node: Id, actor: Actor, gen: u64) -> Result<u64> {
+        generation(self.execute(&Request::Release { node, actor, gen })?)
+    }
+
+    /// Hands back expired claims (and with a lease, claims quiet that long) in `workspace`.
+    pub fn reclaim(&self, workspace: &str, lease_ms: Option<u64>) -> Result<Vec<(Id, u64)>> {
+        match self.execute(&Request::Reclaim {
+            workspace: workspace.to_string(),
+            lease_ms,
+        })? {
+            Output::HandedBack(v) => Ok(v),
+            o => Err(unexpected(o)),
+        }
+    }
+
+    pub fn complete(
+        &self,
+        node: Id,
+        status: Status,
+        gen: u64,
+        actor: Option<Actor>,
+        note: Option<&str>,
+    ) -> Result<()> {
+        self.execute(&Request::Complete {
+            node,
+            status,
+            gen,
+            actor,
+            note: note.map(str::to_string),
+        })
+        .map(|_| ())
+    }
+
+    /// Reopens a finished node; returns the new generation.
+    pub fn reopen(&self, node: Id, gen: Option<u64>) -> Result<u64> {
+        generation(self.execute(&Request::Reopen { node, gen })?)
+    }
+
+    pub fn settings(&self) -> Result<Settings> {
+        self.read(|s, _| s.settings.clone())
+    }
+
+    pub fn configure(&self, settings: Settings) -> Result<()> {
+        self.execute(&Request::Configure(settings)).map(|_| ())
+    }
+
+    /// One node with its derived display and readiness.
+    pub fn get(&self, id: Id) -> Result<NodeView> {
+        self.read(|s, now| s.get(&id).map(|n| NodeView::of(s, n, now)))?
+            .ok_or_else(|| Error::node_not_found(id))
+    }
+
+    /// Live nodes in creation order, filtered.
+    pub fn list(&self, filter: &ListFilter) -> Result<Vec<NodeView>> {
+        self.read(|s, now| {
+            s.nodes()
+                .iter()
+                .filter(|n| filter.workspace.as_deref().is_none_or(|w| n.workspace == w))
+                .filter(|n| filter.holder.is_none_or(|h| n.holder == Some(h)))
+                .map(|n| NodeView::of(s, n, now))
+                .filter(|v| match &filter.status {
+                    Some(st) => v.node.status.as_str() == st || v.display.as_str() == st,
+                    None => filter.terminal || !v.node.status.is_terminal(),
+                })
+                .collect()
+        })
+    }
+
+    /// Ready nodes in the order `next` picks them.
+    pub fn ready(&self, workspace: &str, role: Option<&str>) -> Result<Vec<Pick>> {
+        self.read(|s, now| schedule::order(&rules::view_at(s, now), workspace, role.unwrap_or("")))
+    }
+
+    /// The node `next` would pick, if any.
+    pub fn next(&self, workspace: &str, role: Option<&str>) -> Result<Option<Pick>> {
+        Ok(self.ready(workspace, role)?.into_iter().next())
+    }
+
+    /// The history, oldest first; only `node`'s when given.
+    pub fn history(&self, node: Option<Id>) -> Result<Vec<HistoryLine>> {
+        let all = self.inner().history(&self.dir)?;
+        Ok(match node {
+            Some(id) => all
+                .into_iter()
+                .filter(|h| h.event.node == Some(id))
+                .collect(),
+            None => all,
+        })
+    }
+}
+
+/// What `check` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub nodes: usize,
+    pub archived: usize,
+    pub events: usize,
+    pub problems: Vec<String>,
+}
+
+impl Store {
+    /// Reads every file of the store afresh (checksums, formats) and verifies the DAG's
+    /// invariants. Damaged files are an `Err(corrupt)`; broken invariants are `problems`.
+    pub fn check(&self) -> Result<Report> {
+        let mut fresh = Embedded::default();
+        let (nodes, archived, problems) = fresh.read(&self.dir, |s| {
+            (s.len(), s.archived().len(), crate::verify::problems(s))
+        })?;
+        let events = fresh.history(&self.dir)?.len();
+        Ok(Report {
+            nodes,
+            archived,
+            events,
+            problems,
+        })
+    }
+}
+
+fn generation(o: Output) -> Result<u64> {
+    match o {
+        Output::Generation(g) => Ok(g),
+        o => Err(unexpected(o)),
+    }
+}
+
+fn unexpected(o: Output) -> Error {
+    Error::Internal(format!("unexpected output {o:?}"))
+}

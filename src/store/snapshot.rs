@@ -1,0 +1,83 @@
+//! `snapshot.json`: the whole state as of journal record `seq`.
+//!
+//! ```json
+//! {"format": 1, "seq": 42, "settings": {...}, "archived": {"<id>": {"status": "done"}}, "nodes": [...]}
+//! ```
+
+use crate::error::{Error, Result};
+use crate::id::Id;
+use crate::model::{ArchivedStub, Node, Settings, State};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+
+pub const FORMAT: u64 = 1;
+
+#[derive(Serialize)]
+struct Out<'a> {
+    format: u64,
+    seq: u64,
+    settings: &'a Settings,
+    archived: &'a HashMap<Id, ArchivedStub>,
+    nodes: &'a [Node],
+}
+
+#[derive(Deserialize)]
+struct In {
+    format: u64,
+    seq: u64,
+    #[serde(default)]
+    settings: Settings,
+    #[serde(default)]
+    archived: HashMap<Id, ArchivedStub>,
+    nodes: Vec<Node>,
+}
+
+#[derive(Deserialize)]
+struct FormatOnly {
+    format: u64,
+}
+
+/// Writes the state as of record `seq`.
+pub fn write(w: &mut dyn std::io::Write, state: &State, seq: u64) -> std::io::Result<()> {
+    let out = Out {
+        format: FORMAT,
+        seq,
+        settings: &state.settings,
+        archived: state.archived(),
+        nodes: state.nodes(),
+    };
+    serde_json::to_writer(&mut *w, &out)?;
+    w.write_all(b"\n")
+}
+
+/// Reads a snapshot; anything malformed is `corrupt`.
+pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
+    match serde_json::from_slice::<In>(bytes) {
+        Ok(s) if s.format == FORMAT => {
+            let count = s.nodes.len();
+            let state = State::from_parts(s.settings, s.nodes, s.archived);
+            if state.len() != count {
+                return Err(Error::corrupt(path, "duplicate node ids"));
+            }
+            Ok((state, s.seq))
+        }
+        Ok(s) => Err(newer(path, s.format)),
+        Err(e) => match serde_json::from_slice::<FormatOnly>(bytes) {
+            Ok(f) if f.format != FORMAT => Err(newer(path, f.format)),
+            _ => Err(Error::corrupt(
+                path,
+                format!("not a claimdag snapshot: {e}"),
+            )),
+        },
+    }
+}
+
+fn newer(path: &Path, format: u64) -> Error {
+    Error::corrupt(
+        path,
+        format!(
+            "snapshot format {format} is not supported by this claimdag (it reads format {FORMAT})"
+        ),
+    )
+}

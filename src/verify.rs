@@ -1,0 +1,85 @@
+//! The invariants `check` verifies on a loaded state, pure: every prerequisite exists, no
+//! cycle, holders only on claimed nodes, claims carry their lease, generations at least 1.
+
+use crate::id::Id;
+use crate::model::{State, Status};
+use std::collections::HashMap;
+
+/// Every broken invariant, one sentence each; empty when the state is sound.
+pub fn problems(state: &State) -> Vec<String> {
+    let mut out = Vec::new();
+    for n in state.nodes() {
+        let id = n.id;
+        if n.generation == 0 {
+            out.push(format!("node {id} has generation 0"));
+        }
+        for (dep, _) in n.prerequisites() {
+            if state.status_of(&dep).is_none() {
+                out.push(format!("node {id} waits on {dep}, which does not exist"));
+            }
+        }
+        if let Some(p) = n.parent {
+            if state.status_of(&p).is_none() {
+                out.push(format!("node {id} has parent {p}, which does not exist"));
+            }
+        }
+        match n.status {
+            Status::Claimed => {
+                if n.holder.is_none() || n.renewed_at.is_none() || n.ttl_ms.is_none() {
+                    out.push(format!("claimed node {id} lacks a holder or a lease"));
+                }
+                if n.attempts == 0 {
+                    out.push(format!("claimed node {id} has 0 attempts"));
+                }
+            }
+            _ => {
+                if n.holder.is_some() {
+                    out.push(format!("node {id} is {} but has a holder", n.status));
+                }
+            }
+        }
+        if n.created_at > n.updated_at {
+            out.push(format!("node {id} was updated before it was created"));
+        }
+    }
+    if let Some(cycle) = find_cycle(state) {
+        out.push(format!(
+            "the prerequisites form a cycle through node {cycle}"
+        ));
+    }
+    out
+}
+
+/// A node on a cycle of prerequisites, if there is one (iterative, so deep chains are fine).
+fn find_cycle(state: &State) -> Option<Id> {
+    // 0 = unseen, 1 = on the current path, 2 = finished.
+    let mut mark: HashMap<Id, u8> = HashMap::with_capacity(state.len());
+    for root in state.nodes() {
+        if mark.contains_key(&root.id) {
+            continue;
+        }
+        let mut stack: Vec<(Id, usize)> = vec![(root.id, 0)];
+        mark.insert(root.id, 1);
+        while let Some((id, i)) = stack.pop() {
+            let deps: Vec<Id> = state
+                .get(&id)
+                .map(|n| n.prerequisites().map(|(d, _)| d).collect())
+                .unwrap_or_default();
+            if i < deps.len() {
+                stack.push((id, i + 1));
+                let d = deps[i];
+                match mark.get(&d) {
+                    Some(1) => return Some(d),
+                    Some(_) => {}
+                    None => {
+                        mark.insert(d, 1);
+                        stack.push((d, 0));
+                    }
+                }
+            } else {
+                mark.insert(id, 2);
+            }
+        }
+    }
+    None
+}
