@@ -1,0 +1,26 @@
+# Two commands do everything on a fresh machine:
+#   make demo   the walkthrough of the README on the embedded default store
+#   make test   every test the project has: lint, Rust, C (sanitizers) and Python
+SHELL := /bin/bash
+CARGO ?= cargo
+
+.PHONY: demo test lint test-rust test-c test-python header bench soak fuzz
+
+demo:
+	$(CARGO) build --release --bin claimdag
+	PATH="$(CURDIR)/target/release:$$PATH" bash scripts/demo.sh
+
+test: lint test-rust test-c test-python
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test-rust:
+	$(CARGO) test --workspace
+
+test-c:
+	bash tests/c/run.sh
+
+test-python:
+	bash tests/python/run.sh

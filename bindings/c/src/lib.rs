@@ -1,0 +1,1 @@
+//! The C ABI of claimdag (SPEC section 9).

@@ -1,0 +1,1 @@
+//! The Python module claimdag._claimdag (SPEC section 10).
