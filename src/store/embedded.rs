@@ -107,8 +107,12 @@ impl Embedded {
         dir: &Path,
         tuning: &Tuning,
         now: &dyn Fn() -> Millis,
-        decide: impl FnOnce(&State, Millis) -> Result<(Change, R)>,
+        decide: &dyn Fn(&State, Millis) -> Result<(Change, R)>,
     ) -> Result<R> {
+        if !dir.exists() {
+            // Nothing exists yet: a refused call must not create the store either.
+            decide(&State::default(), now())?;
+        }
         fsutil::ensure_dir(dir)?;
         self.open_lock(dir, true)?;
         let lock = self

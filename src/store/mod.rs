@@ -131,7 +131,7 @@ impl Store {
             &self.dir,
             &self.tuning,
             &move || clock.now_ms(),
-            |state, now| {
+            &|state, now| {
                 let effect = rules::apply(state, req, now)?;
                 Ok((effect.change, effect.output))
             },

@@ -1,0 +1,380 @@
+//! Property tests of the rules: random sequences of verbs, actors and clock steps.
+//!
+//! After every step: generations never decrease and move by exactly one per grant or
+//! hand-back; attempts never decrease; only ready nodes are granted; a node's holder is the
+//! actor of its newest grant; an expired holder never completes; `max_held` and resource
+//! exclusion hold; the invariants `check` verifies hold. The store-level test also checks
+//! that a refused call leaves the files byte for byte as they were, and that a fresh load
+//! of the files equals the state the writer holds in memory.
+
+use claimdag::model::{Node, State, Status};
+use claimdag::rules::{self, Output, Readiness, Request, Upsert};
+use claimdag::store::{Clock, Tuning};
+use claimdag::{Error, Id, Settings, Store};
+use proptest::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+const SUMMARIES: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+const RESOURCES: [&str; 3] = ["src/", "src/x.rs", "db:users"];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Upsert {
+        s: usize,
+        res: Option<usize>,
+        cap: Option<u32>,
+    },
+    Link {
+        p: usize,
+        c: usize,
+        soft: bool,
+    },
+    Unlink {
+        p: usize,
+        c: usize,
+    },
+    Claim {
+        n: usize,
+        a: u8,
+        gen: i8,
+        ttl: u64,
+    },
+    ClaimNext {
+        a: u8,
+        ttl: u64,
+    },
+    Renew {
+        n: usize,
+        a: u8,
+        gen: i8,
+    },
+    Release {
+        n: usize,
+        a: u8,
+        gen: i8,
+    },
+    Reclaim {
+        lease: Option<u64>,
+    },
+    Complete {
+        n: usize,
+        a: Option<u8>,
+        gen: i8,
+        status: u8,
+    },
+    Reopen {
+        n: usize,
+    },
+    Config {
+        max_held: u64,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let n = 0..SUMMARIES.len();
+    let a = 0u8..3;
+    let gen = -1i8..=1;
+    prop_oneof![
+        3 => (n.clone(), proptest::option::of(0..RESOURCES.len()), proptest::option::of(1u32..3))
+            .prop_map(|(s, res, cap)| Op::Upsert { s, res, cap }),
+        2 => (n.clone(), n.clone(), any::<bool>()).prop_map(|(p, c, soft)| Op::Link { p, c, soft }),
+        1 => (n.clone(), n.clone()).prop_map(|(p, c)| Op::Unlink { p, c }),
+        4 => (n.clone(), a.clone(), gen.clone(), 1u64..3000).prop_map(|(n, a, gen, ttl)| Op::Claim { n, a, gen, ttl }),
+        3 => (a.clone(), 1u64..3000).prop_map(|(a, ttl)| Op::ClaimNext { a, ttl }),
+        2 => (n.clone(), a.clone(), gen.clone()).prop_map(|(n, a, gen)| Op::Renew { n, a, gen }),
+        2 => (n.clone(), a.clone(), gen.clone()).prop_map(|(n, a, gen)| Op::Release { n, a, gen }),
+        1 => proptest::option::of(0u64..3000).prop_map(|lease| Op::Reclaim { lease }),
+        4 => (n.clone(), proptest::option::of(a.clone()), gen.clone(), 0u8..3)
+            .prop_map(|(n, a, gen, status)| Op::Complete { n, a, gen, status }),
+        1 => n.clone().prop_map(|n| Op::Reopen { n }),
+        1 => (0u64..3).prop_map(|max_held| Op::Config { max_held }),
+    ]
+}
+
+fn actor(a: u8) -> Id {
+    let mut b = [0u8; 16];
+    b[15] = a + 1;
+    Id(b)
+}
+
+fn node_id(s: usize) -> Id {
+    Id::mint("", "task", None, SUMMARIES[s])
+}
+
+fn gen_of(state: &State, id: Id, delta: i8) -> u64 {
+    let g = state.get(&id).map(|n| n.generation).unwrap_or(1);
+    g.saturating_add_signed(delta as i64).max(1)
+}
+
+fn request(state: &State, op: &Op) -> Request {
+    match *op {
+        Op::Upsert { s, res, cap } => Request::Upsert(Upsert {
+            summary: SUMMARIES[s].to_string(),
+            resources: res.map(|r| vec![RESOURCES[r].to_string()]),
+            max_attempts: cap,
+            ..Upsert::default()
+        }),
+        Op::Link { p, c, soft } => Request::Link {
+            parent: node_id(p),
+            child: node_id(c),
+            soft,
+        },
+        Op::Unlink { p, c } => Request::Unlink {
+            parent: node_id(p),
+            child: node_id(c),
+        },
+        Op::Claim { n, a, gen, ttl } => Request::Claim {
+            node: node_id(n),
+            actor: actor(a),
+            gen: (gen != -1).then(|| gen_of(state, node_id(n), gen)),
+            ttl_ms: Some(ttl),
+        },
+        Op::ClaimNext { a, ttl } => Request::ClaimNext {
+            workspace: String::new(),
+            actor: actor(a),
+            role: None,
+            ttl_ms: Some(ttl),
+        },
+        Op::Renew { n, a, gen } => Request::Renew {
+            node: node_id(n),
+            actor: actor(a),
+            gen: (gen != -1).then(|| gen_of(state, node_id(n), gen)),
+            ttl_ms: None,
+        },
+        Op::Release { n, a, gen } => Request::Release {
+            node: node_id(n),
+            actor: actor(a),
+            gen: gen_of(state, node_id(n), gen),
+        },
+        Op::Reclaim { lease } => Request::Reclaim {
+            workspace: String::new(),
+            lease_ms: lease,
+        },
+        Op::Complete { n, a, gen, status } => Request::Complete {
+            node: node_id(n),
+            status: [Status::Done, Status::Failed, Status::Cancelled][status as usize],
+            gen: gen_of(state, node_id(n), gen),
+            actor: a.map(actor),
+            note: None,
+        },
+        Op::Reopen { n } => Request::Reopen {
+            node: node_id(n),
+            gen: None,
+        },
+        Op::Config { max_held } => Request::Configure(Settings {
+            max_held,
+            ..Settings::default()
+        }),
+    }
+}
+
+/// Checks one step: `before` --req at now--> `after` with `result`.
+fn check_step(
+    before: &State,
+    after: &State,
+    req: &Request,
+    now: u64,
+    result: &Result<Output, Error>,
+    grants: &mut HashMap<Id, (Id, u64)>,
+) {
+    // Generations and attempts never decrease; each moves by exactly the number of grants
+    // and hand-backs the change recorded for the node.
+    for n in after.nodes() {
+        if let Some(old) = before.get(&n.id) {
+            assert!(
+                n.generation >= old.generation,
+                "generation went back on {}",
+                n.id
+            );
+            assert!(n.attempts >= old.attempts, "attempts went back on {}", n.id);
+        } else {
+            assert_eq!(n.generation, 1);
+            assert_eq!(n.attempts, 0);
+        }
+    }
+    if let Ok(_) = result {
+        let effect = rules::apply(before, req, now).expect("deterministic");
+        let mut moves: HashMap<Id, u64> = HashMap::new();
+        for e in &effect.change.events {
+            if matches!(
+                e.verb.as_str(),
+                "claim" | "release" | "expire" | "reclaim" | "reopen"
+            ) {
+                *moves.entry(e.node.unwrap()).or_default() += 1;
+            }
+        }
+        for n in after.nodes() {
+            let old = before.get(&n.id).map(|o| o.generation).unwrap_or(1);
+            let m = moves.get(&n.id).copied().unwrap_or(0);
+            assert_eq!(
+                n.generation,
+                old + m,
+                "generation of {} moved by other than its grants and hand-backs",
+                n.id
+            );
+            assert!(m <= 2, "more than expire + one verb on one node");
+        }
+    }
+    // Only ready nodes are granted; the grant becomes the holder.
+    let view = rules::view_at(before, now);
+    let granted: Option<(Id, Id, u64)> = match (req, result) {
+        (Request::Claim { node, actor, .. }, Ok(Output::Generation(g))) => {
+            Some((*node, *actor, *g))
+        }
+        (Request::ClaimNext { actor, .. }, Ok(Output::Claimed(Some((id, g))))) => {
+            Some((*id, *actor, *g))
+        }
+        _ => None,
+    };
+    if let Some((id, a, g)) = granted {
+        let pre = view.get(&id).expect("granted node existed");
+        assert_eq!(pre.status, Status::Todo);
+        assert_eq!(
+            view.readiness(pre),
+            Readiness::Ready,
+            "granted a node that was not ready"
+        );
+        grants.insert(id, (a, g));
+    }
+    // An expired holder never completes, renews or releases.
+    if let (Request::Complete { node, gen, .. } | Request::Release { node, gen, .. }, Ok(_)) =
+        (req, result)
+    {
+        if let Some(pre) = before.get(node) {
+            // The holder's own generation only works while its lease runs. (A node handed
+            // back in this very call may still be cancelled at its new generation.)
+            if pre.status == Status::Claimed && pre.generation == *gen {
+                assert!(
+                    pre.is_live_claim(now),
+                    "a holder whose lease ran out finished or released"
+                );
+            }
+        }
+    }
+    if let (Request::Renew { node, .. }, Ok(_)) = (req, result) {
+        assert!(
+            before.get(node).unwrap().is_live_claim(now),
+            "renewed an expired lease"
+        );
+    }
+    // Every claimed node is held by the actor of its newest grant, at that generation.
+    for n in after.nodes().iter().filter(|n| n.status == Status::Claimed) {
+        let (a, g) = grants.get(&n.id).copied().expect("claimed without a grant");
+        assert_eq!((n.holder, n.generation), (Some(a), g));
+    }
+    // max_held and resources.
+    let live: Vec<&Node> = after
+        .nodes()
+        .iter()
+        .filter(|n| n.is_live_claim(now))
+        .collect();
+    if after.settings.max_held > 0 {
+        let mut held: HashMap<Id, u64> = HashMap::new();
+        for n in &live {
+            *held.entry(n.holder.unwrap()).or_default() += 1;
+        }
+        // A lower limit set later does not revoke claims already held; a grant never exceeds it.
+        if let Some((_, a, _)) = granted {
+            assert!(held[&a] <= after.settings.max_held, "granted past max_held");
+        }
+    }
+    for (i, x) in live.iter().enumerate() {
+        for y in &live[i + 1..] {
+            for rx in &x.resources {
+                for ry in &y.resources {
+                    if granted.is_some_and(|(id, _, _)| id == x.id || id == y.id) {
+                        assert!(
+                            !rules::resources_overlap(rx, ry),
+                            "overlapping live claims granted"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        claimdag::verify::problems(after).is_empty(),
+        "{:?}",
+        claimdag::verify::problems(after)
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rules_hold_over_random_sequences(ops in proptest::collection::vec((op(), 0u64..1500), 1..60)) {
+        let mut state = State::default();
+        let mut now = 1_000_000u64;
+        let mut grants = HashMap::new();
+        for (op, step) in &ops {
+            now += step;
+            let req = request(&state, op);
+            let before = state.clone();
+            let result = rules::apply(&state, &req, now).map(|e| {
+                state.apply(&e.change);
+                e.output
+            });
+            if result.is_err() {
+                prop_assert_eq!(&state, &before);
+            }
+            check_step(&before, &state, &req, now, &result, &mut grants);
+        }
+    }
+}
+
+struct FakeClock(AtomicU64);
+
+impl Clock for FakeClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(e.path()).unwrap_or_default(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn store_refusals_change_no_file_and_reload_is_exact(ops in proptest::collection::vec((op(), 0u64..1500), 1..40), compact in any::<bool>()) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("store");
+        let clock = Arc::new(FakeClock(AtomicU64::new(1_000_000)));
+        // A tiny compaction threshold makes every few writes compact.
+        let tuning = Tuning { sync: false, compact_min_bytes: if compact { 1 } else { 1 << 20 } };
+        let store = Store::with(dir.clone(), tuning.clone(), clock.clone());
+        for (op, step) in &ops {
+            clock.0.fetch_add(*step, Ordering::SeqCst);
+            let state = store.read(|s, _| s.clone()).unwrap();
+            let before = files(&dir);
+            let req = request(&state, op);
+            if store.execute(&req).is_err() {
+                prop_assert_eq!(files(&dir), before, "a refused {:?} changed the files", req);
+            }
+            let mine = store.read(|s, _| s.clone()).unwrap();
+            let fresh = Store::with(dir.clone(), tuning.clone(), clock.clone());
+            let loaded = fresh.read(|s, _| s.clone()).unwrap();
+            prop_assert_eq!(&loaded, &mine);
+        }
+        let report = store.check().unwrap();
+        prop_assert!(report.problems.is_empty());
+    }
+}
