@@ -52,6 +52,24 @@ pub struct Run {
 }
 
 impl Run {
+    /// The arguments for messages, long ones cut short.
+    pub fn shown_args(&self) -> String {
+        let cut: Vec<String> = self
+            .args
+            .iter()
+            .take(12)
+            .map(|a| {
+                if a.chars().count() > 60 {
+                    format!("{}...", a.chars().take(60).collect::<String>())
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        let more = if self.args.len() > 12 { " ..." } else { "" };
+        format!("{cut:?}{more}")
+    }
+
     pub fn from_output(args: Vec<String>, out: Output) -> Run {
         use std::os::unix::process::ExitStatusExt;
         Run {
@@ -68,8 +86,8 @@ impl Run {
         assert_eq!(
             self.code,
             Some(0),
-            "expected success from {:?}\nstdout: {}\nstderr: {}",
-            self.args,
+            "expected success from {}\nstdout: {}\nstderr: {}",
+            self.shown_args(),
             self.stdout,
             self.stderr
         );
@@ -81,15 +99,15 @@ impl Run {
         assert_eq!(
             self.code,
             Some(exit),
-            "expected exit {exit} from {:?}\nstdout: {}\nstderr: {}",
-            self.args,
+            "expected exit {exit} from {}\nstdout: {}\nstderr: {}",
+            self.shown_args(),
             self.stdout,
             self.stderr
         );
         assert!(
             self.stderr.contains(phrase),
-            "stderr of {:?} lacks {phrase:?}: {}",
-            self.args,
+            "stderr of {} lacks {phrase:?}: {}",
+            self.shown_args(),
             self.stderr
         );
         self
@@ -99,8 +117,10 @@ impl Run {
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
             panic!(
-                "stdout of {:?} is not JSON ({e}): {:?}\nstderr: {}",
-                self.args, self.stdout, self.stderr
+                "stdout of {} is not JSON ({e}): {:?}\nstderr: {}",
+                self.shown_args(),
+                self.stdout,
+                self.stderr
             )
         })
     }
@@ -109,8 +129,9 @@ impl Run {
     pub fn error_json(&self) -> Value {
         let v: Value = serde_json::from_str(self.stderr.trim()).unwrap_or_else(|e| {
             panic!(
-                "stderr of {:?} is not one JSON object ({e}): {:?}",
-                self.args, self.stderr
+                "stderr of {} is not one JSON object ({e}): {:?}",
+                self.shown_args(),
+                self.stderr
             )
         });
         let inner = v
