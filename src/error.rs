@@ -138,8 +138,8 @@ pub enum Error {
         holder: Id,
         generation: u64,
     },
-    #[error("linking {parent} -> {child} would close a cycle")]
-    Cycle { parent: Id, child: Id },
+    #[error("cycle: {detail}")]
+    Cycle { node: Id, detail: String },
     #[error("{0}")]
     InvalidInput(String),
     #[error("store is corrupt: {}: {detail}", path.display())]
@@ -181,6 +181,14 @@ impl Error {
         Error::InvalidInput(msg.into())
     }
 
+    /// A link `parent -> child` that would close a cycle.
+    pub fn cycle_link(parent: Id, child: Id) -> Error {
+        Error::Cycle {
+            node: child,
+            detail: format!("linking {parent} -> {child} would close a cycle"),
+        }
+    }
+
     pub fn node_not_found(id: Id) -> Error {
         Error::NotFound {
             what: format!("node {id}"),
@@ -216,7 +224,7 @@ impl Error {
             | Error::Terminal { node, .. }
             | Error::StaleGeneration { node, .. }
             | Error::NotHolder { node, .. } => Some(*node),
-            Error::Cycle { child, .. } => Some(*child),
+            Error::Cycle { node, .. } => Some(*node),
             _ => None,
         }
     }

@@ -7,6 +7,7 @@
 
 pub mod duration;
 pub mod error;
+pub mod graph;
 pub mod id;
 pub mod model;
 pub mod rules;

@@ -315,21 +315,21 @@ impl State {
         }
     }
 
-    /// Moves a node out of the live state, keeping its stub.
-    pub fn archive(&mut self, id: &Id) -> Option<Node> {
-        let i = self.index.remove(id)?;
-        let node = self.nodes.remove(i);
-        for (pos, n) in self.nodes.iter().enumerate().skip(i) {
-            self.index.insert(n.id, pos);
+    /// Moves nodes out of the live state, keeping a stub of each.
+    pub fn archive(&mut self, nodes: &[Node]) {
+        if nodes.is_empty() {
+            return;
         }
-        self.claimed.remove(id);
-        self.archived.insert(
-            *id,
-            ArchivedStub {
-                status: node.status,
-            },
-        );
-        Some(node)
+        for n in nodes {
+            self.archived
+                .insert(n.id, ArchivedStub { status: n.status });
+            self.claimed.remove(&n.id);
+        }
+        self.nodes.retain(|n| !self.archived.contains_key(&n.id));
+        self.index.clear();
+        for (i, n) in self.nodes.iter().enumerate() {
+            self.index.insert(n.id, i);
+        }
     }
 
     /// Applies a committed change.
@@ -337,9 +337,7 @@ impl State {
         for n in &change.nodes {
             self.put(n.clone());
         }
-        for id in &change.archived {
-            self.archive(id);
-        }
+        self.archive(&change.archived);
         if let Some(s) = &change.settings {
             self.settings = s.clone();
         }
@@ -347,14 +345,15 @@ impl State {
 }
 
 /// What a successful write changes: the full new value of every node it touched (new nodes
-/// in creation order), the nodes it archived, new settings, and the history it records.
+/// in creation order), the nodes it archived (their last value, which moves to the archive
+/// file), new settings, and the history it records.
 /// This is also what one journal record holds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<Node>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub archived: Vec<Id>,
+    pub archived: Vec<Node>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<Settings>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

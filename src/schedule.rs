@@ -2,7 +2,7 @@
 //! order in which `next`, `ready` and `claim-next` offer ready nodes.
 
 use crate::id::Id;
-use crate::model::Status;
+use crate::model::{Node, Status};
 use crate::rules::{Readiness, Tx};
 use std::collections::HashMap;
 
@@ -17,10 +17,41 @@ pub struct Pick {
     pub path: Vec<Id>,
 }
 
-/// Ready nodes of `workspace` whose role is `role` or "", best first: longest critical path,
-/// then higher priority, then the exact role match, then the older node.
-pub fn order(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
-    let nodes: Vec<_> = tx
+/// The critical paths of a workspace's unfinished nodes.
+pub struct Critical<'a> {
+    /// Unfinished nodes in creation order.
+    pub nodes: Vec<&'a Node>,
+    pub index: HashMap<Id, usize>,
+    /// `critical[i]`: the critical path length of `nodes[i]`.
+    pub critical: Vec<u64>,
+    /// The next node on `nodes[i]`'s critical path.
+    pub next: Vec<Option<usize>>,
+}
+
+impl Critical<'_> {
+    /// The chain from `nodes[i]` along its critical path.
+    pub fn path(&self, i: usize) -> Vec<Id> {
+        let mut path = vec![self.nodes[i].id];
+        let mut at = i;
+        while let Some(c) = self.next[at] {
+            path.push(self.nodes[c].id);
+            at = c;
+        }
+        path
+    }
+
+    /// The longest chain of all, if any node is unfinished.
+    pub fn longest(&self) -> Vec<Id> {
+        (0..self.nodes.len())
+            .max_by_key(|&i| (self.critical[i], std::cmp::Reverse(i)))
+            .map(|i| self.path(i))
+            .unwrap_or_default()
+    }
+}
+
+/// Computes critical paths over `workspace`'s unfinished nodes in `O(nodes + links)`.
+pub fn critical<'a>(tx: &'a Tx<'_>, workspace: &str) -> Critical<'a> {
+    let nodes: Vec<&Node> = tx
         .nodes()
         .filter(|n| n.workspace == workspace && !n.status.is_terminal())
         .collect();
@@ -50,43 +81,47 @@ pub fn order(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
         }
     }
     let mut critical: Vec<u64> = nodes.iter().map(|n| n.estimate).collect();
-    let mut next_on_path: Vec<Option<usize>> = vec![None; nodes.len()];
+    let mut next: Vec<Option<usize>> = vec![None; nodes.len()];
     for &i in topo.iter().rev() {
         let best = children[i].iter().copied().max_by_key(|&c| critical[c]);
         if let Some(c) = best {
             critical[i] = nodes[i].estimate.saturating_add(critical[c]);
-            next_on_path[i] = Some(c);
+            next[i] = Some(c);
         }
     }
-    let mut picks: Vec<(usize, Pick)> = nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.status == Status::Todo && (n.role == role || n.role.is_empty()))
-        .filter(|(_, n)| tx.readiness(n) == Readiness::Ready)
-        .map(|(i, n)| {
-            let mut path = vec![n.id];
-            let mut at = i;
-            while let Some(c) = next_on_path[at] {
-                path.push(nodes[c].id);
-                at = c;
-            }
-            (
-                i,
-                Pick {
-                    id: n.id,
-                    critical: critical[i],
-                    path,
-                },
-            )
+    Critical {
+        nodes,
+        index,
+        critical,
+        next,
+    }
+}
+
+/// Ready nodes of `workspace` whose role is `role` or "", best first: longest critical path,
+/// then higher priority, then the exact role match, then the older node.
+pub fn order(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
+    let cp = critical(tx, workspace);
+    let mut picks: Vec<usize> = (0..cp.nodes.len())
+        .filter(|&i| {
+            let n = cp.nodes[i];
+            n.status == Status::Todo && (n.role == role || n.role.is_empty())
         })
+        .filter(|&i| tx.readiness(cp.nodes[i]) == Readiness::Ready)
         .collect();
-    picks.sort_by(|(i, a), (j, b)| {
-        let (na, nb) = (nodes[*i], nodes[*j]);
-        b.critical
-            .cmp(&a.critical)
-            .then(nb.priority.cmp(&na.priority))
-            .then((nb.role == role).cmp(&(na.role == role)))
-            .then(i.cmp(j))
+    picks.sort_by(|&i, &j| {
+        let (a, b) = (cp.nodes[i], cp.nodes[j]);
+        cp.critical[j]
+            .cmp(&cp.critical[i])
+            .then(b.priority.cmp(&a.priority))
+            .then((b.role == role).cmp(&(a.role == role)))
+            .then(i.cmp(&j))
     });
-    picks.into_iter().map(|(_, p)| p).collect()
+    picks
+        .into_iter()
+        .map(|i| Pick {
+            id: cp.nodes[i].id,
+            critical: cp.critical[i],
+            path: cp.path(i),
+        })
+        .collect()
 }

@@ -83,3 +83,46 @@ fn find_cycle(state: &State) -> Option<Id> {
     }
     None
 }
+
+/// Generations against the history: every node's generation is 1 plus the grants and
+/// hand-backs recorded for it, and every archived stub has its node in the archive.
+pub fn history_problems(
+    state: &State,
+    history: &[crate::store::HistoryLine],
+    archive: &HashMap<Id, crate::model::Node>,
+) -> Vec<String> {
+    let mut moves: HashMap<Id, u64> = HashMap::new();
+    let mut seen: HashMap<Id, bool> = HashMap::new();
+    for h in history {
+        if let Some(id) = h.event.node {
+            seen.insert(id, true);
+            if matches!(
+                h.event.verb.as_str(),
+                "claim" | "release" | "expire" | "reclaim" | "reopen"
+            ) {
+                *moves.entry(id).or_default() += 1;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let nodes = state.nodes().iter().chain(archive.values());
+    for n in nodes {
+        if !seen.contains_key(&n.id) {
+            out.push(format!("node {} has no history", n.id));
+            continue;
+        }
+        let expected = 1 + moves.get(&n.id).copied().unwrap_or(0);
+        if n.generation != expected {
+            out.push(format!(
+                "node {} is at generation {} but its history accounts for {expected}",
+                n.id, n.generation
+            ));
+        }
+    }
+    for id in state.archived().keys() {
+        if !archive.contains_key(id) {
+            out.push(format!("archived node {id} is missing from the archive"));
+        }
+    }
+    out
+}

@@ -194,7 +194,7 @@ fn check_step(
             assert_eq!(n.attempts, 0);
         }
     }
-    if let Ok(_) = result {
+    if result.is_ok() {
         let effect = rules::apply(before, req, now).expect("deterministic");
         let mut moves: HashMap<Id, u64> = HashMap::new();
         for e in &effect.change.events {

@@ -174,6 +174,39 @@ pub enum Verb {
         key: Option<String>,
         value: Option<String>,
     },
+    /// Create or merge every node of a JSON plan, with its links, as one atomic write
+    #[command(
+        after_help = "Example:\n  claimdag import plan.json\n  cat plan.json | claimdag import -\n\nThe plan: {\"nodes\": [{\"key\": \"parse\", \"summary\": \"parse the header\"},\n                     {\"key\": \"reject\", \"summary\": \"reject bad input\", \"deps\": [\"parse\"]}]}\nEach node may also give kind, parent, soft_deps, role, priority, estimate, labels,\nresources, ref and max_attempts. parent and deps name a key of the plan or an\nexisting id. Importing the same plan again changes nothing. Prints \"<id>  <key>\"\nper node in plan order."
+    )]
+    Import {
+        /// The plan file, or - for standard input
+        file: String,
+    },
+    /// Move finished nodes out of the live state into the archive
+    #[command(
+        after_help = "Example:\n  claimdag archive 092dca29\n  claimdag archive --older-than 7d\n  claimdag archive                  # every finished node of the workspace\n\nA node waiting on an archived node sees how it ended. list --archived, show and\nlog still find archived nodes; unarchive brings one back."
+    )]
+    Archive {
+        nodes: Vec<String>,
+        /// Archive finished nodes last updated at least this long ago
+        #[arg(long, value_name = "DUR")]
+        older_than: Option<String>,
+    },
+    /// Bring an archived node back into the live state
+    #[command(after_help = "Example:\n  claimdag unarchive 092dca29")]
+    Unarchive { node: String },
+    /// Draw the DAG (Graphviz dot or Mermaid), coloured by status, critical path in red
+    #[command(
+        after_help = "Example:\n  claimdag graph | dot -Tpng -o dag.png\n  claimdag graph --format mermaid --all\n\nHard links are solid, soft links dashed. Finished nodes are left out unless --all."
+    )]
+    Graph {
+        /// dot or mermaid
+        #[arg(long, default_value = "dot", value_name = "FORMAT")]
+        format: String,
+        /// Include finished nodes
+        #[arg(long)]
+        all: bool,
+    },
     /// Verify the store's files, checksums and DAG invariants (exit 6 on a problem)
     #[command(after_help = "Example:\n  claimdag check")]
     Check,
@@ -221,7 +254,10 @@ pub struct ListArgs {
     /// Include finished nodes
     #[arg(long)]
     pub terminal: bool,
-    /// Everything
+    /// Show archived nodes (instead of live ones)
+    #[arg(long)]
+    pub archived: bool,
+    /// Everything: live, finished and archived
     #[arg(long)]
     pub all: bool,
 }

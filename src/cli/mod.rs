@@ -16,19 +16,38 @@ use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::Write;
 
-/// What a verb prints, and its exit status when it succeeded.
+type Render = Box<dyn FnOnce() -> String>;
+
+/// What a verb prints (text, or JSON with `--json`), and its exit status. Each form is built
+/// only when printed, so a large listing is rendered once.
 struct Done {
-    text: String,
-    json: Value,
+    text: Render,
+    json: Render,
     exit: i32,
 }
 
 impl Done {
     fn new(text: impl Into<String>, json: Value) -> Done {
+        let text = text.into();
+        Done::lazy(move || text, move || json.to_string())
+    }
+
+    fn lazy(
+        text: impl FnOnce() -> String + 'static,
+        json: impl FnOnce() -> String + 'static,
+    ) -> Done {
         Done {
-            text: text.into(),
-            json,
+            text: Box::new(text),
+            json: Box::new(json),
             exit: 0,
+        }
+    }
+
+    /// Nothing to print; exit 1 (`next`, `claim-next` with nothing ready).
+    fn none() -> Done {
+        Done {
+            exit: 1,
+            ..Done::new("", Value::Null)
         }
     }
 }
@@ -56,9 +75,9 @@ where
         Ok(done) => {
             let mut out = std::io::stdout().lock();
             let r = if json {
-                writeln!(out, "{}", done.json)
+                writeln!(out, "{}", (done.json)())
             } else {
-                out.write_all(done.text.as_bytes())
+                out.write_all((done.text)().as_bytes())
             };
             match r.and_then(|_| out.flush()) {
                 Ok(()) => done.exit,
@@ -156,14 +175,17 @@ fn execute(cli: Cli) -> Result<Done> {
                     .map(|h| actor(h, "holder"))
                     .transpose()?,
                 terminal: a.terminal || a.all,
+                archived: a.archived || a.all,
+                only_archived: a.archived && !a.all,
             };
             if let Some(s) = &filter.status {
                 print::check_status_word(s)?;
             }
-            let views = store.list(&filter)?;
-            Done::new(
-                print::list(&views),
-                Value::Array(views.iter().map(|v| v.to_json()).collect()),
+            let views = std::rc::Rc::new(store.list(&filter)?);
+            let v2 = views.clone();
+            Done::lazy(
+                move || print::list(&views),
+                move || serde_json::to_string(&*v2).unwrap_or_default(),
             )
         }
         Verb::Show { node: n } => {
@@ -241,11 +263,7 @@ fn execute(cli: Cli) -> Result<Done> {
         }
         Verb::Next(a) => match store.next(&ws, a.role.as_deref())? {
             Some(p) => Done::new(format!("{}\n", p.id), json!({"id": p.id})),
-            None => Done {
-                text: String::new(),
-                json: Value::Null,
-                exit: 1,
-            },
+            None => Done::none(),
         },
         Verb::Ready(a) => {
             let picks = store.ready(&ws, a.role.as_deref())?;
@@ -279,20 +297,67 @@ fn execute(cli: Cli) -> Result<Done> {
                     format!("{id}  gen={g}\n"),
                     json!({"id": id, "generation": g}),
                 ),
-                None => Done {
-                    text: String::new(),
-                    json: Value::Null,
-                    exit: 1,
-                },
+                None => Done::none(),
             }
         }
         Verb::Log { node: n } => {
             let id = n.as_deref().map(node).transpose()?;
-            let lines = store.history(id)?;
-            Done::new(
-                print::log(&lines),
-                Value::Array(lines.iter().map(|h| json!(h)).collect()),
+            let lines = std::rc::Rc::new(store.history(id)?);
+            let l2 = lines.clone();
+            Done::lazy(
+                move || print::log(&lines),
+                move || serde_json::to_string(&*l2).unwrap_or_default(),
             )
+        }
+        Verb::Import { file } => {
+            let bytes = if file == "-" {
+                let mut b = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
+                    .map_err(|e| Error::io(std::path::Path::new("<stdin>"), &e))?;
+                b
+            } else {
+                std::fs::read(file).map_err(|e| Error::io(std::path::Path::new(file), &e))?
+            };
+            let plan = crate::rules::Plan::parse(&bytes)?;
+            let ids = std::rc::Rc::new(store.import(&ws, plan)?);
+            let i2 = ids.clone();
+            Done::lazy(
+                move || {
+                    let mut text = String::with_capacity(ids.len() * 48);
+                    for (id, key) in ids.iter() {
+                        text.push_str(&format!("{id}  {}\n", print::one_line(key)));
+                    }
+                    text
+                },
+                move || {
+                    let j: Vec<Value> = i2
+                        .iter()
+                        .map(|(id, key)| json!({"id": id, "key": key}))
+                        .collect();
+                    Value::Array(j).to_string()
+                },
+            )
+        }
+        Verb::Archive { nodes, older_than } => {
+            let ids = nodes.iter().map(|n| node(n)).collect::<Result<Vec<_>>>()?;
+            let n = store.archive(&ws, &ids, dur(older_than.as_deref())?)?;
+            Done::new(format!("archived {n}\n"), json!({"archived": n}))
+        }
+        Verb::Unarchive { node: n } => {
+            let id = node(n)?;
+            let st = store.unarchive(id)?;
+            Done::new(
+                format!("{}  {st}\n", id.short()),
+                json!({"id": id, "status": st}),
+            )
+        }
+        Verb::Graph { format, all } => {
+            let f = crate::graph::Format::parse(format).ok_or_else(|| {
+                Error::invalid(format!("--format must be dot or mermaid, got {format:?}"))
+            })?;
+            let text = store.read(|s, now| crate::graph::render(s, &ws, *all, f, now))?;
+            let j = json!({"format": format, "graph": text});
+            Done::new(text, j)
         }
         Verb::Config { key, value } => config(&store, key.as_deref(), value.as_deref())?,
         Verb::Check => {
@@ -310,10 +375,12 @@ fn execute(cli: Cli) -> Result<Done> {
                 r.events
             ));
             Done {
-                text,
-                json: json!({"ok": ok, "nodes": r.nodes, "archived": r.archived,
-                             "events": r.events, "problems": r.problems}),
                 exit: if ok { 0 } else { 6 },
+                ..Done::new(
+                    text,
+                    json!({"ok": ok, "nodes": r.nodes, "archived": r.archived,
+                           "events": r.events, "problems": r.problems}),
+                )
             }
         }
     })

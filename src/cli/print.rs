@@ -160,7 +160,7 @@ pub fn log(lines: &[HistoryLine]) -> String {
     let mut out = String::new();
     for h in lines {
         let e = &h.event;
-        let _ = write!(out, "{}  {:<8}", iso_time(e.at), e.verb);
+        let _ = write!(out, "{}  {:<9}", iso_time(e.at), e.verb);
         if let Some(n) = e.node {
             let _ = write!(out, "  {}", n.short());
         }

@@ -1,5 +1,6 @@
 //! The embedded store of SPEC section 6: a directory with a stable `lock` file, a
-//! `snapshot.json` replaced atomically, an append-only `journal` and a `history.jsonl`.
+//! `snapshot.json` replaced atomically, an append-only `journal`, and the side files
+//! `history.jsonl` (every transition) and `archive.jsonl` (archived nodes).
 //!
 //! A write holds the exclusive lock across load, transition and save; it costs one append
 //! and one `fdatasync`. A process that keeps a store open reloads only the journal records
@@ -22,8 +23,26 @@ pub const LOCK: &str = "lock";
 pub const SNAPSHOT: &str = "snapshot.json";
 pub const JOURNAL: &str = "journal";
 pub const HISTORY: &str = "history.jsonl";
+pub const ARCHIVE: &str = "archive.jsonl";
+
+/// One line of the archive file: an archived node's last value and the record that moved it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ArchiveLine {
+    pub seq: u64,
+    pub node: crate::model::Node,
+}
+
+/// The history and the archived nodes of a store.
+#[derive(Debug, Default)]
+pub struct Logs {
+    pub history: Vec<HistoryLine>,
+    pub archive: std::collections::HashMap<crate::id::Id, crate::model::Node>,
+}
 
 const HEADER_LEN: u64 = journal::HEADER.len() as u64;
+
+/// Decides a write: the state and the time in, the change to commit and the answer out.
+pub type Decide<'a, R> = dyn Fn(&State, Millis) -> Result<(Change, R)> + 'a;
 
 /// Tuning of the embedded store.
 #[derive(Debug, Clone)]
@@ -107,7 +126,7 @@ impl Embedded {
         dir: &Path,
         tuning: &Tuning,
         now: &dyn Fn() -> Millis,
-        decide: &dyn Fn(&State, Millis) -> Result<(Change, R)>,
+        decide: &Decide<'_, R>,
     ) -> Result<R> {
         if !dir.exists() {
             // Nothing exists yet: a refused call must not create the store either.
@@ -158,48 +177,61 @@ impl Embedded {
         result
     }
 
-    /// Every event in the history, oldest first.
-    pub fn history(&mut self, dir: &Path) -> Result<Vec<HistoryLine>> {
-        let mut out = Vec::new();
-        let mut journal_bytes = Vec::new();
+    /// The history (oldest first) and the archived nodes (last value of each), from the
+    /// side files and the journal records not yet moved there.
+    pub fn logs(&mut self, dir: &Path) -> Result<Logs> {
+        let mut logs = Logs::default();
         self.read(dir, |_| ())?;
-        if self.lock.is_none() {
-            return Ok(out);
-        }
-        let lock = self
-            .lock
-            .take()
-            .ok_or_else(|| Error::Internal("no lock".into()))?;
+        let Some(lock) = self.lock.take() else {
+            return Ok(logs);
+        };
         let result = (|| {
             lock.lock_shared()
                 .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
             let _held = Held(&lock);
             let hpath = dir.join(HISTORY);
-            if let Some(mut f) = fsutil::open_existing(&hpath)? {
-                out = journal::parse_history(&read_all(&mut f, &hpath)?, &hpath)?;
+            if let Some(f) = fsutil::open_existing(&hpath)? {
+                logs.history = journal::parse_history(&read_all(f, &hpath)?, &hpath)?;
+            }
+            let apath = dir.join(ARCHIVE);
+            if let Some(f) = fsutil::open_existing(&apath)? {
+                for line in journal::parse_lines::<ArchiveLine>(&read_all(f, &apath)?, &apath)? {
+                    logs.archive.insert(line.node.id, line.node);
+                }
             }
             let jpath = dir.join(JOURNAL);
-            if let Some(mut f) = fsutil::open_existing(&jpath)? {
-                journal_bytes = read_all(&mut f, &jpath)?;
-            }
-            let last = out.last().map(|h| h.seq).unwrap_or(0);
+            let journal_bytes = match fsutil::open_existing(&jpath)? {
+                Some(f) => read_all(f, &jpath)?,
+                None => Vec::new(),
+            };
+            let last = logs.history.last().map(|h| h.seq).unwrap_or(0);
             if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
                 let scan =
                     journal::scan(&journal_bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
-                for rec in scan.records.into_iter().filter(|r| r.seq > last) {
-                    let seq = rec.seq;
-                    out.extend(
-                        rec.change
-                            .events
-                            .into_iter()
-                            .map(|event| HistoryLine { seq, event }),
-                    );
+                for rec in scan.records {
+                    for n in rec.change.archived {
+                        logs.archive.insert(n.id, n);
+                    }
+                    if rec.seq > last {
+                        let seq = rec.seq;
+                        logs.history
+                            .extend(rec.change.events.into_iter().enumerate().map(|(i, event)| {
+                                HistoryLine {
+                                    seq,
+                                    i: i as u32,
+                                    event,
+                                }
+                            }));
+                    }
                 }
             }
-            Ok(out)
+            // Only nodes archived now: an unarchived node is live again.
+            let archived = self.state.archived();
+            logs.archive.retain(|id, _| archived.contains_key(id));
+            Ok(())
         })();
         self.lock = Some(lock);
-        result
+        result.map(|()| logs)
     }
 
     fn open_lock(&mut self, dir: &Path, create: bool) -> Result<()> {
@@ -247,9 +279,9 @@ impl Embedded {
             ));
         }
         if self.snap == Some(FileId::of(&meta)) && self.journal.is_some() {
-            match self.tail(dir) {
-                Ok(true) => return Ok(()),
-                Ok(false) | Err(_) => {}
+            // Anything unexpected in the tail (a compaction meanwhile) means a full load.
+            if let Ok(true) = self.tail(dir) {
+                return Ok(());
             }
         }
         self.full_load(dir)
@@ -452,18 +484,29 @@ impl Embedded {
             .map_err(|e| fsutil::describe(&jpath, &e))?;
         let scan = journal::scan(&buf, &jpath, HEADER_LEN)?;
         let mut lines = Vec::new();
+        let mut archived = Vec::new();
+        let json = |e: serde_json::Error| Error::Internal(e.to_string());
         for rec in &scan.records {
-            for event in &rec.change.events {
+            for (i, event) in rec.change.events.iter().enumerate() {
                 let line = HistoryLine {
                     seq: rec.seq,
+                    i: i as u32,
                     event: event.clone(),
                 };
-                serde_json::to_writer(&mut lines, &line)
-                    .map_err(|e| Error::Internal(e.to_string()))?;
+                serde_json::to_writer(&mut lines, &line).map_err(json)?;
                 lines.push(b'\n');
             }
+            for node in &rec.change.archived {
+                let line = ArchiveLine {
+                    seq: rec.seq,
+                    node: node.clone(),
+                };
+                serde_json::to_writer(&mut archived, &line).map_err(json)?;
+                archived.push(b'\n');
+            }
         }
-        append_history(dir, &lines)?;
+        append_lines(dir, ARCHIVE, &archived)?;
+        append_lines(dir, HISTORY, &lines)?;
         crash("compact-after-history");
         let state = &self.state;
         let seq = self.seq;
@@ -487,12 +530,12 @@ impl Embedded {
     }
 }
 
-/// Appends complete lines to the history file, first dropping a torn last line.
-fn append_history(dir: &Path, lines: &[u8]) -> Result<()> {
+/// Appends complete lines to a side file, first dropping a torn last line.
+fn append_lines(dir: &Path, name: &str, lines: &[u8]) -> Result<()> {
     if lines.is_empty() {
         return Ok(());
     }
-    let path = dir.join(HISTORY);
+    let path = dir.join(name);
     let f = fsutil::open(&path, Mode::ReadWriteCreate)?;
     let io = |e: std::io::Error| fsutil::describe(&path, &e);
     let mut len = f.metadata().map_err(io)?.len();

@@ -147,39 +147,46 @@ pub fn check_header(buf: &[u8], path: &Path) -> Result<Head> {
     }
 }
 
-/// One line of the history file: an event and the record it came from.
+/// One line of the history file: an event, the record it came from and its place in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryLine {
     pub seq: u64,
+    /// The event's index within its record.
+    #[serde(default)]
+    pub i: u32,
     #[serde(flatten)]
     pub event: crate::model::Event,
 }
 
 /// Reads history lines; a torn last line (no newline) is ignored, a garbled complete line is
-/// corruption, and lines of a record already seen (a compaction retried after a crash) are
-/// skipped.
+/// corruption, and lines already read (a compaction retried after a crash writes them again)
+/// are skipped: lines are kept in strictly increasing (record, index) order.
 pub fn parse_history(buf: &[u8], path: &Path) -> Result<Vec<HistoryLine>> {
     let mut out: Vec<HistoryLine> = Vec::new();
-    let mut max_seq = 0u64;
-    let mut first_of_max = 0usize;
-    let complete = match buf.iter().rposition(|&c| c == b'\n') {
-        Some(p) => &buf[..=p],
-        None => &buf[..0],
-    };
-    for (n, line) in complete.split(|&c| c == b'\n').enumerate() {
-        if line.is_empty() {
-            continue;
-        }
-        let h: HistoryLine = serde_json::from_slice(line)
-            .map_err(|e| Error::corrupt(path, format!("history line {} is garbled: {e}", n + 1)))?;
-        if h.seq > max_seq {
-            max_seq = h.seq;
-            first_of_max = out.len();
-            out.push(h);
-        } else if h.seq == max_seq && out.len() > first_of_max && !out[first_of_max..].contains(&h)
-        {
+    let mut last: Option<(u64, u32)> = None;
+    for h in parse_lines::<HistoryLine>(buf, path)? {
+        if last.is_none_or(|l| (h.seq, h.i) > l) {
+            last = Some((h.seq, h.i));
             out.push(h);
         }
     }
     Ok(out)
+}
+
+/// Reads the complete lines of a side file; a torn last line (no newline) is ignored and a
+/// garbled complete line is corruption.
+pub fn parse_lines<T: serde::de::DeserializeOwned>(buf: &[u8], path: &Path) -> Result<Vec<T>> {
+    let complete = match buf.iter().rposition(|&c| c == b'\n') {
+        Some(p) => &buf[..=p],
+        None => &buf[..0],
+    };
+    complete
+        .split(|&c| c == b'\n')
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(n, line)| {
+            serde_json::from_slice(line)
+                .map_err(|e| Error::corrupt(path, format!("line {} is garbled: {e}", n + 1)))
+        })
+        .collect()
 }

@@ -7,13 +7,13 @@ mod fsutil;
 pub mod journal;
 pub mod snapshot;
 
-pub use embedded::{Tuning, HISTORY, JOURNAL, LOCK, SNAPSHOT};
+pub use embedded::{Logs, Tuning, ARCHIVE, HISTORY, JOURNAL, LOCK, SNAPSHOT};
 pub use journal::HistoryLine;
 
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
 use crate::model::{Millis, Settings, State, Status};
-use crate::rules::{self, Output, Request, Upsert};
+use crate::rules::{self, Output, Plan, Request, Upsert};
 use crate::schedule::{self, Pick};
 use crate::view::NodeView;
 use embedded::Embedded;
@@ -69,6 +69,10 @@ pub struct ListFilter {
     pub holder: Option<Actor>,
     /// Include finished nodes.
     pub terminal: bool,
+    /// Include archived nodes.
+    pub archived: bool,
+    /// Show archived nodes only.
+    pub only_archived: bool,
 }
 
 /// A handle on one store directory. Cheap to share between threads (`Arc<Store>`); every
@@ -298,26 +302,90 @@ impl Store {
         self.execute(&Request::Configure(settings)).map(|_| ())
     }
 
-    /// One node with its derived display and readiness.
+    /// One node with its derived display and readiness; archived nodes are found too.
     pub fn get(&self, id: Id) -> Result<NodeView> {
-        self.read(|s, now| s.get(&id).map(|n| NodeView::of(s, n, now)))?
+        if let Some(v) = self.read(|s, now| s.get(&id).map(|n| NodeView::of(s, n, now)))? {
+            return Ok(v);
+        }
+        let logs = self.inner().logs(&self.dir)?;
+        let now = self.now();
+        self.read(|s, _| logs.archive.get(&id).map(|n| NodeView::of(s, n, now)))?
             .ok_or_else(|| Error::node_not_found(id))
     }
 
-    /// Live nodes in creation order, filtered.
+    /// Nodes in creation order, filtered.
     pub fn list(&self, filter: &ListFilter) -> Result<Vec<NodeView>> {
+        let archive = if filter.archived || filter.only_archived {
+            let mut v: Vec<_> = self
+                .inner()
+                .logs(&self.dir)?
+                .archive
+                .into_values()
+                .collect();
+            v.sort_by_key(|n| (n.created_at, n.id));
+            v
+        } else {
+            Vec::new()
+        };
         self.read(|s, now| {
-            s.nodes()
-                .iter()
+            let live = s.nodes().iter().filter(|_| !filter.only_archived);
+            live.chain(archive.iter())
                 .filter(|n| filter.workspace.as_deref().is_none_or(|w| n.workspace == w))
                 .filter(|n| filter.holder.is_none_or(|h| n.holder == Some(h)))
                 .map(|n| NodeView::of(s, n, now))
                 .filter(|v| match &filter.status {
                     Some(st) => v.node.status.as_str() == st || v.display.as_str() == st,
-                    None => filter.terminal || !v.node.status.is_terminal(),
+                    None => v.node.archived || filter.terminal || !v.node.status.is_terminal(),
                 })
                 .collect()
         })
+    }
+
+    /// Creates or merges every node of a plan, with its links, as one atomic write; returns
+    /// each node's id and key in plan order.
+    pub fn import(&self, workspace: &str, plan: Plan) -> Result<Vec<(Id, String)>> {
+        match self.execute(&Request::Import {
+            workspace: workspace.to_string(),
+            plan,
+        })? {
+            Output::Imported(v) => Ok(v),
+            o => Err(unexpected(o)),
+        }
+    }
+
+    /// Archives the given finished nodes, or (also) those finished at least `older_than_ms`
+    /// ago, or with neither every finished node of `workspace`; returns how many moved.
+    pub fn archive(
+        &self,
+        workspace: &str,
+        nodes: &[Id],
+        older_than_ms: Option<u64>,
+    ) -> Result<usize> {
+        match self.execute(&Request::Archive {
+            workspace: workspace.to_string(),
+            nodes: nodes.to_vec(),
+            older_than_ms,
+        })? {
+            Output::Archived(n) => Ok(n),
+            o => Err(unexpected(o)),
+        }
+    }
+
+    /// Brings an archived node back into the live state; returns its status.
+    pub fn unarchive(&self, id: Id) -> Result<Status> {
+        let node = match self.inner().logs(&self.dir)?.archive.remove(&id) {
+            Some(n) => n,
+            None => {
+                return Err(match self.read(|s, _| s.get(&id).is_some())? {
+                    true => Error::invalid(format!("node {id} is not archived")),
+                    false => Error::node_not_found(id),
+                })
+            }
+        };
+        match self.execute(&Request::Unarchive { node })? {
+            Output::Completed(_, st) => Ok(st),
+            o => Err(unexpected(o)),
+        }
     }
 
     /// Ready nodes in the order `next` picks them.
@@ -332,7 +400,7 @@ impl Store {
 
     /// The history, oldest first; only `node`'s when given.
     pub fn history(&self, node: Option<Id>) -> Result<Vec<HistoryLine>> {
-        let all = self.inner().history(&self.dir)?;
+        let all = self.inner().logs(&self.dir)?.history;
         Ok(match node {
             Some(id) => all
                 .into_iter()
@@ -357,10 +425,17 @@ impl Store {
     /// invariants. Damaged files are an `Err(corrupt)`; broken invariants are `problems`.
     pub fn check(&self) -> Result<Report> {
         let mut fresh = Embedded::default();
+        let logs = fresh.logs(&self.dir)?;
         let (nodes, archived, problems) = fresh.read(&self.dir, |s| {
-            (s.len(), s.archived().len(), crate::verify::problems(s))
+            let mut p = crate::verify::problems(s);
+            p.extend(crate::verify::history_problems(
+                s,
+                &logs.history,
+                &logs.archive,
+            ));
+            (s.len(), s.archived().len(), p)
         })?;
-        let events = fresh.history(&self.dir)?.len();
+        let events = logs.history.len();
         Ok(Report {
             nodes,
             archived,

@@ -14,6 +14,11 @@ use crate::model::{
 use crate::schedule;
 use std::collections::HashMap;
 
+mod archive;
+mod plan;
+
+pub use plan::{Plan, PlanNode};
+
 /// A request to change the state. Each variant is one verb of SPEC section 3.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
@@ -66,6 +71,22 @@ pub enum Request {
         gen: Option<u64>,
     },
     Configure(Settings),
+    /// Creates or merges every node of a plan, with its links, as one write.
+    Import {
+        workspace: String,
+        plan: Plan,
+    },
+    /// Moves finished nodes out of the live state: the given ones, else (or also) those
+    /// finished at least `older_than_ms` ago, else every finished node of the workspace.
+    Archive {
+        workspace: String,
+        nodes: Vec<Id>,
+        older_than_ms: Option<u64>,
+    },
+    /// Brings an archived node (its last value, read from the archive) back.
+    Unarchive {
+        node: Node,
+    },
 }
 
 /// The fields of an upsert. `None` means "not given": on an existing node it leaves the
@@ -98,8 +119,12 @@ pub enum Output {
     Claimed(Option<(Id, u64)>),
     /// Nodes handed back and their new generations (reclaim).
     HandedBack(Vec<(Id, u64)>),
-    /// The node reached this status (complete).
+    /// The node reached this status (complete), or is back with it (unarchive).
     Completed(Id, Status),
+    /// The id of every plan node, in plan order, with its key.
+    Imported(Vec<(Id, String)>),
+    /// How many nodes were archived.
+    Archived(usize),
 }
 
 /// The result of a request: what to commit and what to return.
@@ -152,6 +177,13 @@ pub fn apply(state: &State, req: &Request, now: Millis) -> Result<Effect> {
         } => tx.complete(*node, *status, *gen, *actor, note.as_deref())?,
         Request::Reopen { node, gen } => tx.reopen(*node, *gen)?,
         Request::Configure(s) => tx.configure(s)?,
+        Request::Import { workspace, plan } => tx.import(workspace, plan)?,
+        Request::Archive {
+            workspace,
+            nodes,
+            older_than_ms,
+        } => tx.archive(workspace, nodes, *older_than_ms)?,
+        Request::Unarchive { node } => tx.unarchive(node)?,
     };
     Ok(Effect {
         change: tx.finish(),
@@ -349,7 +381,7 @@ pub struct Tx<'a> {
     now: Millis,
     changed: Vec<Node>,
     pos: HashMap<Id, usize>,
-    archived: Vec<Id>,
+    archived: Vec<Node>,
     settings: Option<Settings>,
     events: Vec<Event>,
 }
@@ -579,7 +611,7 @@ impl<'a> Tx<'a> {
 
     fn link(&mut self, parent: Id, child: Id, soft: bool) -> Result<Output> {
         if parent == child {
-            return Err(Error::Cycle { parent, child });
+            return Err(Error::cycle_link(parent, child));
         }
         let p_exists = self.status_of(&parent).is_some();
         let mut c = self.node(child)?;
@@ -613,7 +645,7 @@ impl<'a> Tx<'a> {
             });
         }
         if self.reaches(parent, child) {
-            return Err(Error::Cycle { parent, child });
+            return Err(Error::cycle_link(parent, child));
         }
         c.deps.retain(|d| *d != parent);
         c.soft_deps.retain(|d| *d != parent);

@@ -1,0 +1,163 @@
+//! The DAG as Graphviz dot or Mermaid: nodes coloured by display status, hard links solid,
+//! soft links dashed, the longest critical path drawn thick and red.
+
+use crate::id::Id;
+use crate::model::{Display, Millis, Node, State};
+use crate::rules;
+use crate::schedule;
+use std::collections::HashSet;
+use std::fmt::Write;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Dot,
+    Mermaid,
+}
+
+impl Format {
+    pub fn parse(text: &str) -> Option<Format> {
+        match text {
+            "dot" => Some(Format::Dot),
+            "mermaid" => Some(Format::Mermaid),
+            _ => None,
+        }
+    }
+}
+
+/// Fill colour of each display word.
+pub fn colour(d: Display) -> &'static str {
+    match d {
+        Display::Ready => "#b7e1a1",
+        Display::Blocked => "#f4a6a6",
+        Display::Todo => "#e6e6e6",
+        Display::Claimed => "#9ec9f0",
+        Display::Expired => "#f7c56b",
+        Display::Done => "#6fbf73",
+        Display::Failed => "#e57373",
+        Display::Cancelled => "#bdbdbd",
+    }
+}
+
+const DISPLAYS: [Display; 8] = [
+    Display::Ready,
+    Display::Blocked,
+    Display::Todo,
+    Display::Claimed,
+    Display::Expired,
+    Display::Done,
+    Display::Failed,
+    Display::Cancelled,
+];
+
+fn label(n: &Node, d: Display) -> String {
+    let mut s: String = n.summary.chars().take(48).collect();
+    if n.summary.chars().count() > 48 {
+        s.push_str("...");
+    }
+    let s = s.replace(['\n', '\r', '\t'], " ");
+    format!(
+        "{} {}|{} gen={}",
+        &n.id.hex()[..8],
+        s,
+        d.as_str(),
+        n.generation
+    )
+}
+
+/// Renders `workspace`'s live nodes: unfinished ones, plus finished ones when `all`.
+pub fn render(state: &State, workspace: &str, all: bool, format: Format, now: Millis) -> String {
+    let tx = rules::view_at(state, now);
+    let nodes: Vec<&Node> = state
+        .nodes()
+        .iter()
+        .filter(|n| n.workspace == workspace && (all || !n.status.is_terminal()))
+        .collect();
+    let shown: HashSet<Id> = nodes.iter().map(|n| n.id).collect();
+    let cp = schedule::critical(&tx, workspace);
+    let path = cp.longest();
+    let on_path: HashSet<(Id, Id)> = path.windows(2).map(|w| (w[0], w[1])).collect();
+    let on_path_node: HashSet<Id> = path.iter().copied().collect();
+    let mut edges: Vec<(Id, Id, bool)> = Vec::new();
+    for n in &nodes {
+        for (dep, soft) in n.prerequisites() {
+            if shown.contains(&dep) {
+                edges.push((dep, n.id, soft));
+            }
+        }
+    }
+    let short = |id: &Id| format!("n{}", &id.hex()[..12]);
+    let mut out = String::new();
+    match format {
+        Format::Dot => {
+            out.push_str("digraph claimdag {\n  rankdir=LR;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n");
+            for n in &nodes {
+                let d = rules::display(state, n, now);
+                let l = label(n, d)
+                    .replace('\\', "\\\\")
+                    .replace('"', "\\\"")
+                    .replace('|', "\\n");
+                let pen = if on_path_node.contains(&n.id) {
+                    ", penwidth=3, color=\"#d62728\""
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "  {} [label=\"{}\", fillcolor=\"{}\"{}];",
+                    short(&n.id),
+                    l,
+                    colour(d),
+                    pen
+                );
+            }
+            for (p, c, soft) in &edges {
+                let mut attrs = Vec::new();
+                if *soft {
+                    attrs.push("style=dashed".to_string());
+                }
+                if on_path.contains(&(*c, *p)) || on_path.contains(&(*p, *c)) {
+                    attrs.push("color=\"#d62728\", penwidth=3".to_string());
+                }
+                let a = if attrs.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", attrs.join(", "))
+                };
+                let _ = writeln!(out, "  {} -> {}{};", short(p), short(c), a);
+            }
+            out.push_str("}\n");
+        }
+        Format::Mermaid => {
+            out.push_str("flowchart LR\n");
+            for n in &nodes {
+                let d = rules::display(state, n, now);
+                let l = label(n, d).replace('"', "#quot;").replace('|', "<br/>");
+                let _ = writeln!(out, "  {}[\"{}\"]:::{}", short(&n.id), l, d.as_str());
+            }
+            let mut critical_links = Vec::new();
+            for (k, (p, c, soft)) in edges.iter().enumerate() {
+                let arrow = if *soft { "-.->" } else { "-->" };
+                let _ = writeln!(out, "  {} {} {}", short(p), arrow, short(c));
+                if on_path.contains(&(*c, *p)) || on_path.contains(&(*p, *c)) {
+                    critical_links.push(k.to_string());
+                }
+            }
+            for d in DISPLAYS {
+                let _ = writeln!(
+                    out,
+                    "  classDef {} fill:{},stroke:#555",
+                    d.as_str(),
+                    colour(d)
+                );
+            }
+            if !critical_links.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  linkStyle {} stroke:#d62728,stroke-width:3px",
+                    critical_links.join(",")
+                );
+            }
+        }
+    }
+    out
+}

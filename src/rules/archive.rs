@@ -1,0 +1,74 @@
+//! Archive and unarchive: finished nodes move out of the live state and back. A node waiting
+//! on an archived node still sees how it ended, so archiving never makes a node unclaimable.
+
+use super::{Output, Tx};
+use crate::error::{Error, Result};
+use crate::id::Id;
+use crate::model::Node;
+
+impl Tx<'_> {
+    pub(super) fn archive(
+        &mut self,
+        workspace: &str,
+        ids: &[Id],
+        older_than: Option<u64>,
+    ) -> Result<Output> {
+        let mut picked: Vec<Node> = Vec::new();
+        for id in ids {
+            if self.state.archived().contains_key(id) && self.get(id).is_none() {
+                continue; // already archived
+            }
+            let n = self.node(*id)?;
+            if !n.status.is_terminal() {
+                return Err(Error::invalid(format!(
+                    "node {id} is not finished (status {}); only done, failed or cancelled nodes can be archived",
+                    n.status
+                )));
+            }
+            if !picked.iter().any(|p| p.id == n.id) {
+                picked.push(n);
+            }
+        }
+        if ids.is_empty() || older_than.is_some() {
+            let cutoff = older_than.map(|d| self.now.saturating_sub(d));
+            let more: Vec<Node> = self
+                .nodes()
+                .filter(|n| n.workspace == workspace && n.status.is_terminal())
+                .filter(|n| cutoff.is_none_or(|c| n.updated_at <= c))
+                .filter(|n| !picked.iter().any(|p| p.id == n.id))
+                .cloned()
+                .collect();
+            picked.extend(more);
+        }
+        for n in &mut picked {
+            n.archived = true;
+            self.events.push(crate::model::Event {
+                at: self.now,
+                verb: "archive".into(),
+                node: Some(n.id),
+                actor: None,
+                generation: Some(n.generation),
+                detail: Some(n.status.to_string()),
+            });
+        }
+        let count = picked.len();
+        self.archived.extend(picked);
+        Ok(Output::Archived(count))
+    }
+
+    pub(super) fn unarchive(&mut self, node: &Node) -> Result<Output> {
+        if self.get(&node.id).is_some() {
+            return Err(Error::invalid(format!("node {} is not archived", node.id)));
+        }
+        if !self.state.archived().contains_key(&node.id) {
+            return Err(Error::node_not_found(node.id));
+        }
+        let mut n = node.clone();
+        n.archived = false;
+        n.updated_at = self.now;
+        self.event("unarchive", Some(&n), None, Some(n.status.to_string()));
+        let out = Output::Completed(n.id, n.status);
+        self.put(n);
+        Ok(out)
+    }
+}

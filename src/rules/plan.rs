@@ -1,0 +1,329 @@
+//! Import of a plan: many nodes and their links as one atomic, idempotent write. The plan is
+//! validated whole; any bad node, unknown reference or cycle refuses all of it, with a message
+//! naming the offending key.
+
+use super::{Output, Tx, Upsert};
+use crate::error::{Error, Result};
+use crate::id::Id;
+use crate::model::Status;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// A plan: `{"nodes": [...]}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub nodes: Vec<PlanNode>,
+}
+
+/// One node of a plan. `parent`, `deps` and `soft_deps` name a key of the plan or an
+/// existing node (full id or unique prefix of at least 8 hex characters).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanNode {
+    pub key: String,
+    pub summary: String,
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub parent: Option<String>,
+    #[serde(default)]
+    pub deps: Vec<String>,
+    #[serde(default)]
+    pub soft_deps: Vec<String>,
+    #[serde(default)]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub priority: Option<i64>,
+    #[serde(default)]
+    pub estimate: Option<u64>,
+    #[serde(default)]
+    pub labels: Option<Vec<String>>,
+    #[serde(default)]
+    pub resources: Option<Vec<String>>,
+    #[serde(default, rename = "ref")]
+    pub ref_: Option<String>,
+    #[serde(default)]
+    pub max_attempts: Option<u32>,
+}
+
+impl Plan {
+    /// Parses plan JSON; a malformed node is refused naming its key (or its position).
+    pub fn parse(bytes: &[u8]) -> Result<Plan> {
+        let v: serde_json::Value = serde_json::from_slice(bytes)
+            .map_err(|e| Error::invalid(format!("plan is not valid JSON: {e}")))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| Error::invalid("plan must be a JSON object {\"nodes\": [...]}"))?;
+        if let Some(k) = obj.keys().find(|k| k.as_str() != "nodes") {
+            return Err(Error::invalid(format!(
+                "plan has an unknown field {k:?}: only \"nodes\" is allowed"
+            )));
+        }
+        let list = obj
+            .get("nodes")
+            .and_then(|n| n.as_array())
+            .ok_or_else(|| Error::invalid("plan must have a \"nodes\" array"))?;
+        let mut nodes = Vec::with_capacity(list.len());
+        for (i, item) in list.iter().enumerate() {
+            let name = match item.get("key").and_then(|k| k.as_str()) {
+                Some(k) => format!("plan node {k:?}"),
+                None => format!("plan node #{}", i + 1),
+            };
+            let node: PlanNode = serde_json::from_value(item.clone())
+                .map_err(|e| Error::invalid(format!("{name}: {e}")))?;
+            nodes.push(node);
+        }
+        Ok(Plan { nodes })
+    }
+}
+
+fn named(key: &str, e: Error) -> Error {
+    let label = format!("plan node {key:?}");
+    match e {
+        Error::InvalidInput(m) => Error::InvalidInput(format!("{label}: {m}")),
+        Error::NotFound { what, node } => Error::NotFound {
+            what: format!("{label}: {what}"),
+            node,
+        },
+        Error::Cycle { node, detail } => Error::Cycle {
+            node,
+            detail: format!("{label}: {detail}"),
+        },
+        other => other,
+    }
+}
+
+impl Tx<'_> {
+    /// Resolves a plan reference: a key of the plan, else an existing node.
+    fn plan_ref(&self, keys: &HashMap<&str, usize>, ids: &[Option<Id>], text: &str) -> Result<Ref> {
+        if let Some(&i) = keys.get(text) {
+            return Ok(match ids.get(i).copied().flatten() {
+                Some(id) => Ref::Id(id),
+                None => Ref::Key(i),
+            });
+        }
+        let t = text.trim_end_matches("...").to_ascii_lowercase();
+        if t.len() == 32 {
+            let id = Id::parse(&t, "reference")?;
+            if self.status_of(&id).is_some() {
+                return Ok(Ref::Id(id));
+            }
+        } else if t.len() >= 8 && t.bytes().all(|c| c.is_ascii_hexdigit()) {
+            let mut found = self
+                .nodes()
+                .map(|n| n.id)
+                .filter(|id| id.starts_with_hex(&t));
+            if let (Some(id), None) = (found.next(), found.next()) {
+                return Ok(Ref::Id(id));
+            }
+        }
+        Err(Error::NotFound {
+            what: format!("reference {text:?} (neither a key of the plan nor an existing node)"),
+            node: None,
+        })
+    }
+
+    pub(super) fn import(&mut self, workspace: &str, plan: &Plan) -> Result<Output> {
+        super::validate_workspace(workspace)?;
+        let mut keys: HashMap<&str, usize> = HashMap::with_capacity(plan.nodes.len());
+        for (i, n) in plan.nodes.iter().enumerate() {
+            if n.key.trim().is_empty() {
+                return Err(Error::invalid(format!(
+                    "plan node #{} has an empty key",
+                    i + 1
+                )));
+            }
+            if keys.insert(n.key.as_str(), i).is_some() {
+                return Err(Error::invalid(format!(
+                    "plan key {:?} appears twice",
+                    n.key
+                )));
+            }
+        }
+        // Ids depend on parent ids: create parents first (iteratively, so deep chains work).
+        let mut ids: Vec<Option<Id>> = vec![None; plan.nodes.len()];
+        let mut created: Vec<bool> = vec![false; plan.nodes.len()];
+        for start in 0..plan.nodes.len() {
+            let mut stack = vec![start];
+            while let Some(&i) = stack.last() {
+                if ids[i].is_some() {
+                    stack.pop();
+                    continue;
+                }
+                let n = &plan.nodes[i];
+                let parent = match &n.parent {
+                    None => None,
+                    Some(p) => match self
+                        .plan_ref(&keys, &ids, p)
+                        .map_err(|e| named(&n.key, e))?
+                    {
+                        Ref::Id(id) => Some(id),
+                        Ref::Key(j) => {
+                            if stack.contains(&j) {
+                                return Err(Error::invalid(format!(
+                                    "plan node {:?}: its parents form a loop",
+                                    n.key
+                                )));
+                            }
+                            stack.push(j);
+                            continue;
+                        }
+                    },
+                };
+                let existed = self
+                    .status_of(&Id::mint(
+                        workspace,
+                        n.kind.as_deref().unwrap_or("task"),
+                        parent,
+                        &n.summary,
+                    ))
+                    .is_some();
+                let out = self
+                    .upsert(&Upsert {
+                        workspace: workspace.to_string(),
+                        kind: n.kind.clone(),
+                        summary: n.summary.clone(),
+                        parent,
+                        role: n.role.clone(),
+                        priority: n.priority,
+                        estimate: n.estimate,
+                        labels: n.labels.clone(),
+                        resources: n.resources.clone(),
+                        ref_: n.ref_.clone(),
+                        max_attempts: n.max_attempts,
+                    })
+                    .map_err(|e| named(&n.key, e))?;
+                if let Output::Upserted { id, .. } = out {
+                    ids[i] = Some(id);
+                    created[i] = !existed;
+                }
+                stack.pop();
+            }
+        }
+        let ids: Vec<Id> = ids.into_iter().map(|i| i.unwrap_or_default()).collect();
+        // Links: every dep a node of the plan names, added when missing.
+        for (i, n) in plan.nodes.iter().enumerate() {
+            let mut wanted: Vec<(Id, bool)> = Vec::new();
+            for (list, soft) in [(&n.deps, false), (&n.soft_deps, true)] {
+                for d in list {
+                    let dep = match self.plan_ref(&keys, &[], d).map_err(|e| named(&n.key, e))? {
+                        Ref::Id(id) => id,
+                        Ref::Key(j) => ids[j],
+                    };
+                    if dep == ids[i] {
+                        return Err(named(&n.key, Error::cycle_link(dep, dep)));
+                    }
+                    wanted.push((dep, soft));
+                }
+            }
+            let Some(node) = self.get(&ids[i]) else {
+                continue; // an archived node of an earlier import: left as it ended
+            };
+            let missing: Vec<(Id, bool)> = wanted
+                .into_iter()
+                .filter(|(d, soft)| {
+                    let have = if *soft { &node.soft_deps } else { &node.deps };
+                    !have.contains(d)
+                })
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            if node.status.is_terminal() {
+                continue; // a finished node keeps the prerequisites it finished with
+            }
+            if node.status == Status::Claimed {
+                return Err(named(
+                    &n.key,
+                    Error::AlreadyClaimed {
+                        node: node.id,
+                        holder: node.holder.unwrap_or_default(),
+                        generation: node.generation,
+                    },
+                ));
+            }
+            let mut node = node.clone();
+            for (d, soft) in missing {
+                node.deps.retain(|x| *x != d);
+                node.soft_deps.retain(|x| *x != d);
+                if soft {
+                    node.soft_deps.push(d);
+                } else {
+                    node.deps.push(d);
+                }
+                if !created[i] {
+                    let detail = format!("{} {d}", if soft { "soft" } else { "hard" });
+                    self.event("link", Some(&node), None, Some(detail));
+                }
+            }
+            node.updated_at = self.now;
+            self.put(node);
+        }
+        if let Some(id) = self.find_cycle(workspace) {
+            let key = ids
+                .iter()
+                .position(|x| *x == id)
+                .map(|i| plan.nodes[i].key.as_str())
+                .unwrap_or("?");
+            return Err(named(
+                key,
+                Error::Cycle {
+                    node: id,
+                    detail: format!("its prerequisites lead back to it (node {id})"),
+                },
+            ));
+        }
+        Ok(Output::Imported(
+            ids.into_iter()
+                .zip(plan.nodes.iter().map(|n| n.key.clone()))
+                .collect(),
+        ))
+    }
+
+    /// A node on a cycle of prerequisites among the workspace's live nodes (Kahn's algorithm).
+    fn find_cycle(&self, workspace: &str) -> Option<Id> {
+        let nodes: Vec<_> = self.nodes().filter(|n| n.workspace == workspace).collect();
+        let index: HashMap<Id, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+        let mut waiting = vec![0usize; nodes.len()];
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            for (d, _) in n.prerequisites() {
+                if let Some(&j) = index.get(&d) {
+                    children[j].push(i);
+                    waiting[i] += 1;
+                }
+            }
+        }
+        let mut queue: Vec<usize> = (0..nodes.len()).filter(|&i| waiting[i] == 0).collect();
+        let mut done = 0;
+        while let Some(i) = queue.pop() {
+            done += 1;
+            for &c in &children[i] {
+                waiting[c] -= 1;
+                if waiting[c] == 0 {
+                    queue.push(c);
+                }
+            }
+        }
+        if done == nodes.len() {
+            return None;
+        }
+        // Every node left waits on another node left: walking them must come back round.
+        let mut at = (0..nodes.len()).find(|&i| waiting[i] > 0)?;
+        let mut seen = vec![false; nodes.len()];
+        while !seen[at] {
+            seen[at] = true;
+            at = nodes[at]
+                .prerequisites()
+                .filter_map(|(d, _)| index.get(&d).copied())
+                .find(|&j| waiting[j] > 0)?;
+        }
+        Some(nodes[at].id)
+    }
+}
+
+enum Ref {
+    Id(Id),
+    Key(usize),
+}
