@@ -353,6 +353,10 @@ impl Rng {
         Rng(seed | 1)
     }
 
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
     pub fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
