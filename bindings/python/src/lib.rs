@@ -1,1 +1,43 @@
-//! The Python module claimdag._claimdag (SPEC section 10).
+//! The Python module `claimdag._claimdag` (SPEC section 10).
+//!
+//! - [`store`]: `Store`, one method a verb; arguments become owned Rust values first, then the
+//!   core call runs with the GIL released.
+//! - [`types`]: the value classes a store hands back (`Node`, `Event`, `Pick`, `Report`,
+//!   `Settings`).
+//! - [`error`]: the one place a `claimdag::Error` becomes a Python exception.
+//! - [`convert`]: durations in, JSON values out.
+//!
+//! The exception classes themselves live in `claimdag/exceptions.py`.
+
+mod convert;
+mod error;
+mod store;
+mod types;
+
+use pyo3::prelude::*;
+use std::ffi::OsString;
+
+/// Runs the `claimdag` command with `argv` (the first item is the program name) and returns
+/// its exit status. The console script `claimdag` calls this with `sys.argv`.
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> i32 {
+    py.detach(move || {
+        std::panic::catch_unwind(move || claimdag::cli::run(argv)).unwrap_or_else(|_| {
+            eprintln!("error: internal error: the command panicked");
+            claimdag::Code::Internal.exit_code()
+        })
+    })
+}
+
+#[pymodule]
+fn _claimdag(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<store::Store>()?;
+    m.add_class::<types::Node>()?;
+    m.add_class::<types::Event>()?;
+    m.add_class::<types::Pick>()?;
+    m.add_class::<types::Report>()?;
+    m.add_class::<types::Settings>()?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,501 @@
+//! `claimdag.Store`: one method a verb of SPEC section 10. Each method turns its arguments
+//! into owned Rust values while it holds the GIL, then runs the core call with the GIL
+//! released ([`detach`]). Node arguments take a full id or a unique prefix of at least 8 hex
+//! characters ([`claimdag::Store::resolve`]).
+
+use crate::convert::{millis, opt_millis};
+use crate::error::{detach, invalid, to_py_err};
+use crate::types::{Event, Node, Pick, Report, Settings};
+use claimdag::rules::validate_workspace;
+use claimdag::{Actor, Id, ListFilter, Status, Upsert};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The status words `list(status=...)` accepts: stored statuses and display words.
+const STATUS_WORDS: [&str; 8] = [
+    "ready",
+    "blocked",
+    "todo",
+    "claimed",
+    "expired",
+    "done",
+    "failed",
+    "cancelled",
+];
+
+/// A keyword argument that tells "not given" apart from an explicit `None`.
+pub enum Given<'py> {
+    No,
+    Yes(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Given::Yes(obj.to_owned()))
+    }
+}
+
+/// The core handle of this process. A handle inherited through `fork` shares its open lock
+/// file with the parent, and OS locks on a shared open file do not exclude each other, so a
+/// child process opens its own handle on first use.
+struct Handle {
+    pid: u32,
+    store: Arc<claimdag::Store>,
+}
+
+/// A claimdag store: the directory `path` (None: `$CLAIMDAG_DIR`, else
+/// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`) and the workspace methods use
+/// when they are given none (None: `$CLAIMDAG_WORKSPACE`, else ""). Nothing is created until
+/// the first write. One Store may be shared by many threads; many processes may open the
+/// same directory.
+#[pyclass(frozen, module = "claimdag._claimdag")]
+pub struct Store {
+    dir: PathBuf,
+    workspace: String,
+    handle: Mutex<Handle>,
+}
+
+fn whole<T: TryFrom<i64>>(py: Python<'_>, what: &str, v: i64, min: i64) -> PyResult<T> {
+    if v < min {
+        return Err(invalid(
+            py,
+            format!("{what} must be at least {min}, got {v}"),
+        ));
+    }
+    T::try_from(v).map_err(|_| invalid(py, format!("{what} is too large: {v}")))
+}
+
+fn opt_whole<T: TryFrom<i64>>(
+    py: Python<'_>,
+    what: &str,
+    v: Option<i64>,
+    min: i64,
+) -> PyResult<Option<T>> {
+    v.map(|v| whole(py, what, v, min)).transpose()
+}
+
+fn actor(text: &str, what: &str) -> claimdag::Result<Actor> {
+    Id::parse(text.trim(), what)
+}
+
+fn hex_pair((id, generation): (Id, u64)) -> (String, u64) {
+    (id.hex(), generation)
+}
+
+impl Store {
+    /// This process's core handle (see [`Handle`]).
+    fn core(&self) -> PyResult<Arc<claimdag::Store>> {
+        let mut h = self.handle.lock().unwrap_or_else(PoisonError::into_inner);
+        let pid = std::process::id();
+        if h.pid != pid {
+            let fresh = claimdag::Store::open(Some(&self.dir))
+                .map_err(|e| Python::attach(|py| to_py_err(py, e)))?;
+            *h = Handle {
+                pid,
+                store: Arc::new(fresh),
+            };
+        }
+        Ok(h.store.clone())
+    }
+
+    /// The workspace a call names, or the store's.
+    fn ws(&self, py: Python<'_>, workspace: Option<String>) -> PyResult<String> {
+        match workspace {
+            None => Ok(self.workspace.clone()),
+            Some(w) => {
+                validate_workspace(&w).map_err(|e| to_py_err(py, e))?;
+                Ok(w)
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl Store {
+    #[new]
+    #[pyo3(signature = (path=None, workspace=None))]
+    fn new(py: Python<'_>, path: Option<PathBuf>, workspace: Option<String>) -> PyResult<Self> {
+        let workspace = match workspace {
+            Some(w) => w,
+            None => std::env::var("CLAIMDAG_WORKSPACE").unwrap_or_default(),
+        };
+        validate_workspace(&workspace).map_err(|e| to_py_err(py, e))?;
+        let store = claimdag::Store::open(path.as_deref()).map_err(|e| to_py_err(py, e))?;
+        Ok(Store {
+            dir: store.dir().to_path_buf(),
+            workspace,
+            handle: Mutex::new(Handle {
+                pid: std::process::id(),
+                store: Arc::new(store),
+            }),
+        })
+    }
+
+    /// The store directory.
+    #[getter]
+    fn path(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    /// The workspace methods use when they are given none.
+    #[getter]
+    fn workspace(&self) -> &str {
+        &self.workspace
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let path = self.path().into_pyobject(py)?.repr()?.to_string();
+        let ws = self
+            .workspace
+            .as_str()
+            .into_pyobject(py)?
+            .repr()?
+            .to_string();
+        Ok(format!("Store({path}, workspace={ws})"))
+    }
+
+    /// Pickles as its directory and workspace, so a Store can be handed to another process.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let me = slf.get();
+        let args = PyTuple::new(py, [me.path(), me.workspace.clone()])?;
+        Ok((slf.get_type().into_any(), args))
+    }
+
+    /// Creates a node, or merges fields into the node with the same identity (workspace,
+    /// kind, parent, summary); returns its 32-hex id. A field left at None keeps its value on
+    /// an existing node and its default on a new one.
+    #[pyo3(signature = (summary, kind="task", parent=None, role=None, priority=None,
+                        estimate=None, labels=None, resources=None, r#ref=None,
+                        max_attempts=None, workspace=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn upsert(
+        &self,
+        py: Python<'_>,
+        summary: String,
+        kind: &str,
+        parent: Option<String>,
+        role: Option<String>,
+        priority: Option<i64>,
+        estimate: Option<i64>,
+        labels: Option<Vec<String>>,
+        resources: Option<Vec<String>>,
+        r#ref: Option<String>,
+        max_attempts: Option<i64>,
+        workspace: Option<String>,
+    ) -> PyResult<String> {
+        let mut u = Upsert {
+            workspace: self.ws(py, workspace)?,
+            kind: Some(kind.to_string()),
+            summary,
+            parent: None,
+            role,
+            priority,
+            estimate: opt_whole(py, "estimate", estimate, 1)?,
+            labels,
+            resources,
+            ref_: r#ref,
+            max_attempts: opt_whole(py, "max_attempts", max_attempts, 1)?,
+        };
+        let store = self.core()?;
+        detach(py, move || {
+            u.parent = parent.as_deref().map(|p| store.resolve(p)).transpose()?;
+            store.upsert(u).map(|id| id.hex())
+        })
+    }
+
+    /// Makes `child` wait on `parent`: a hard link is satisfied when `parent` is done, a soft
+    /// one when it finished in any status. Linking twice is a no-op.
+    #[pyo3(signature = (parent, child, soft=false))]
+    fn link(&self, py: Python<'_>, parent: String, child: String, soft: bool) -> PyResult<()> {
+        let store = self.core()?;
+        detach(py, move || {
+            store.link(store.resolve(&parent)?, store.resolve(&child)?, soft)
+        })
+    }
+
+    /// Removes the link that makes `child` wait on `parent`.
+    fn unlink(&self, py: Python<'_>, parent: String, child: String) -> PyResult<()> {
+        let store = self.core()?;
+        detach(py, move || {
+            store.unlink(store.resolve(&parent)?, store.resolve(&child)?)
+        })
+    }
+
+    /// Claims a ready node for `assignee` (32 hex characters) and returns the new generation:
+    /// the fencing token to renew, release and complete with. `gen`: claim only at this
+    /// generation. `ttl`: the lease, in seconds or as a timedelta (default: the store's).
+    #[pyo3(signature = (node, assignee, gen=None, ttl=None))]
+    fn claim(
+        &self,
+        py: Python<'_>,
+        node: String,
+        assignee: String,
+        gen: Option<i64>,
+        ttl: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let gen = opt_whole(py, "gen", gen, 0)?;
+        let ttl = opt_millis("ttl", ttl)?;
+        let store = self.core()?;
+        detach(py, move || {
+            let id = store.resolve(&node)?;
+            store.claim(id, actor(&assignee, "assignee")?, gen, ttl)
+        })
+    }
+
+    /// Keeps `actor`'s live claim alive: the lease starts again now (with `ttl` if given).
+    #[pyo3(signature = (node, actor, gen=None, ttl=None))]
+    fn renew(
+        &self,
+        py: Python<'_>,
+        node: String,
+        actor: String,
+        gen: Option<i64>,
+        ttl: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let gen = opt_whole(py, "gen", gen, 0)?;
+        let ttl = opt_millis("ttl", ttl)?;
+        let store = self.core()?;
+        detach(py, move || {
+            let id = store.resolve(&node)?;
+            store.renew(id, self::actor(&actor, "actor")?, gen, ttl)
+        })
+    }
+
+    /// Hands `actor`'s claim at `gen` back; returns the node's new generation.
+    fn release(&self, py: Python<'_>, node: String, actor: String, gen: i64) -> PyResult<u64> {
+        let gen = whole(py, "gen", gen, 0)?;
+        let store = self.core()?;
+        detach(py, move || {
+            let id = store.resolve(&node)?;
+            store.release(id, self::actor(&actor, "actor")?, gen)
+        })
+    }
+
+    /// Hands back expired claims, and with `lease` (seconds or a timedelta) also claims
+    /// quiet for that long; `lease=0` hands back every claim. Returns `[(id, new_generation)]`.
+    #[pyo3(signature = (lease=None, workspace=None))]
+    fn reclaim(
+        &self,
+        py: Python<'_>,
+        lease: Option<&Bound<'_, PyAny>>,
+        workspace: Option<String>,
+    ) -> PyResult<Vec<(String, u64)>> {
+        let lease = opt_millis("lease", lease)?;
+        let ws = self.ws(py, workspace)?;
+        let store = self.core()?;
+        detach(py, move || {
+            let handed = store.reclaim(&ws, lease)?;
+            Ok(handed.into_iter().map(hex_pair).collect())
+        })
+    }
+
+    /// Finishes the live claim at `gen` with `status` ("done", "failed" or "cancelled"; a
+    /// todo node may be cancelled at its current generation). With `actor`, only if it is
+    /// the holder.
+    #[pyo3(signature = (node, gen, status="done", actor=None, note=None))]
+    fn complete(
+        &self,
+        py: Python<'_>,
+        node: String,
+        gen: i64,
+        status: &str,
+        actor: Option<String>,
+        note: Option<String>,
+    ) -> PyResult<()> {
+        let gen = whole(py, "gen", gen, 0)?;
+        let status = match Status::parse(status) {
+            Some(s) if s.is_terminal() => s,
+            _ => {
+                return Err(invalid(
+                    py,
+                    format!("status must be done, failed or cancelled, got {status:?}"),
+                ))
+            }
+        };
+        let store = self.core()?;
+        detach(py, move || {
+            let id = store.resolve(&node)?;
+            let a = actor
+                .as_deref()
+                .map(|a| self::actor(a, "actor"))
+                .transpose()?;
+            store.complete(id, status, gen, a, note.as_deref())
+        })
+    }
+
+    /// Puts a finished node back to todo (at `gen`, if given); returns the new generation.
+    #[pyo3(signature = (node, gen=None))]
+    fn reopen(&self, py: Python<'_>, node: String, gen: Option<i64>) -> PyResult<u64> {
+        let gen = opt_whole(py, "gen", gen, 0)?;
+        let store = self.core()?;
+        detach(py, move || store.reopen(store.resolve(&node)?, gen))
+    }
+
+    /// One node, with its derived display word and readiness.
+    fn get(&self, py: Python<'_>, node: String) -> PyResult<Node> {
+        let store = self.core()?;
+        detach(py, move || store.get(store.resolve(&node)?)).map(Node)
+    }
+
+    /// Nodes of the workspace in creation order: unfinished ones, or those whose stored
+    /// status or display word is `status`; `ready` keeps only ready (True) or not ready
+    /// (False) ones; `holder` only those it holds; `terminal` adds finished ones.
+    #[pyo3(signature = (status=None, ready=None, holder=None, terminal=false, workspace=None))]
+    fn list(
+        &self,
+        py: Python<'_>,
+        status: Option<String>,
+        ready: Option<bool>,
+        holder: Option<String>,
+        terminal: bool,
+        workspace: Option<String>,
+    ) -> PyResult<Vec<Node>> {
+        if let Some(s) = &status {
+            if !STATUS_WORDS.contains(&s.as_str()) {
+                return Err(invalid(
+                    py,
+                    format!(
+                        "unknown status {s:?}: use one of {}",
+                        STATUS_WORDS.join(", ")
+                    ),
+                ));
+            }
+        }
+        let ws = self.ws(py, workspace)?;
+        let store = self.core()?;
+        let views = detach(py, move || {
+            let filter = ListFilter {
+                workspace: Some(ws),
+                status,
+                holder: holder.as_deref().map(|h| actor(h, "holder")).transpose()?,
+                terminal,
+                ..ListFilter::default()
+            };
+            store.list(&filter)
+        })?;
+        Ok(views
+            .into_iter()
+            .filter(|v| ready.is_none_or(|r| v.ready == r))
+            .map(Node)
+            .collect())
+    }
+
+    /// The id of the ready node to work on next (longest critical path first), or None.
+    #[pyo3(signature = (role=None, workspace=None))]
+    fn next(
+        &self,
+        py: Python<'_>,
+        role: Option<String>,
+        workspace: Option<String>,
+    ) -> PyResult<Option<String>> {
+        let ws = self.ws(py, workspace)?;
+        let store = self.core()?;
+        detach(py, move || {
+            Ok(store.next(&ws, role.as_deref())?.map(|p| p.id.hex()))
+        })
+    }
+
+    /// The ready nodes in the order `next` would pick them, each with its critical path.
+    #[pyo3(signature = (role=None, workspace=None))]
+    fn ready(
+        &self,
+        py: Python<'_>,
+        role: Option<String>,
+        workspace: Option<String>,
+    ) -> PyResult<Vec<Pick>> {
+        let ws = self.ws(py, workspace)?;
+        let store = self.core()?;
+        let picks = detach(py, move || store.ready(&ws, role.as_deref()))?;
+        Ok(picks.into_iter().map(Pick).collect())
+    }
+
+    /// Picks the next ready node and claims it for `assignee` in one locked step; returns
+    /// `(id, generation)`, or None when nothing is ready.
+    #[pyo3(signature = (assignee, role=None, ttl=None, workspace=None))]
+    fn claim_next(
+        &self,
+        py: Python<'_>,
+        assignee: String,
+        role: Option<String>,
+        ttl: Option<&Bound<'_, PyAny>>,
+        workspace: Option<String>,
+    ) -> PyResult<Option<(String, u64)>> {
+        let ttl = opt_millis("ttl", ttl)?;
+        let ws = self.ws(py, workspace)?;
+        let store = self.core()?;
+        detach(py, move || {
+            let a = actor(&assignee, "assignee")?;
+            Ok(store
+                .claim_next(&ws, a, role.as_deref(), ttl)?
+                .map(hex_pair))
+        })
+    }
+
+    /// The history, oldest first; only `node`'s transitions when given.
+    #[pyo3(signature = (node=None))]
+    fn log(&self, py: Python<'_>, node: Option<String>) -> PyResult<Vec<Event>> {
+        let store = self.core()?;
+        let lines = detach(py, move || {
+            let id = node.as_deref().map(|n| store.resolve(n)).transpose()?;
+            store.history(id)
+        })?;
+        Ok(lines.into_iter().map(Event).collect())
+    }
+
+    /// The store's settings, after changing those given: `default_ttl` (seconds or a
+    /// timedelta), `max_held` (0: no limit), `max_attempts` (None: no cap).
+    #[pyo3(signature = (*, default_ttl=Given::No, max_held=None, max_attempts=Given::No))]
+    fn config(
+        &self,
+        py: Python<'_>,
+        default_ttl: Given<'_>,
+        max_held: Option<i64>,
+        max_attempts: Given<'_>,
+    ) -> PyResult<Settings> {
+        let ttl = match default_ttl {
+            Given::Yes(v) => Some(millis("default_ttl", &v)?),
+            Given::No => None,
+        };
+        let held: Option<u64> = opt_whole(py, "max_held", max_held, 0)?;
+        let cap: Option<Option<u32>> = match max_attempts {
+            Given::Yes(v) => {
+                let v: Option<i64> = v.extract()?;
+                Some(opt_whole(py, "max_attempts", v, 1)?)
+            }
+            Given::No => None,
+        };
+        let store = self.core()?;
+        detach(py, move || {
+            let mut s = store.settings()?;
+            if ttl.is_none() && held.is_none() && cap.is_none() {
+                return Ok(s);
+            }
+            if let Some(t) = ttl {
+                s.default_ttl_ms = t;
+            }
+            if let Some(h) = held {
+                s.max_held = h;
+            }
+            if let Some(c) = cap {
+                s.max_attempts = c;
+            }
+            store.configure(s.clone())?;
+            Ok(s)
+        })
+        .map(Settings)
+    }
+
+    /// Reads every file of the store afresh and verifies the DAG's invariants. Damaged
+    /// files raise CorruptStore; broken invariants are listed in the report's `problems`.
+    fn check(&self, py: Python<'_>) -> PyResult<Report> {
+        let store = self.core()?;
+        detach(py, move || store.check()).map(Report)
+    }
+}

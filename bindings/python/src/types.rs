@@ -1,0 +1,392 @@
+//! The values a store hands back. Each is an immutable snapshot with typed attributes, a
+//! readable `repr`, equality, and `to_dict()` (the same keys as the CLI's `--json`).
+
+use crate::convert::json_to_py;
+use claimdag::store::HistoryLine;
+use claimdag::{Id, NodeView};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use serde_json::json;
+
+fn ids<'py>(py: Python<'py>, ids: &[Id]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, ids.iter().map(Id::hex))
+}
+
+fn dict<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyDict>> {
+    Ok(json_to_py(py, value)?.cast_into::<PyDict>()?)
+}
+
+/// Python's `repr` of a string: quotes and escapes as Python writes them.
+fn py_repr(py: Python<'_>, text: &str) -> PyResult<String> {
+    Ok(text.into_pyobject(py)?.repr()?.to_string())
+}
+
+/// One node: every field of SPEC section 1 (times in milliseconds since the Unix epoch), plus
+/// the derived `display` word, `ready`, and `why` it is not ready.
+#[pyclass(frozen, eq, module = "claimdag._claimdag")]
+#[derive(PartialEq)]
+pub struct Node(pub NodeView);
+
+#[pymethods]
+impl Node {
+    #[getter]
+    fn id(&self) -> String {
+        self.0.node.id.hex()
+    }
+    #[getter]
+    fn workspace(&self) -> &str {
+        &self.0.node.workspace
+    }
+    #[getter]
+    fn kind(&self) -> &str {
+        &self.0.node.kind
+    }
+    #[getter]
+    fn summary(&self) -> &str {
+        &self.0.node.summary
+    }
+    #[getter]
+    fn parent(&self) -> Option<String> {
+        self.0.node.parent.map(|p| p.hex())
+    }
+    /// Hard prerequisites: satisfied when `done`.
+    #[getter]
+    fn deps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        ids(py, &self.0.node.deps)
+    }
+    /// Soft prerequisites: satisfied when finished in any status.
+    #[getter]
+    fn soft_deps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        ids(py, &self.0.node.soft_deps)
+    }
+    /// The stored status: todo, claimed, done, failed or cancelled.
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.0.node.status.as_str()
+    }
+    #[getter]
+    fn generation(&self) -> u64 {
+        self.0.node.generation
+    }
+    #[getter]
+    fn holder(&self) -> Option<String> {
+        self.0.node.holder.map(|h| h.hex())
+    }
+    #[getter]
+    fn attempts(&self) -> u32 {
+        self.0.node.attempts
+    }
+    #[getter]
+    fn max_attempts(&self) -> Option<u32> {
+        self.0.node.max_attempts
+    }
+    #[getter]
+    fn claimed_at(&self) -> Option<u64> {
+        self.0.node.claimed_at
+    }
+    #[getter]
+    fn renewed_at(&self) -> Option<u64> {
+        self.0.node.renewed_at
+    }
+    #[getter]
+    fn ttl_ms(&self) -> Option<u64> {
+        self.0.node.ttl_ms
+    }
+    #[getter]
+    fn role(&self) -> &str {
+        &self.0.node.role
+    }
+    #[getter]
+    fn priority(&self) -> i64 {
+        self.0.node.priority
+    }
+    #[getter]
+    fn estimate(&self) -> u64 {
+        self.0.node.estimate
+    }
+    #[getter]
+    fn labels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.0.node.labels)
+    }
+    #[getter]
+    fn resources<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.0.node.resources)
+    }
+    #[getter(r#ref)]
+    fn ref_(&self) -> Option<&str> {
+        self.0.node.ref_.as_deref()
+    }
+    #[getter]
+    fn note(&self) -> Option<&str> {
+        self.0.node.note.as_deref()
+    }
+    #[getter]
+    fn completed_by(&self) -> Option<String> {
+        self.0.node.completed_by.map(|a| a.hex())
+    }
+    #[getter]
+    fn created_at(&self) -> u64 {
+        self.0.node.created_at
+    }
+    #[getter]
+    fn updated_at(&self) -> u64 {
+        self.0.node.updated_at
+    }
+    #[getter]
+    fn archived(&self) -> bool {
+        self.0.node.archived
+    }
+    /// The derived word: ready, blocked, todo, claimed, expired, done, failed or cancelled.
+    #[getter]
+    fn display(&self) -> &'static str {
+        self.0.display.as_str()
+    }
+    #[getter]
+    fn ready(&self) -> bool {
+        self.0.ready
+    }
+    /// Why a `todo` node is not ready (or is blocked); None otherwise.
+    #[getter]
+    fn why(&self) -> Option<&str> {
+        self.0.why.as_deref()
+    }
+
+    /// Every field as a dict, with the keys of the CLI's `--json` output.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        dict(py, &self.0.to_json())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let n = &self.0.node;
+        let holder = match n.holder {
+            Some(h) => format!(", holder='{h}'"),
+            None => String::new(),
+        };
+        Ok(format!(
+            "Node(id='{}', display='{}', generation={}{holder}, kind='{}', summary={})",
+            n.id,
+            self.0.display.as_str(),
+            n.generation,
+            n.kind,
+            py_repr(py, &n.summary)?
+        ))
+    }
+}
+
+/// One transition of the history: when, which verb, on which node, by whom, at which
+/// generation, and a detail word (the status reached, the linked node, the setting).
+#[pyclass(frozen, eq, module = "claimdag._claimdag")]
+#[derive(PartialEq)]
+pub struct Event(pub HistoryLine);
+
+#[pymethods]
+impl Event {
+    /// The number of the committed write that recorded it.
+    #[getter]
+    fn seq(&self) -> u64 {
+        self.0.seq
+    }
+    /// Milliseconds since the Unix epoch.
+    #[getter]
+    fn at(&self) -> u64 {
+        self.0.event.at
+    }
+    #[getter]
+    fn verb(&self) -> &str {
+        &self.0.event.verb
+    }
+    #[getter]
+    fn node(&self) -> Option<String> {
+        self.0.event.node.map(|n| n.hex())
+    }
+    #[getter]
+    fn actor(&self) -> Option<String> {
+        self.0.event.actor.map(|a| a.hex())
+    }
+    #[getter]
+    fn generation(&self) -> Option<u64> {
+        self.0.event.generation
+    }
+    #[getter]
+    fn detail(&self) -> Option<&str> {
+        self.0.event.detail.as_deref()
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let e = &self.0.event;
+        dict(
+            py,
+            &json!({"seq": self.0.seq, "at": e.at, "verb": e.verb, "node": e.node,
+                    "actor": e.actor, "generation": e.generation, "detail": e.detail}),
+        )
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let e = &self.0.event;
+        let mut s = format!(
+            "Event(seq={}, at={}, verb={}",
+            self.0.seq,
+            e.at,
+            py_repr(py, &e.verb)?
+        );
+        if let Some(n) = e.node {
+            s.push_str(&format!(", node='{n}'"));
+        }
+        if let Some(a) = e.actor {
+            s.push_str(&format!(", actor='{a}'"));
+        }
+        if let Some(g) = e.generation {
+            s.push_str(&format!(", generation={g}"));
+        }
+        if let Some(d) = &e.detail {
+            s.push_str(&format!(", detail={}", py_repr(py, d)?));
+        }
+        s.push(')');
+        Ok(s)
+    }
+}
+
+/// A ready node as `next` ranks it: its id, its critical path (the largest sum of
+/// `estimate` along a chain of unfinished nodes waiting on it, its own included) and that
+/// chain, this node first.
+#[pyclass(frozen, eq, module = "claimdag._claimdag")]
+#[derive(PartialEq)]
+pub struct Pick(pub claimdag::Pick);
+
+#[pymethods]
+impl Pick {
+    #[getter]
+    fn id(&self) -> String {
+        self.0.id.hex()
+    }
+    #[getter]
+    fn critical(&self) -> u64 {
+        self.0.critical
+    }
+    #[getter]
+    fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        ids(py, &self.0.path)
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        dict(
+            py,
+            &json!({"id": self.0.id, "critical": self.0.critical, "path": self.0.path}),
+        )
+    }
+
+    fn __repr__(&self) -> String {
+        let path: Vec<String> = self.0.path.iter().map(|p| format!("'{p}'")).collect();
+        let comma = if path.len() == 1 { "," } else { "" };
+        format!(
+            "Pick(id='{}', critical={}, path=({}{comma}))",
+            self.0.id,
+            self.0.critical,
+            path.join(", ")
+        )
+    }
+}
+
+/// What `Store.check()` found: counts, and every broken invariant as a sentence.
+#[pyclass(frozen, eq, module = "claimdag._claimdag")]
+#[derive(PartialEq)]
+pub struct Report(pub claimdag::store::Report);
+
+#[pymethods]
+impl Report {
+    /// True when no invariant is broken.
+    #[getter]
+    fn ok(&self) -> bool {
+        self.0.problems.is_empty()
+    }
+    #[getter]
+    fn nodes(&self) -> usize {
+        self.0.nodes
+    }
+    #[getter]
+    fn archived(&self) -> usize {
+        self.0.archived
+    }
+    #[getter]
+    fn events(&self) -> usize {
+        self.0.events
+    }
+    #[getter]
+    fn problems<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.0.problems)
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = &self.0;
+        dict(
+            py,
+            &json!({"ok": r.problems.is_empty(), "nodes": r.nodes, "archived": r.archived,
+                    "events": r.events, "problems": r.problems}),
+        )
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let r = &self.0;
+        let problems: Vec<String> = r
+            .problems
+            .iter()
+            .map(|p| py_repr(py, p))
+            .collect::<PyResult<_>>()?;
+        Ok(format!(
+            "Report(ok={}, nodes={}, archived={}, events={}, problems=[{}])",
+            if r.problems.is_empty() {
+                "True"
+            } else {
+                "False"
+            },
+            r.nodes,
+            r.archived,
+            r.events,
+            problems.join(", ")
+        ))
+    }
+}
+
+/// The settings of a store (SPEC section 1).
+#[pyclass(frozen, eq, module = "claimdag._claimdag")]
+#[derive(PartialEq)]
+pub struct Settings(pub claimdag::Settings);
+
+#[pymethods]
+impl Settings {
+    /// The lease a claim gets when it names no ttl, in milliseconds.
+    #[getter]
+    fn default_ttl_ms(&self) -> u64 {
+        self.0.default_ttl_ms
+    }
+    /// Live claims one actor may hold in a workspace; 0 means no limit.
+    #[getter]
+    fn max_held(&self) -> u64 {
+        self.0.max_held
+    }
+    /// The attempt cap of nodes that set none themselves; None means no cap.
+    #[getter]
+    fn max_attempts(&self) -> Option<u32> {
+        self.0.max_attempts
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = &self.0;
+        dict(
+            py,
+            &json!({"default_ttl_ms": s.default_ttl_ms, "max_held": s.max_held,
+                    "max_attempts": s.max_attempts}),
+        )
+    }
+
+    fn __repr__(&self) -> String {
+        let s = &self.0;
+        format!(
+            "Settings(default_ttl_ms={}, max_held={}, max_attempts={})",
+            s.default_ttl_ms,
+            s.max_held,
+            s.max_attempts
+                .map_or_else(|| "None".to_string(), |m| m.to_string())
+        )
+    }
+}

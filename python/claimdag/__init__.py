@@ -1,0 +1,65 @@
+"""claimdag: a shared DAG of work nodes that many workers claim as leases, fenced by a
+generation number so a stalled worker cannot finish work that is now someone else's.
+
+    store = claimdag.Store()                      # the default store directory
+    nid = store.upsert("parse the manifest header")
+    picked = store.claim_next(me, ttl=600)        # (id, generation) or None
+    ...
+    store.complete(nid, gen=generation)
+
+See docs/python.md for the full tour.
+"""
+
+from claimdag._claimdag import (
+    Event,
+    Node,
+    Pick,
+    Report,
+    Settings,
+    Store,
+    __version__,
+)
+from claimdag.exceptions import (
+    AlreadyClaimed,
+    AssigneeBusy,
+    AttemptsExhausted,
+    ClaimdagError,
+    CorruptStore,
+    Cycle,
+    InternalError,
+    InvalidInput,
+    NotClaimed,
+    NotFound,
+    NotHolder,
+    NotReady,
+    ResourceConflict,
+    StaleGeneration,
+    StoreIOError,
+    Terminal,
+)
+
+__all__ = [
+    "Store",
+    "Node",
+    "Event",
+    "Pick",
+    "Report",
+    "Settings",
+    "ClaimdagError",
+    "NotFound",
+    "AlreadyClaimed",
+    "AssigneeBusy",
+    "NotReady",
+    "AttemptsExhausted",
+    "ResourceConflict",
+    "NotClaimed",
+    "Terminal",
+    "StaleGeneration",
+    "NotHolder",
+    "Cycle",
+    "InvalidInput",
+    "CorruptStore",
+    "StoreIOError",
+    "InternalError",
+    "__version__",
+]
