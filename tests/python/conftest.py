@@ -1,0 +1,28 @@
+"""Shared fixtures: a fresh store directory per test, and actor ids."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+import claimdag
+
+
+def actor(n: int) -> str:
+    """The actor id `printf '%032x' n` gives."""
+    return f"{n:032x}"
+
+
+ME = actor(7)
+YOU = actor(8)
+
+
+@pytest.fixture
+def store_dir(tmp_path: pathlib.Path) -> pathlib.Path:
+    return tmp_path / "claims"
+
+
+@pytest.fixture
+def store(store_dir: pathlib.Path) -> claimdag.Store:
+    return claimdag.Store(store_dir)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The Python tests, from nothing: a virtual environment at .venv (repo root), the test tools
+# from PyPI, the package built and installed with `pip install .` (maturin, release build),
+# then pytest over tests/python. Exits non-zero on any failure, and when no test ran.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "== creating $VENV with $("$PYTHON" --version 2>&1)"
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+
+echo "== installing the test tools"
+"$PY" -m pip install --quiet --progress-bar off --upgrade "pip>=23" "pytest>=7" "mypy>=1.10"
+
+echo "== pip install . (builds the native module in release mode)"
+"$PY" -m pip install --quiet --progress-bar off .
+
+echo "== pytest tests/python"
+status=0
+"$PY" -m pytest -p no:cacheprovider tests/python "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+    echo "error: pytest collected no tests" >&2
+    exit 1
+fi
+exit "$status"

@@ -1,0 +1,206 @@
+"""Every exception class: its code, its place in the hierarchy, and each reachable one
+raised for real with its context attributes."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+import claimdag
+from claimdag.exceptions import BY_CODE
+from conftest import ME, YOU, actor
+
+CODES = {
+    "NotFound": "not_found",
+    "AlreadyClaimed": "already_claimed",
+    "AssigneeBusy": "assignee_busy",
+    "NotReady": "not_ready",
+    "AttemptsExhausted": "attempts_exhausted",
+    "ResourceConflict": "resource_conflict",
+    "NotClaimed": "not_claimed",
+    "Terminal": "terminal",
+    "StaleGeneration": "stale_generation",
+    "NotHolder": "not_holder",
+    "Cycle": "cycle",
+    "InvalidInput": "invalid_input",
+    "CorruptStore": "corrupt",
+    "StoreIOError": "io",
+    "InternalError": "internal",
+}
+
+
+@pytest.mark.parametrize("name,code", sorted(CODES.items()))
+def test_class_and_code(name: str, code: str) -> None:
+    cls = getattr(claimdag, name)
+    assert issubclass(cls, claimdag.ClaimdagError)
+    assert issubclass(cls, Exception)
+    assert cls.code == code
+    assert BY_CODE[code] is cls
+    assert name in claimdag.__all__
+    e = cls("message")
+    assert (e.code, e.node, e.holder, e.generation, e.path) == (code, None, None, None, None)
+
+
+def test_one_class_per_code() -> None:
+    assert sorted(BY_CODE) == sorted(CODES.values())
+    assert issubclass(claimdag.StoreIOError, OSError)
+    assert issubclass(claimdag.InvalidInput, ValueError)
+
+
+def _raises(cls: type[claimdag.ClaimdagError], call, *args, **kwargs):  # type: ignore[no-untyped-def]
+    with pytest.raises(cls) as info:
+        call(*args, **kwargs)
+    assert type(info.value) is cls
+    assert info.value.code == CODES[cls.__name__]
+    return info.value
+
+
+def test_not_found(store: claimdag.Store) -> None:
+    missing = "f" * 32
+    e = _raises(claimdag.NotFound, store.get, missing)
+    assert e.node == missing and "not found" in str(e)
+    e = _raises(claimdag.NotFound, store.get, "deadbeef")
+    assert "not found" in str(e)
+    a = store.upsert("a")
+    _raises(claimdag.NotFound, store.link, a, missing)
+    _raises(claimdag.NotFound, store.upsert, "b", parent=missing)
+
+
+def test_already_claimed(store: claimdag.Store) -> None:
+    a = store.upsert("a")
+    gen = store.claim(a, ME)
+    e = _raises(claimdag.AlreadyClaimed, store.claim, a, ME)
+    assert (e.node, e.holder, e.generation) == (a, ME, gen)
+    assert "already claimed" in str(e)
+
+
+def test_assignee_busy(store: claimdag.Store) -> None:
+    a, b = store.upsert("a"), store.upsert("b")
+    store.claim(a, ME)
+    e = _raises(claimdag.AssigneeBusy, store.claim, b, ME)
+    assert e.node == b and "already holds" in str(e)
+    store.config(max_held=0)
+    assert store.claim(b, ME) == 2
+
+
+def test_not_ready(store: claimdag.Store) -> None:
+    a, b = store.upsert("a"), store.upsert("b")
+    store.link(a, b)
+    e = _raises(claimdag.NotReady, store.claim, b, ME)
+    assert e.node == b and "not ready" in str(e)
+
+
+def test_attempts_exhausted(store: claimdag.Store) -> None:
+    a = store.upsert("a", max_attempts=1)
+    store.release(a, ME, store.claim(a, ME))
+    e = _raises(claimdag.AttemptsExhausted, store.claim, a, ME)
+    assert e.node == a and "attempts exhausted" in str(e)
+
+
+def test_resource_conflict(store: claimdag.Store) -> None:
+    a = store.upsert("a", resources=["src/parser/"])
+    b = store.upsert("b", resources=["src/parser/lexer.rs"])
+    gen = store.claim(a, ME)
+    e = _raises(claimdag.ResourceConflict, store.claim, b, YOU)
+    assert (e.node, e.holder, e.generation) == (b, ME, gen)
+    assert "resource" in str(e)
+
+
+def test_not_claimed(store: claimdag.Store) -> None:
+    a = store.upsert("a")
+    e = _raises(claimdag.NotClaimed, store.complete, a, gen=1, status="done")
+    assert e.node == a and "not claimed" in str(e)
+
+
+def test_terminal(store: claimdag.Store) -> None:
+    a = store.upsert("a")
+    store.complete(a, gen=1, status="cancelled")
+    e = _raises(claimdag.Terminal, store.complete, a, gen=1, status="done")
+    assert e.node == a and "terminal" in str(e)
+
+
+def test_stale_generation(store: claimdag.Store) -> None:
+    a = store.upsert("a")
+    gen = store.claim(a, ME)
+    e = _raises(claimdag.StaleGeneration, store.complete, a, gen=gen - 1)
+    assert (e.node, e.generation) == (a, gen)
+    assert "stale generation" in str(e)
+
+
+def test_not_holder(store: claimdag.Store) -> None:
+    a = store.upsert("a")
+    gen = store.claim(a, ME)
+    e = _raises(claimdag.NotHolder, store.complete, a, gen=gen, actor=YOU)
+    assert (e.node, e.holder, e.generation) == (a, ME, gen)
+    assert "not the holder" in str(e)
+    _raises(claimdag.NotHolder, store.renew, a, YOU)
+
+
+def test_cycle(store: claimdag.Store) -> None:
+    a, b = store.upsert("a"), store.upsert("b")
+    store.link(a, b)
+    e = _raises(claimdag.Cycle, store.link, b, a)
+    assert "cycle" in str(e)
+    _raises(claimdag.Cycle, store.link, a, a)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: s.claim(s.upsert("a"), "not-an-actor"),
+        lambda s: s.upsert("   "),
+        lambda s: s.upsert("a", kind="Not A Kind"),
+        lambda s: s.upsert("a", estimate=0),
+        lambda s: s.claim(s.upsert("a"), actor(1), ttl=-1),
+        lambda s: s.claim(s.upsert("a"), actor(1), ttl=float("nan")),
+        lambda s: s.claim(s.upsert("a"), actor(1), ttl=0),
+        lambda s: s.claim(s.upsert("a"), actor(1), gen=-1),
+        lambda s: s.complete(s.upsert("a"), gen=1, status="finished"),
+        lambda s: s.list(status="sleeping"),
+        lambda s: s.upsert("a", workspace="no spaces"),
+        lambda s: s.config(default_ttl=10**30),
+    ],
+)
+def test_invalid_input(store: claimdag.Store, call) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(claimdag.InvalidInput) as info:
+        call(store)
+    assert info.value.code == "invalid_input"
+    assert isinstance(info.value, ValueError)
+
+
+def test_wrong_types_are_type_errors(store: claimdag.Store) -> None:
+    a = store.upsert("a")
+    with pytest.raises(TypeError):
+        store.claim(a, ME, ttl="10m")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        store.claim(a, ME, ttl=True)
+
+
+def test_corrupt_store(store_dir: pathlib.Path) -> None:
+    claimdag.Store(store_dir).upsert("a")
+    snapshot = store_dir / "snapshot.json"
+    snapshot.write_text("{ this is not json")
+    fresh = claimdag.Store(store_dir)
+    e = _raises(claimdag.CorruptStore, fresh.list)
+    assert e.path is not None and e.path.endswith("snapshot.json")
+    assert "corrupt" in str(e)
+    _raises(claimdag.CorruptStore, fresh.check)
+    assert snapshot.read_text() == "{ this is not json", "a damaged file is left as it was"
+
+
+def test_store_io_error(tmp_path: pathlib.Path) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    store = claimdag.Store(not_a_dir / "claims")
+    e = _raises(claimdag.StoreIOError, store.upsert, "a")
+    assert isinstance(e, OSError)
+    assert e.errno is not None and e.path is not None and e.filename == e.path
+    assert str(not_a_dir) in e.path
+    with pytest.raises(OSError):
+        store.upsert("a")
+
+
+def test_errors_can_be_caught_by_the_base(store: claimdag.Store) -> None:
+    with pytest.raises(claimdag.ClaimdagError):
+        store.get("0" * 32)

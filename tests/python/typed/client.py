@@ -1,0 +1,45 @@
+"""A typed client of claimdag: `mypy --strict` must accept it (tests/python/test_stubs.py)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Optional
+
+import claimdag
+
+
+def work_one(store: claimdag.Store, me: str) -> Optional[str]:
+    picked = store.claim_next(me, role=None, ttl=datetime.timedelta(minutes=10))
+    if picked is None:
+        return None
+    nid, gen = picked
+    store.renew(nid, me, gen=gen, ttl=600)
+    try:
+        store.complete(nid, gen=gen, status="done", actor=me, note="ok")
+    except claimdag.StaleGeneration as e:
+        current: Optional[int] = e.generation
+        print(f"fenced off at {current}")
+    node: claimdag.Node = store.get(nid)
+    labels: tuple[str, ...] = node.labels
+    created: int = node.created_at
+    print(labels, created, node.to_dict()["status"], node.display, node.ready)
+    return nid
+
+
+def tour(store: claimdag.Store) -> None:
+    a = store.upsert("a", kind="task", parent=None, role="", priority=0, estimate=1,
+                     labels=(), resources=(), ref=None, max_attempts=None, workspace=None)
+    b = store.upsert("b", parent=a)
+    store.link(a, b, soft=False)
+    store.unlink(a, b)
+    gen: int = store.claim(a, "0" * 32, gen=None, ttl=None)
+    gen = store.release(a, "0" * 32, gen)
+    handed: list[tuple[str, int]] = store.reclaim(lease=None)
+    nodes: list[claimdag.Node] = store.list(status=None, ready=None, holder=None)
+    nxt: Optional[str] = store.next(role=None)
+    gen = store.reopen(a)
+    events: list[claimdag.Event] = store.log(a)
+    picks: list[claimdag.Pick] = store.ready()
+    settings: claimdag.Settings = store.config(max_attempts=3, default_ttl=60.0)
+    report: claimdag.Report = store.check()
+    print(handed, nodes, nxt, gen, events, picks, settings.max_attempts, report.ok)
