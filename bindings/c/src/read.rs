@@ -1,0 +1,409 @@
+//! The verbs that read a store (get, list, next, ready, log, check) and the settings
+//! (config). Results come back as JSON text the caller frees with `claimdag_string_free`;
+//! a node is the object the CLI's `--json` prints: every field of the node plus its derived
+//! `"display"` word, `"ready"` and `"why"`.
+
+use crate::code::{claimdag_code, Failure};
+use crate::ffi::{
+    actor, json_string, node, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg, workspace,
+};
+use crate::panic::ffi_boundary;
+use crate::store::{claimdag_store, into_raw, nothing_ready};
+use claimdag::duration::{format_ms, parse_ms};
+use claimdag::{ListFilter, Settings, Store};
+use serde_json::{json, Value};
+use std::ffi::c_char;
+
+/// Writes one node as a JSON object to `*out_json` (`CLAIMDAG_NOT_FOUND` when there is no
+/// such node). Free the string with `claimdag_string_free`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_json` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_get_json(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_get_json", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let view = store.get(node(store, id)?)?;
+        out.write(into_raw(json_string(&view.to_json())?));
+        Ok(())
+    })
+}
+
+/// Writes the live unfinished nodes of the default workspace, in creation order, to
+/// `*out_json` as a JSON array of node objects. Free it with `claimdag_string_free`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_list_json(
+    s: *mut claimdag_store,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        list(
+            s,
+            std::ptr::null(),
+            std::ptr::null(),
+            std::ptr::null(),
+            false,
+            out_json,
+            "claimdag_list_json",
+        )
+    }
+}
+
+/// `claimdag_list_json` with the CLI's filters: `workspace` (NULL: `$CLAIMDAG_WORKSPACE`,
+/// else ""), `status` (NULL: any; else a stored status or a display word: todo, ready,
+/// blocked, claimed, expired, done, failed, cancelled), `holder` (NULL: any; else an actor
+/// whose claims to show) and `include_terminal` (also show finished nodes).
+///
+/// # Safety
+/// As `claimdag_list_json`; strings are NUL-terminated or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_list_json_ex(
+    s: *mut claimdag_store,
+    workspace: *const c_char,
+    status: *const c_char,
+    holder: *const c_char,
+    include_terminal: bool,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        list(
+            s,
+            workspace,
+            status,
+            holder,
+            include_terminal,
+            out_json,
+            "claimdag_list_json_ex",
+        )
+    }
+}
+
+const STATUS_WORDS: [&str; 8] = [
+    "todo",
+    "ready",
+    "blocked",
+    "claimed",
+    "expired",
+    "done",
+    "failed",
+    "cancelled",
+];
+
+unsafe fn list(
+    s: *mut claimdag_store,
+    ws: *const c_char,
+    status: *const c_char,
+    holder: *const c_char,
+    terminal: bool,
+    out_json: *mut *mut c_char,
+    name: &'static str,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the exported function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let ws = unsafe { opt_str_arg(ws, "workspace") }?;
+        let status = unsafe { opt_str_arg(status, "status") }?;
+        let holder = unsafe { opt_str_arg(holder, "holder") }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        if let Some(st) = status {
+            if !STATUS_WORDS.contains(&st) {
+                return Err(Failure::invalid(format!(
+                    "unknown status {st:?}: use one of {}",
+                    STATUS_WORDS.join(", ")
+                )));
+            }
+        }
+        let filter = ListFilter {
+            workspace: Some(workspace(ws)?),
+            status: status.map(str::to_string),
+            holder: holder.map(|h| actor(h, "holder")).transpose()?,
+            terminal,
+            ..ListFilter::default()
+        };
+        let views = store.list(&filter)?;
+        let list = Value::Array(views.iter().map(|v| v.to_json()).collect());
+        out.write(into_raw(json_string(&list)?));
+        Ok(())
+    })
+}
+
+/// Writes the id of the ready node `claimdag_claim_next` would pick to `out_id`, without
+/// claiming it. `workspace` NULL: `$CLAIMDAG_WORKSPACE`, else ""; `role` as in
+/// `claimdag_claim_next_ex`. `CLAIMDAG_NOT_FOUND` when no node is ready.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_id` is NULL or
+/// has room for 33 bytes.
+/// cbindgen:ptrs-as-arrays=[[out_id;33]]
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_next(
+    s: *mut claimdag_store,
+    workspace: *const c_char,
+    role: *const c_char,
+    out_id: *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_next", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
+        let role = unsafe { opt_str_arg(role, "role") }?;
+        let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
+        let ws = self::workspace(ws)?;
+        match store.next(&ws, role)? {
+            Some(pick) => {
+                out_id.write(pick.id);
+                Ok(())
+            }
+            None => Err(nothing_ready(&ws, role)),
+        }
+    })
+}
+
+/// Writes the ready nodes in the order `claimdag_next` picks them to `*out_json`, as a JSON
+/// array of `{"id", "critical", "path", "summary"}`: `critical` is the node's critical path
+/// (the largest sum of estimates along a chain of unfinished nodes waiting on it, its own
+/// included) and `path` that chain, this node first. Arguments as in `claimdag_next`.
+/// Free the string with `claimdag_string_free`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_ready_json(
+    s: *mut claimdag_store,
+    workspace: *const c_char,
+    role: *const c_char,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_ready_json", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
+        let role = unsafe { opt_str_arg(role, "role") }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let picks = store.ready(&self::workspace(ws)?, role)?;
+        let summaries = store.read(|state, _| {
+            picks
+                .iter()
+                .map(|p| {
+                    state
+                        .get(&p.id)
+                        .map(|n| n.summary.clone())
+                        .unwrap_or_default()
+                })
+                .collect::<Vec<_>>()
+        })?;
+        let list: Vec<Value> = picks
+            .iter()
+            .zip(&summaries)
+            .map(|(p, s)| json!({"id": p.id, "critical": p.critical, "path": p.path, "summary": s}))
+            .collect();
+        out.write(into_raw(json_string(&Value::Array(list))?));
+        Ok(())
+    })
+}
+
+/// Writes the history, oldest first, to `*out_json` as a JSON array of transitions
+/// (`{"seq", "at", "verb", "node", "actor", "generation", "detail"}`, absent fields left
+/// out). `id` NULL: the whole store's history; otherwise only that node's. Free the string
+/// with `claimdag_string_free`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_json` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_log_json(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_log_json", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { opt_str_arg(id, "id") }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let id = id.map(|i| node(store, i)).transpose()?;
+        let lines = store.history(id)?;
+        let value = serde_json::to_value(&lines).map_err(|e| Failure {
+            code: claimdag_code::CLAIMDAG_INTERNAL,
+            message: format!("internal error: history does not serialise: {e}"),
+        })?;
+        out.write(into_raw(json_string(&value)?));
+        Ok(())
+    })
+}
+
+const SETTINGS: [&str; 3] = ["default_ttl", "max_held", "max_attempts"];
+
+fn check_key(key: &str) -> Result<(), Failure> {
+    if SETTINGS.contains(&key) {
+        Ok(())
+    } else {
+        Err(Failure::invalid(format!(
+            "unknown setting {key:?}: the settings are {}",
+            SETTINGS.join(", ")
+        )))
+    }
+}
+
+/// A setting as the CLI's `config KEY` prints it.
+fn setting_text(settings: &Settings, key: &str) -> String {
+    match key {
+        "default_ttl" => format_ms(settings.default_ttl_ms),
+        "max_held" => settings.max_held.to_string(),
+        _ => settings
+            .max_attempts
+            .map(|m| m.to_string())
+            .unwrap_or_else(|| "none".into()),
+    }
+}
+
+/// Writes one setting, as the CLI's `config KEY` prints it, to `*out_value`:
+/// `default_ttl` (a duration such as "15m"), `max_held` (a whole number, 0 = no limit) or
+/// `max_attempts` (a whole number, or "none"). Free the string with `claimdag_string_free`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `key` is NUL-terminated or NULL; `out_value` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_config_get(
+    s: *mut claimdag_store,
+    key: *const c_char,
+    out_value: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_config_get", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let key = unsafe { str_arg(key, "key") }?;
+        let out = unsafe { out_arg(out_value, "out_value") }?;
+        check_key(key)?;
+        let text = setting_text(&store.settings()?, key);
+        out.write(into_raw(crate::ffi::c_string(text)?));
+        Ok(())
+    })
+}
+
+/// Changes one setting, written as for the CLI's `config KEY VALUE`: `default_ttl` takes a
+/// duration (`500ms`, `30s`, `15m`, `2h`, `1d`; a bare number is seconds), `max_held` a
+/// whole number (0 = no limit), `max_attempts` a whole number or "none".
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_config_set(
+    s: *mut claimdag_store,
+    key: *const c_char,
+    value: *const c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_config_set", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let key = unsafe { str_arg(key, "key") }?;
+        let value = unsafe { str_arg(value, "value") }?;
+        check_key(key)?;
+        let mut settings = store.settings()?;
+        apply_setting(&mut settings, key, value.trim())?;
+        store.configure(settings)?;
+        Ok(())
+    })
+}
+
+fn apply_setting(s: &mut Settings, key: &str, v: &str) -> Result<(), Failure> {
+    match key {
+        "default_ttl" => s.default_ttl_ms = parse_ms(v)?,
+        "max_held" => {
+            s.max_held = v.parse().map_err(|_| {
+                Failure::invalid(format!(
+                    "max_held must be a whole number (0 = no limit), got {v:?}"
+                ))
+            })?
+        }
+        _ => {
+            s.max_attempts = match v {
+                "none" | "" => None,
+                _ => Some(v.parse().map_err(|_| {
+                    Failure::invalid(format!(
+                        "max_attempts must be a whole number or none, got {v:?}"
+                    ))
+                })?),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes every setting to `*out_json` as
+/// `{"default_ttl_ms": <ms>, "max_held": <n>, "max_attempts": <n or null>}`. Free the
+/// string with `claimdag_string_free`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_config_json(
+    s: *mut claimdag_store,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_config_json", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let st = store.settings()?;
+        let value = json!({"default_ttl_ms": st.default_ttl_ms, "max_held": st.max_held,
+                           "max_attempts": st.max_attempts});
+        out.write(into_raw(json_string(&value)?));
+        Ok(())
+    })
+}
+
+/// Verifies the store: reads every file afresh (formats, checksums) and checks the DAG's
+/// invariants. When all is well, writes
+/// `{"ok": true, "nodes": <n>, "archived": <n>, "events": <n>, "problems": []}` to
+/// `*out_json` (free it with `claimdag_string_free`). A damaged file, or an invariant that
+/// does not hold, is `CLAIMDAG_CORRUPT` (the message lists the problems, `*out_json` is
+/// not written), as the CLI's `check` exits 6.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_check(
+    s: *mut claimdag_store,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_check", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let report = check(store)?;
+        out.write(into_raw(json_string(&report)?));
+        Ok(())
+    })
+}
+
+fn check(store: &Store) -> Result<Value, Failure> {
+    let r = store.check()?;
+    if !r.problems.is_empty() {
+        return Err(Failure {
+            code: claimdag_code::CLAIMDAG_CORRUPT,
+            message: format!(
+                "store is corrupt: {} problem(s): {}",
+                r.problems.len(),
+                r.problems.join("; ")
+            ),
+        });
+    }
+    Ok(json!({"ok": true, "nodes": r.nodes, "archived": r.archived,
+              "events": r.events, "problems": r.problems}))
+}

@@ -1,0 +1,127 @@
+//! The store handle: open, close, resolving node arguments, and freeing returned strings.
+
+use crate::code::{claimdag_code, Failure};
+use crate::ffi::{node, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg};
+use crate::panic::{ffi_boundary, ffi_boundary_or};
+use claimdag::Store;
+use std::ffi::{c_char, CString};
+use std::path::Path;
+
+/// A handle on one store directory. Opaque: create it with `claimdag_open`, destroy it with
+/// `claimdag_close`. One handle may be used from several threads at once; calls on it are
+/// serialised by the store's lock, and other processes may use the same directory.
+#[allow(non_camel_case_types)]
+pub struct claimdag_store {
+    pub(crate) store: Store,
+}
+
+/// Opens the store in directory `dir` and writes a new handle to `*out`.
+///
+/// `dir` NULL or "" means the default directory: `$CLAIMDAG_DIR`, else
+/// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`. Nothing is read or created
+/// on disk until the first call that needs the store: reading a store that does not exist
+/// shows an empty DAG, the first write creates it.
+///
+/// On `CLAIMDAG_OK`, `*out` is a handle the caller owns and must pass to `claimdag_close`;
+/// on failure `*out` is left unchanged. `out` must not be NULL. `dir` must be UTF-8.
+///
+/// # Safety
+/// `dir` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_open(
+    dir: *const c_char,
+    out: *mut *mut claimdag_store,
+) -> claimdag_code {
+    ffi_boundary("claimdag_open", || {
+        // SAFETY: forwarded from this function's contract.
+        let dir = unsafe { opt_str_arg(dir, "dir") }?;
+        let out = unsafe { out_arg(out, "out") }?;
+        let store = Store::open(dir.map(Path::new))?;
+        let handle = Box::new(claimdag_store { store });
+        out.write(Box::into_raw(handle));
+        Ok(())
+    })
+}
+
+/// Closes a handle and frees it. NULL is a no-op. The handle must not be used afterwards,
+/// and no other thread may be using it during the call. Everything a call committed is
+/// already on disk; closing loses nothing.
+///
+/// # Safety
+/// `store` is NULL or a handle from `claimdag_open` not yet closed.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_close(store: *mut claimdag_store) {
+    ffi_boundary_or("claimdag_close", (), || {
+        if !store.is_null() {
+            // SAFETY: the caller gives back ownership of a handle from `claimdag_open`.
+            drop(unsafe { Box::from_raw(store) });
+        }
+    })
+}
+
+/// Resolves a node argument to its full id and writes it (32 lowercase hex characters
+/// and a NUL) to `out_id`.
+///
+/// Every function that takes a node accepts the same forms as the CLI: a full id (either
+/// case), a unique prefix of at least 8 hex characters, or the `092dca29...` form that
+/// lists print. `CLAIMDAG_NOT_FOUND` when nothing matches, `CLAIMDAG_INVALID_INPUT` when
+/// the text is malformed or the prefix is ambiguous.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `text` a NUL-terminated string or NULL; `out_id` is
+/// NULL or has room for 33 bytes.
+/// cbindgen:ptrs-as-arrays=[[out_id;33]]
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_resolve(
+    s: *mut claimdag_store,
+    text: *const c_char,
+    out_id: *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_resolve", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let text = unsafe { str_arg(text, "text") }?;
+        let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
+        let id = node(store, text)?;
+        out_id.write(id);
+        Ok(())
+    })
+}
+
+/// Frees a string returned by this library (the `char **out_json` and `char **out_value`
+/// out-params). NULL is a no-op. Free each string exactly once, and only with this
+/// function (never with `free()`).
+///
+/// # Safety
+/// `s` is NULL or a string this library returned and that was not freed yet.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_string_free(s: *mut c_char) {
+    ffi_boundary_or("claimdag_string_free", (), || {
+        if !s.is_null() {
+            // SAFETY: the caller gives back a string made by `CString::into_raw` here.
+            drop(unsafe { CString::from_raw(s) });
+        }
+    })
+}
+
+/// The version of this library, e.g. "0.1.0". Static text: never free it.
+#[no_mangle]
+pub extern "C" fn claimdag_version() -> *const c_char {
+    const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    ffi_boundary_or("claimdag_version", c"".as_ptr(), || {
+        VERSION.as_ptr().cast::<c_char>()
+    })
+}
+
+/// Turns a finished string into the raw pointer handed to C.
+pub(crate) fn into_raw(s: CString) -> *mut c_char {
+    s.into_raw()
+}
+
+/// A read helper used by several verbs: the failure for "nothing ready".
+pub(crate) fn nothing_ready(workspace: &str, role: Option<&str>) -> Failure {
+    Failure::not_found(format!(
+        "no ready node in workspace {workspace:?} for role {:?}",
+        role.unwrap_or("")
+    ))
+}

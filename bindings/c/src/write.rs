@@ -1,0 +1,649 @@
+//! The verbs that change a store: upsert, link, unlink, claim, claim-next, renew, release,
+//! reclaim, complete, reopen. Each one is a single committed write: when it returns
+//! `CLAIMDAG_OK` the change is on disk, and a refused call changed nothing.
+
+use crate::code::{claimdag_code, Failure};
+use crate::ffi::{
+    actor, given, json_string, node, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg,
+    str_array_arg, workspace,
+};
+use crate::panic::ffi_boundary;
+use crate::store::{claimdag_store, into_raw, nothing_ready};
+use claimdag::{Status, Upsert};
+use serde_json::json;
+use std::ffi::c_char;
+
+/// `lease_ms` value of `claimdag_reclaim` and `claimdag_reclaim_json` meaning "no lease":
+/// hand back expired claims only.
+pub const CLAIMDAG_NO_LEASE: u64 = 0xFFFF_FFFF_FFFF_FFFF;
+
+/// Options of `claimdag_upsert_ex`. Zero-initialise it (`claimdag_upsert_options o = {0};`)
+/// and set what you need: a NULL pointer, a zero number or a false `has_priority` means
+/// "not given". On an existing node, fields not given are left as they are. The struct
+/// only borrows its strings for the duration of the call.
+///
+/// This layout is part of the ABI; a later version that needs more options adds a new
+/// struct and function rather than changing this one.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+pub struct claimdag_upsert_options {
+    /// The workspace (part of the node's id). NULL: `$CLAIMDAG_WORKSPACE`, else "".
+    pub workspace: *const c_char,
+    /// 1-32 characters of [a-z0-9_-] (part of the node's id). NULL: "task".
+    pub kind: *const c_char,
+    /// The parent node, hierarchy only, never a dependency (part of the node's id): an id
+    /// or unique prefix. NULL: none.
+    pub parent: *const c_char,
+    /// Only workers asking for this role get the node; "" is any worker. NULL: not given.
+    pub role: *const c_char,
+    /// Whether `priority` is given.
+    pub has_priority: bool,
+    /// Higher first when critical paths tie.
+    pub priority: i64,
+    /// A positive size used for critical paths. 0: not given (a new node gets 1).
+    pub estimate: u64,
+    /// `labels_len` label strings. `labels_len` 0: not given (`labels` may be NULL).
+    pub labels: *const *const c_char,
+    /// The number of strings in `labels`.
+    pub labels_len: usize,
+    /// `resources_len` resource strings (`src/parser/`, `db:users`); live claims whose
+    /// resources overlap exclude each other. `resources_len` 0: not given.
+    pub resources: *const *const c_char,
+    /// The number of strings in `resources`.
+    pub resources_len: usize,
+    /// An external ticket reference. NULL: not given.
+    pub ticket_ref: *const c_char,
+    /// How many claims the node allows. 0: not given (the store's `max_attempts` applies).
+    pub max_attempts: u32,
+}
+
+/// Creates a node, or finds the node with the same identity, and writes its id (32
+/// lowercase hex characters and a NUL) to `out_id`.
+///
+/// The id is minted from workspace, kind, parent and the trimmed summary, so upserting the
+/// same fields again returns the same node and never duplicates work. `kind` NULL is
+/// "task"; `parent` NULL is none (an id or unique prefix otherwise). The workspace is the
+/// default one (`$CLAIMDAG_WORKSPACE`, else ""); see `claimdag_upsert_ex` for the rest.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_id` is NULL or
+/// has room for 33 bytes.
+/// cbindgen:ptrs-as-arrays=[[out_id;33]]
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_upsert(
+    s: *mut claimdag_store,
+    summary: *const c_char,
+    kind: *const c_char,
+    parent: *const c_char,
+    out_id: *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_upsert", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let summary = unsafe { str_arg(summary, "summary") }?;
+        let kind = unsafe { opt_str_arg(kind, "kind") }?;
+        let parent = unsafe { opt_str_arg(parent, "parent") }?;
+        let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
+        let parent = parent.map(|p| node(store, p)).transpose()?;
+        let id = store.upsert(Upsert {
+            workspace: workspace(None)?,
+            kind: kind.map(str::to_string),
+            summary: summary.to_string(),
+            parent,
+            ..Upsert::default()
+        })?;
+        out_id.write(id);
+        Ok(())
+    })
+}
+
+/// `claimdag_upsert` with every field the CLI's `upsert` takes. `options` NULL is all
+/// defaults (the same as `claimdag_upsert(s, summary, NULL, NULL, out_id)`).
+///
+/// # Safety
+/// `s` is a live handle or NULL; `summary` is NUL-terminated or NULL; `options` is NULL or
+/// a readable struct whose pointers follow the same rules (each array with at least its
+/// `_len` elements); `out_id` is NULL or has room for 33 bytes.
+/// cbindgen:ptrs-as-arrays=[[out_id;33]]
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_upsert_ex(
+    s: *mut claimdag_store,
+    summary: *const c_char,
+    options: *const claimdag_upsert_options,
+    out_id: *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_upsert_ex", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let summary = unsafe { str_arg(summary, "summary") }?;
+        let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
+        // SAFETY: NULL or a readable struct, as the caller promises.
+        let mut u = match unsafe { options.as_ref() } {
+            Some(o) => unsafe { upsert_fields(store, o) }?,
+            None => Upsert {
+                workspace: workspace(None)?,
+                ..Upsert::default()
+            },
+        };
+        u.summary = summary.to_string();
+        let id = store.upsert(u)?;
+        out_id.write(id);
+        Ok(())
+    })
+}
+
+/// # Safety
+/// The pointers in `o` follow the rules of `claimdag_upsert_ex`.
+unsafe fn upsert_fields(
+    store: &claimdag::Store,
+    o: &claimdag_upsert_options,
+) -> Result<Upsert, Failure> {
+    // SAFETY (every block): the caller vouches for the pointers inside `o`.
+    let ws = unsafe { opt_str_arg(o.workspace, "options.workspace") }?;
+    let kind = unsafe { opt_str_arg(o.kind, "options.kind") }?;
+    let parent = unsafe { opt_str_arg(o.parent, "options.parent") }?;
+    let role = unsafe { opt_str_arg(o.role, "options.role") }?;
+    let labels = unsafe { str_array_arg(o.labels, o.labels_len, "options.labels") }?;
+    let resources = unsafe { str_array_arg(o.resources, o.resources_len, "options.resources") }?;
+    let ticket_ref = unsafe { opt_str_arg(o.ticket_ref, "options.ticket_ref") }?;
+    Ok(Upsert {
+        workspace: workspace(ws)?,
+        kind: kind.map(str::to_string),
+        summary: String::new(),
+        parent: parent.map(|p| node(store, p)).transpose()?,
+        role: role.map(str::to_string),
+        priority: o.has_priority.then_some(o.priority),
+        estimate: given(o.estimate),
+        labels,
+        resources,
+        ref_: ticket_ref.map(str::to_string),
+        max_attempts: (o.max_attempts != 0).then_some(o.max_attempts),
+    })
+}
+
+/// Makes `child` wait on `parent` (a hard link: satisfied when `parent` is done). Linking
+/// twice is a no-op; a link that would close a cycle is `CLAIMDAG_CYCLE`; a claimed or
+/// finished child cannot gain a prerequisite.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_link(
+    s: *mut claimdag_store,
+    parent: *const c_char,
+    child: *const c_char,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { link(s, parent, child, false, "claimdag_link") }
+}
+
+/// `claimdag_link` with a choice: `soft` true makes a soft link, satisfied when `parent`
+/// finishes in any status (done, failed or cancelled).
+///
+/// # Safety
+/// As `claimdag_link`.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_link_ex(
+    s: *mut claimdag_store,
+    parent: *const c_char,
+    child: *const c_char,
+    soft: bool,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { link(s, parent, child, soft, "claimdag_link_ex") }
+}
+
+unsafe fn link(
+    s: *mut claimdag_store,
+    parent: *const c_char,
+    child: *const c_char,
+    soft: bool,
+    name: &'static str,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the exported function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let parent = unsafe { str_arg(parent, "parent") }?;
+        let child = unsafe { str_arg(child, "child") }?;
+        store.link(node(store, parent)?, node(store, child)?, soft)?;
+        Ok(())
+    })
+}
+
+/// Removes the link that makes `child` wait on `parent` (hard or soft).
+/// `CLAIMDAG_NOT_FOUND` when there is no such link.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_unlink(
+    s: *mut claimdag_store,
+    parent: *const c_char,
+    child: *const c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_unlink", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let parent = unsafe { str_arg(parent, "parent") }?;
+        let child = unsafe { str_arg(child, "child") }?;
+        store.unlink(node(store, parent)?, node(store, child)?)?;
+        Ok(())
+    })
+}
+
+/// Claims the ready node `id` for `assignee` (32 hex characters) with the store's default
+/// lease, and writes the new generation, the fencing token, to `*out_generation`. Keep it:
+/// renew, release and complete need it.
+///
+/// A claimed node (by anyone, `assignee` included) is `CLAIMDAG_ALREADY_CLAIMED`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_generation` is
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_claim(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    assignee: *const c_char,
+    out_generation: *mut u64,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { claim(s, id, assignee, 0, 0, out_generation, "claimdag_claim") }
+}
+
+/// `claimdag_claim` with options: `expected_generation` (0: any) refuses with
+/// `CLAIMDAG_STALE_GENERATION` unless the node is at that generation; `ttl_ms` (0: the
+/// store's `default_ttl`) is the lease length in milliseconds.
+///
+/// # Safety
+/// As `claimdag_claim`.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_claim_ex(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    assignee: *const c_char,
+    expected_generation: u64,
+    ttl_ms: u64,
+    out_generation: *mut u64,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        claim(
+            s,
+            id,
+            assignee,
+            expected_generation,
+            ttl_ms,
+            out_generation,
+            "claimdag_claim_ex",
+        )
+    }
+}
+
+unsafe fn claim(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    assignee: *const c_char,
+    gen: u64,
+    ttl_ms: u64,
+    out_generation: *mut u64,
+    name: &'static str,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the exported function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        let assignee = unsafe { str_arg(assignee, "assignee") }?;
+        let out = unsafe { out_arg(out_generation, "out_generation") }?;
+        let who = actor(assignee, "assignee")?;
+        let g = store.claim(node(store, id)?, who, given(gen), given(ttl_ms))?;
+        out.write(g);
+        Ok(())
+    })
+}
+
+/// Picks the ready node to work on next (longest critical path first, then priority, then
+/// age) and claims it for `assignee` in one locked step: two workers calling this at once
+/// never get the same node. Writes its id to `out_id` and its generation to
+/// `*out_generation`. Uses the default workspace, nodes of no role, and the default lease.
+///
+/// `CLAIMDAG_NOT_FOUND` when no node is ready (nothing is written).
+///
+/// # Safety
+/// `s` is a live handle or NULL; `assignee` is NUL-terminated or NULL; `out_id` is NULL or
+/// has room for 33 bytes; `out_generation` is NULL or writable.
+/// cbindgen:ptrs-as-arrays=[[out_id;33]]
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_claim_next(
+    s: *mut claimdag_store,
+    assignee: *const c_char,
+    out_id: *mut c_char,
+    out_generation: *mut u64,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        claim_next(
+            s,
+            assignee,
+            std::ptr::null(),
+            std::ptr::null(),
+            0,
+            out_id,
+            out_generation,
+            "claimdag_claim_next",
+        )
+    }
+}
+
+/// `claimdag_claim_next` with options: `workspace` (NULL: `$CLAIMDAG_WORKSPACE`, else
+/// ""), `role` (NULL or "": only nodes of no role; otherwise nodes of that role or of no
+/// role, the exact match first on ties) and `ttl_ms` (0: the store's `default_ttl`).
+///
+/// # Safety
+/// As `claimdag_claim_next`; `workspace` and `role` are NUL-terminated or NULL.
+/// cbindgen:ptrs-as-arrays=[[out_id;33]]
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_claim_next_ex(
+    s: *mut claimdag_store,
+    assignee: *const c_char,
+    workspace: *const c_char,
+    role: *const c_char,
+    ttl_ms: u64,
+    out_id: *mut c_char,
+    out_generation: *mut u64,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        claim_next(
+            s,
+            assignee,
+            workspace,
+            role,
+            ttl_ms,
+            out_id,
+            out_generation,
+            "claimdag_claim_next_ex",
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn claim_next(
+    s: *mut claimdag_store,
+    assignee: *const c_char,
+    ws: *const c_char,
+    role: *const c_char,
+    ttl_ms: u64,
+    out_id: *mut c_char,
+    out_generation: *mut u64,
+    name: &'static str,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the exported function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let assignee = unsafe { str_arg(assignee, "assignee") }?;
+        let ws = unsafe { opt_str_arg(ws, "workspace") }?;
+        let role = unsafe { opt_str_arg(role, "role") }?;
+        let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
+        let out_gen = unsafe { out_arg(out_generation, "out_generation") }?;
+        let who = actor(assignee, "assignee")?;
+        let ws = workspace(ws)?;
+        match store.claim_next(&ws, who, role, given(ttl_ms))? {
+            Some((id, g)) => {
+                out_id.write(id);
+                out_gen.write(g);
+                Ok(())
+            }
+            None => Err(nothing_ready(&ws, role)),
+        }
+    })
+}
+
+/// Keeps `actor`'s live claim on `id` alive: its lease restarts now. The generation is
+/// unchanged. A claim that already expired is refused (`CLAIMDAG_STALE_GENERATION` once
+/// it was handed back): a worker must stop when renew fails.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_renew(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    actor: *const c_char,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { renew(s, id, actor, 0, 0, "claimdag_renew") }
+}
+
+/// `claimdag_renew` with options: `generation` (0: any) refuses unless the claim is at that
+/// generation (pass the one the claim granted); `ttl_ms` (0: keep the claim's lease
+/// length) replaces the lease length.
+///
+/// # Safety
+/// As `claimdag_renew`.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_renew_ex(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    actor: *const c_char,
+    generation: u64,
+    ttl_ms: u64,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe { renew(s, id, actor, generation, ttl_ms, "claimdag_renew_ex") }
+}
+
+unsafe fn renew(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    who: *const c_char,
+    gen: u64,
+    ttl_ms: u64,
+    name: &'static str,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the exported function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        let who = unsafe { str_arg(who, "actor") }?;
+        let who = actor(who, "actor")?;
+        store.renew(node(store, id)?, who, given(gen), given(ttl_ms))?;
+        Ok(())
+    })
+}
+
+/// Hands `actor`'s live claim on `id` at `generation` back: the node is `todo` again and
+/// its generation moves on; the new generation is written to `*out_generation`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_generation` is
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_release(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    actor: *const c_char,
+    generation: u64,
+    out_generation: *mut u64,
+) -> claimdag_code {
+    ffi_boundary("claimdag_release", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        let who = unsafe { str_arg(actor, "actor") }?;
+        let out = unsafe { out_arg(out_generation, "out_generation") }?;
+        let who = self::actor(who, "actor")?;
+        let g = store.release(node(store, id)?, who, generation)?;
+        out.write(g);
+        Ok(())
+    })
+}
+
+/// Hands back every expired claim in the default workspace, and with a lease every claim
+/// not renewed for `lease_ms` milliseconds or longer (0 hands back every claim), and
+/// writes how many were handed back to `*out_count`. `CLAIMDAG_NO_LEASE` hands back
+/// expired claims only.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `out_count` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_reclaim(
+    s: *mut claimdag_store,
+    lease_ms: u64,
+    out_count: *mut usize,
+) -> claimdag_code {
+    ffi_boundary("claimdag_reclaim", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let out = unsafe { out_arg(out_count, "out_count") }?;
+        let handed = store.reclaim(&workspace(None)?, lease(lease_ms))?;
+        out.write(handed.len());
+        Ok(())
+    })
+}
+
+/// `claimdag_reclaim` in workspace `workspace` (NULL: `$CLAIMDAG_WORKSPACE`, else ""),
+/// writing the nodes handed back to `*out_json` as a JSON array of
+/// `{"id": "<32 hex>", "generation": <new generation>}`. Free it with
+/// `claimdag_string_free`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `workspace` is NUL-terminated or NULL; `out_json` is NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_reclaim_json(
+    s: *mut claimdag_store,
+    workspace: *const c_char,
+    lease_ms: u64,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_reclaim_json", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let handed = store.reclaim(&self::workspace(ws)?, lease(lease_ms))?;
+        let list: Vec<_> = handed
+            .iter()
+            .map(|(id, g)| json!({"id": id, "generation": g}))
+            .collect();
+        let text = json_string(&serde_json::Value::Array(list))?;
+        out.write(into_raw(text));
+        Ok(())
+    })
+}
+
+fn lease(lease_ms: u64) -> Option<u64> {
+    (lease_ms != CLAIMDAG_NO_LEASE).then_some(lease_ms)
+}
+
+/// Finishes the claimed node `id` with `status` ("done", "failed" or "cancelled") at the
+/// `generation` the claim granted. A claim that was handed back meanwhile is refused with
+/// `CLAIMDAG_STALE_GENERATION`: the work now belongs to someone else. A `todo` node may be
+/// cancelled at its current generation without a claim.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_complete(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    status: *const c_char,
+    generation: u64,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        complete(
+            s,
+            id,
+            status,
+            generation,
+            std::ptr::null(),
+            std::ptr::null(),
+            "claimdag_complete",
+        )
+    }
+}
+
+/// `claimdag_complete` with options: `actor` (NULL: any) refuses with
+/// `CLAIMDAG_NOT_HOLDER` unless it holds the claim; `note` (NULL: none) is stored on the
+/// node.
+///
+/// # Safety
+/// As `claimdag_complete`.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_complete_ex(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    status: *const c_char,
+    generation: u64,
+    actor: *const c_char,
+    note: *const c_char,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        complete(
+            s,
+            id,
+            status,
+            generation,
+            actor,
+            note,
+            "claimdag_complete_ex",
+        )
+    }
+}
+
+unsafe fn complete(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    status: *const c_char,
+    gen: u64,
+    who: *const c_char,
+    note: *const c_char,
+    name: &'static str,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the exported function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        let status = unsafe { str_arg(status, "status") }?;
+        let who = unsafe { opt_str_arg(who, "actor") }?;
+        let note = unsafe { opt_str_arg(note, "note") }?;
+        let st = match Status::parse(status) {
+            Some(st) if st.is_terminal() => st,
+            _ => {
+                return Err(Failure::invalid(format!(
+                    "status must be done, failed or cancelled, got {status:?}"
+                )))
+            }
+        };
+        let who = who.map(|a| actor(a, "actor")).transpose()?;
+        store.complete(node(store, id)?, st, gen, who, note)?;
+        Ok(())
+    })
+}
+
+/// Puts the finished node `id` back to `todo`; its generation moves on and is written to
+/// `*out_generation`. `generation` (0: any) refuses unless the node is at that generation.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_generation` is NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_reopen(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    generation: u64,
+    out_generation: *mut u64,
+) -> claimdag_code {
+    ffi_boundary("claimdag_reopen", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        let out = unsafe { out_arg(out_generation, "out_generation") }?;
+        let g = store.reopen(node(store, id)?, given(generation))?;
+        out.write(g);
+        Ok(())
+    })
+}
