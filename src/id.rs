@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// A node id or an actor identity: 16 bytes, shown as 32 lowercase hex characters.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Id(pub [u8; 16]);
 
 /// An actor is any 32-hex identity a worker keeps.
@@ -88,12 +88,33 @@ impl Id {
     }
 }
 
+/// The value of each hex digit byte, 0xff for any other byte.
+const HEX_VALUE: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut c = 0;
+    while c < 10 {
+        t[b'0' as usize + c] = c as u8;
+        c += 1;
+    }
+    let mut c = 0;
+    while c < 6 {
+        t[b'a' as usize + c] = 10 + c as u8;
+        t[b'A' as usize + c] = 10 + c as u8;
+        c += 1;
+    }
+    t
+};
+
 fn hex_val(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+    match HEX_VALUE[c as usize] {
+        0xff => None,
+        v => Some(v),
+    }
+}
+
+impl std::hash::Hash for Id {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write(&self.0);
     }
 }
 
@@ -123,10 +144,43 @@ impl Serialize for Id {
 
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Id, D::Error> {
-        let s: std::borrow::Cow<'de, str> = Deserialize::deserialize(d)?;
-        Id::parse(&s, "id").map_err(serde::de::Error::custom)
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Id;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("32 hex characters")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Id, E> {
+                Id::parse(s, "id").map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
     }
 }
+
+/// Hashes an [`Id`] by its first 8 bytes: ids are SHA-256 output (or actor identities
+/// chosen by workers), so they need no further mixing, and lookups stay cheap.
+#[derive(Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // An Id hashes as one 16-byte write of well-mixed bytes; mix both halves so that
+        // actor ids like 00..07 (all entropy at the end) spread too.
+        for chunk in bytes.chunks(8) {
+            let mut c = [0u8; 8];
+            c[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(29) ^ u64::from_le_bytes(c))
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+}
+
+/// A `HashMap` keyed by [`Id`] with [`IdHasher`].
+pub type IdMap<V> = std::collections::HashMap<Id, V, std::hash::BuildHasherDefault<IdHasher>>;
 
 #[cfg(test)]
 mod tests {

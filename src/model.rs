@@ -1,9 +1,9 @@
 //! The data: nodes, statuses, settings, history events and the in-memory state of a store.
 //! Nothing here decides what is allowed; that is `rules`.
 
-use crate::id::{Actor, Id};
+use crate::id::{Actor, Id, IdMap};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// Milliseconds since the Unix epoch.
 pub type Millis = u64;
@@ -233,9 +233,9 @@ pub struct ArchivedStub {
 pub struct State {
     pub settings: Settings,
     nodes: Vec<Node>,
-    index: HashMap<Id, usize>,
+    index: IdMap<usize>,
     claimed: BTreeSet<Id>,
-    archived: HashMap<Id, ArchivedStub>,
+    archived: IdMap<ArchivedStub>,
 }
 
 impl State {
@@ -249,20 +249,37 @@ impl State {
     /// Builds a state from stored parts (a snapshot).
     pub fn from_parts(
         settings: Settings,
-        nodes: Vec<Node>,
-        archived: HashMap<Id, ArchivedStub>,
+        mut nodes: Vec<Node>,
+        archived: IdMap<ArchivedStub>,
     ) -> State {
-        let mut s = State {
-            settings,
-            nodes: Vec::with_capacity(nodes.len()),
-            archived,
-            ..State::default()
-        };
-        s.index.reserve(nodes.len());
-        for n in nodes {
-            s.put(n);
+        let mut index = IdMap::with_capacity_and_hasher(nodes.len(), Default::default());
+        let mut claimed = BTreeSet::new();
+        let mut duplicates = false;
+        for (i, n) in nodes.iter().enumerate() {
+            if n.status == Status::Claimed {
+                claimed.insert(n.id);
+            }
+            duplicates |= index.insert(n.id, i).is_some();
         }
-        s
+        if duplicates {
+            // A later copy of an id replaces the earlier one; callers compare the counts.
+            let mut seen = IdMap::with_capacity_and_hasher(index.len(), Default::default());
+            let mut i = nodes.len();
+            while i > 0 {
+                i -= 1;
+                if seen.insert(nodes[i].id, ()).is_some() {
+                    nodes.remove(i);
+                }
+            }
+            index = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+        }
+        State {
+            settings,
+            nodes,
+            index,
+            claimed,
+            archived,
+        }
     }
 
     /// Live nodes in creation order.
@@ -287,7 +304,7 @@ impl State {
         &self.claimed
     }
 
-    pub fn archived(&self) -> &HashMap<Id, ArchivedStub> {
+    pub fn archived(&self) -> &IdMap<ArchivedStub> {
         &self.archived
     }
 

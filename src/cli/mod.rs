@@ -132,7 +132,9 @@ fn workspace(cli: &Cli) -> Result<String> {
 }
 
 fn execute(cli: Cli) -> Result<Done> {
-    let store = Store::open(cli.dir.as_deref())?;
+    // The process ends right after one verb: freeing the loaded state node by node would
+    // only cost time, so the store is left for the OS to reclaim.
+    let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?));
     let ws = workspace(&cli)?;
     let node = |text: &str| store.resolve(text);
     Ok(match &cli.verb {

@@ -5,10 +5,9 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::id::Id;
+use crate::id::IdMap;
 use crate::model::{ArchivedStub, Node, Settings, State};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
 
 pub const FORMAT: u64 = 1;
@@ -18,7 +17,7 @@ struct Out<'a> {
     format: u64,
     seq: u64,
     settings: &'a Settings,
-    archived: &'a HashMap<Id, ArchivedStub>,
+    archived: &'a IdMap<ArchivedStub>,
     nodes: &'a [Node],
 }
 
@@ -29,7 +28,7 @@ struct In {
     #[serde(default)]
     settings: Settings,
     #[serde(default)]
-    archived: HashMap<Id, ArchivedStub>,
+    archived: IdMap<ArchivedStub>,
     nodes: Vec<Node>,
 }
 
@@ -53,7 +52,10 @@ pub fn write(w: &mut dyn std::io::Write, state: &State, seq: u64) -> std::io::Re
 
 /// Reads a snapshot; anything malformed is `corrupt`.
 pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
-    match serde_json::from_slice::<In>(bytes) {
+    // One UTF-8 check of the whole file is much cheaper than serde_json's check per string.
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::corrupt(path, format!("not a claimdag snapshot: not UTF-8 ({e})")))?;
+    match serde_json::from_str::<In>(text) {
         Ok(s) if s.format == FORMAT => {
             let count = s.nodes.len();
             let state = State::from_parts(s.settings, s.nodes, s.archived);
@@ -63,7 +65,7 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
             Ok((state, s.seq))
         }
         Ok(s) => Err(newer(path, s.format)),
-        Err(e) => match serde_json::from_slice::<FormatOnly>(bytes) {
+        Err(e) => match serde_json::from_str::<FormatOnly>(text) {
             Ok(f) if f.format != FORMAT => Err(newer(path, f.format)),
             _ => Err(Error::corrupt(
                 path,
