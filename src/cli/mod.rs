@@ -361,7 +361,7 @@ fn execute(cli: Cli) -> Result<Done> {
             let j = json!({"format": format, "graph": text});
             Done::new(text, j)
         }
-        Verb::Config { key, value } => config(&store, key.as_deref(), value.as_deref())?,
+        Verb::Config { key, value } => config(store, key.as_deref(), value.as_deref())?,
         Verb::Check => {
             let r = store.check()?;
             let ok = r.problems.is_empty();
