@@ -87,7 +87,13 @@ mod tests {
             "{}",
             last()
         );
+    }
+
+    #[cfg(debug_assertions)]
+    #[test]
+    fn the_test_hook_panics_inside_the_boundary() {
         assert_eq!(claimdag_testing_panic(), claimdag_code::CLAIMDAG_INTERNAL);
+        assert!(last().contains("deliberate panic"), "{}", last());
     }
 
     #[test]

@@ -15,6 +15,12 @@ pub struct claimdag_store {
     pub(crate) store: Store,
 }
 
+// C threads share one handle, so the store behind it must stay Send + Sync.
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<claimdag_store>();
+};
+
 /// Opens the store in directory `dir` and writes a new handle to `*out`.
 ///
 /// `dir` NULL or "" means the default directory: `$CLAIMDAG_DIR`, else
