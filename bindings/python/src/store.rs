@@ -88,12 +88,11 @@ fn hex_pair((id, generation): (Id, u64)) -> (String, u64) {
 
 impl Store {
     /// This process's core handle (see [`Handle`]).
-    fn core(&self) -> PyResult<Arc<claimdag::Store>> {
+    fn core(&self, py: Python<'_>) -> PyResult<Arc<claimdag::Store>> {
         let mut h = self.handle.lock().unwrap_or_else(PoisonError::into_inner);
         let pid = std::process::id();
         if h.pid != pid {
-            let fresh = claimdag::Store::open(Some(&self.dir))
-                .map_err(|e| Python::attach(|py| to_py_err(py, e)))?;
+            let fresh = claimdag::Store::open(Some(&self.dir)).map_err(|e| to_py_err(py, e))?;
             *h = Handle {
                 pid,
                 store: Arc::new(fresh),
@@ -203,7 +202,7 @@ impl Store {
             ref_: r#ref,
             max_attempts: opt_whole(py, "max_attempts", max_attempts, 1)?,
         };
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             u.parent = parent.as_deref().map(|p| store.resolve(p)).transpose()?;
             store.upsert(u).map(|id| id.hex())
@@ -214,7 +213,7 @@ impl Store {
     /// one when it finished in any status. Linking twice is a no-op.
     #[pyo3(signature = (parent, child, soft=false))]
     fn link(&self, py: Python<'_>, parent: String, child: String, soft: bool) -> PyResult<()> {
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             store.link(store.resolve(&parent)?, store.resolve(&child)?, soft)
         })
@@ -222,7 +221,7 @@ impl Store {
 
     /// Removes the link that makes `child` wait on `parent`.
     fn unlink(&self, py: Python<'_>, parent: String, child: String) -> PyResult<()> {
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             store.unlink(store.resolve(&parent)?, store.resolve(&child)?)
         })
@@ -242,7 +241,7 @@ impl Store {
     ) -> PyResult<u64> {
         let gen = opt_whole(py, "gen", gen, 0)?;
         let ttl = opt_millis("ttl", ttl)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             let id = store.resolve(&node)?;
             store.claim(id, actor(&assignee, "assignee")?, gen, ttl)
@@ -261,7 +260,7 @@ impl Store {
     ) -> PyResult<()> {
         let gen = opt_whole(py, "gen", gen, 0)?;
         let ttl = opt_millis("ttl", ttl)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             let id = store.resolve(&node)?;
             store.renew(id, self::actor(&actor, "actor")?, gen, ttl)
@@ -271,7 +270,7 @@ impl Store {
     /// Hands `actor`'s claim at `gen` back; returns the node's new generation.
     fn release(&self, py: Python<'_>, node: String, actor: String, gen: i64) -> PyResult<u64> {
         let gen = whole(py, "gen", gen, 0)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             let id = store.resolve(&node)?;
             store.release(id, self::actor(&actor, "actor")?, gen)
@@ -289,7 +288,7 @@ impl Store {
     ) -> PyResult<Vec<(String, u64)>> {
         let lease = opt_millis("lease", lease)?;
         let ws = self.ws(py, workspace)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             let handed = store.reclaim(&ws, lease)?;
             Ok(handed.into_iter().map(hex_pair).collect())
@@ -319,7 +318,7 @@ impl Store {
                 ))
             }
         };
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             let id = store.resolve(&node)?;
             let a = actor
@@ -334,13 +333,13 @@ impl Store {
     #[pyo3(signature = (node, gen=None))]
     fn reopen(&self, py: Python<'_>, node: String, gen: Option<i64>) -> PyResult<u64> {
         let gen = opt_whole(py, "gen", gen, 0)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || store.reopen(store.resolve(&node)?, gen))
     }
 
     /// One node, with its derived display word and readiness.
     fn get(&self, py: Python<'_>, node: String) -> PyResult<Node> {
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || store.get(store.resolve(&node)?)).map(Node)
     }
 
@@ -369,7 +368,7 @@ impl Store {
             }
         }
         let ws = self.ws(py, workspace)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         let views = detach(py, move || {
             let filter = ListFilter {
                 workspace: Some(ws),
@@ -396,7 +395,7 @@ impl Store {
         workspace: Option<String>,
     ) -> PyResult<Option<String>> {
         let ws = self.ws(py, workspace)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             Ok(store.next(&ws, role.as_deref())?.map(|p| p.id.hex()))
         })
@@ -411,7 +410,7 @@ impl Store {
         workspace: Option<String>,
     ) -> PyResult<Vec<Pick>> {
         let ws = self.ws(py, workspace)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         let picks = detach(py, move || store.ready(&ws, role.as_deref()))?;
         Ok(picks.into_iter().map(Pick).collect())
     }
@@ -429,7 +428,7 @@ impl Store {
     ) -> PyResult<Option<(String, u64)>> {
         let ttl = opt_millis("ttl", ttl)?;
         let ws = self.ws(py, workspace)?;
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             let a = actor(&assignee, "assignee")?;
             Ok(store
@@ -441,7 +440,7 @@ impl Store {
     /// The history, oldest first; only `node`'s transitions when given.
     #[pyo3(signature = (node=None))]
     fn log(&self, py: Python<'_>, node: Option<String>) -> PyResult<Vec<Event>> {
-        let store = self.core()?;
+        let store = self.core(py)?;
         let lines = detach(py, move || {
             let id = node.as_deref().map(|n| store.resolve(n)).transpose()?;
             store.history(id)
@@ -471,7 +470,7 @@ impl Store {
             }
             Given::No => None,
         };
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || {
             let mut s = store.settings()?;
             if ttl.is_none() && held.is_none() && cap.is_none() {
@@ -495,7 +494,7 @@ impl Store {
     /// Reads every file of the store afresh and verifies the DAG's invariants. Damaged
     /// files raise CorruptStore; broken invariants are listed in the report's `problems`.
     fn check(&self, py: Python<'_>) -> PyResult<Report> {
-        let store = self.core()?;
+        let store = self.core(py)?;
         detach(py, move || store.check()).map(Report)
     }
 }
