@@ -60,6 +60,9 @@ fn all_refused_as_corrupt(s: &Store, ids: &[String], file: &str) {
     }
 }
 
+/// One way to damage a file.
+type Damage = fn(&Path);
+
 fn overwrite_at(path: &Path, at: usize, bytes: &[u8]) {
     let mut data = std::fs::read(path).expect("read");
     assert!(
@@ -100,7 +103,7 @@ fn compacted() -> (Store, Vec<String>) {
 
 #[test]
 fn a_snapshot_with_garbage_is_refused_and_left_as_it_was() {
-    let garbage: [(&str, fn(&Path)); 5] = [
+    let garbage: [(&str, Damage); 5] = [
         ("whole file replaced", |p| {
             std::fs::write(p, b"\x89PNG\r\n\x1a\n garbage \xff\xfe").expect("write")
         }),
