@@ -180,15 +180,21 @@ impl Embedded {
     /// The history (oldest first) and the archived nodes (last value of each), from the
     /// side files and the journal records not yet moved there.
     pub fn logs(&mut self, dir: &Path) -> Result<Logs> {
+        self.with_logs(dir, |_, logs| logs)
+    }
+
+    /// Runs `f` on the state and the logs, read together under one shared lock.
+    pub fn with_logs<R>(&mut self, dir: &Path, f: impl FnOnce(&State, Logs) -> R) -> Result<R> {
         let mut logs = Logs::default();
         self.read(dir, |_| ())?;
         let Some(lock) = self.lock.take() else {
-            return Ok(logs);
+            return Ok(f(&self.state, logs));
         };
         let result = (|| {
             lock.lock_shared()
                 .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
             let _held = Held(&lock);
+            self.refresh(dir)?;
             let hpath = dir.join(HISTORY);
             if let Some(f) = fsutil::open_existing(&hpath)? {
                 logs.history = journal::parse_history(&read_all(f, &hpath)?, &hpath)?;
@@ -228,10 +234,10 @@ impl Embedded {
             // Only nodes archived now: an unarchived node is live again.
             let archived = self.state.archived();
             logs.archive.retain(|id, _| archived.contains_key(id));
-            Ok(())
+            Ok(f(&self.state, logs))
         })();
         self.lock = Some(lock);
-        result.map(|()| logs)
+        result
     }
 
     fn open_lock(&mut self, dir: &Path, create: bool) -> Result<()> {

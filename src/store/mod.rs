@@ -425,17 +425,11 @@ impl Store {
     /// invariants. Damaged files are an `Err(corrupt)`; broken invariants are `problems`.
     pub fn check(&self) -> Result<Report> {
         let mut fresh = Embedded::default();
-        let logs = fresh.logs(&self.dir)?;
-        let (nodes, archived, problems) = fresh.read(&self.dir, |s| {
+        let (nodes, archived, problems, events) = fresh.with_logs(&self.dir, |s, logs| {
             let mut p = crate::verify::problems(s);
-            p.extend(crate::verify::history_problems(
-                s,
-                &logs.history,
-                &logs.archive,
-            ));
-            (s.len(), s.archived().len(), p)
+            p.extend(crate::verify::history_problems(s, &logs.history, &logs.archive));
+            (s.len(), s.archived().len(), p, logs.history.len())
         })?;
-        let events = logs.history.len();
         Ok(Report {
             nodes,
             archived,
