@@ -195,6 +195,73 @@ pub struct Settings {
     pub max_attempts: Option<u32>,
 }
 
+impl Settings {
+    /// The settings' names, as `config` shows them.
+    pub const KEYS: [&'static str; 3] = ["default_ttl", "max_held", "max_attempts"];
+
+    /// Every setting as `config` shows it: `default_ttl 15m`, `max_held 1`, `max_attempts none`.
+    pub fn entries(&self) -> Vec<(&'static str, String)> {
+        let max_attempts = self
+            .max_attempts
+            .map(|m| m.to_string())
+            .unwrap_or_else(|| "none".into());
+        vec![
+            (
+                "default_ttl",
+                crate::duration::format_ms(self.default_ttl_ms),
+            ),
+            ("max_held", self.max_held.to_string()),
+            ("max_attempts", max_attempts),
+        ]
+    }
+
+    /// One setting as `config KEY` shows it.
+    pub fn get(&self, key: &str) -> crate::Result<String> {
+        Settings::check_key(key)?;
+        Ok(self
+            .entries()
+            .into_iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+            .unwrap_or_default())
+    }
+
+    /// Sets one setting from its text form (`config KEY VALUE`); the rules validate the
+    /// result when it is committed.
+    pub fn set(&mut self, key: &str, value: &str) -> crate::Result<()> {
+        Settings::check_key(key)?;
+        let v = value.trim();
+        let whole =
+            |what: &str| crate::Error::invalid(format!("{key} must be {what}, got {value:?}"));
+        match key {
+            "default_ttl" => self.default_ttl_ms = crate::duration::parse_ms(v)?,
+            "max_held" => {
+                self.max_held = v
+                    .parse()
+                    .map_err(|_| whole("a whole number (0 = no limit)"))?
+            }
+            _ => {
+                self.max_attempts = match v {
+                    "none" => None,
+                    _ => Some(v.parse().map_err(|_| whole("a whole number or none"))?),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_key(key: &str) -> crate::Result<()> {
+        if Settings::KEYS.contains(&key) {
+            Ok(())
+        } else {
+            Err(crate::Error::invalid(format!(
+                "unknown setting {key:?}: the settings are {}",
+                Settings::KEYS.join(", ")
+            )))
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {

@@ -4,7 +4,7 @@
 mod args;
 mod print;
 
-use crate::duration::{format_ms, parse_ms};
+use crate::duration::parse_ms;
 use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::Status;
@@ -123,12 +123,13 @@ fn dur(text: Option<&str>) -> Result<Option<u64>> {
 }
 
 fn workspace(cli: &Cli) -> Result<String> {
-    let ws = match &cli.workspace {
-        Some(w) => w.clone(),
-        None => std::env::var("CLAIMDAG_WORKSPACE").unwrap_or_default(),
-    };
-    crate::rules::validate_workspace(&ws)?;
-    Ok(ws)
+    match &cli.workspace {
+        Some(w) => {
+            crate::rules::validate_workspace(w)?;
+            Ok(w.clone())
+        }
+        None => crate::store::default_workspace(),
+    }
 }
 
 fn execute(cli: Cli) -> Result<Done> {
@@ -180,9 +181,6 @@ fn execute(cli: Cli) -> Result<Done> {
                 archived: a.archived || a.all,
                 only_archived: a.archived && !a.all,
             };
-            if let Some(s) = &filter.status {
-                print::check_status_word(s)?;
-            }
             let views = std::rc::Rc::new(store.list(&filter)?);
             let v2 = views.clone();
             Done::lazy(
@@ -390,63 +388,22 @@ fn execute(cli: Cli) -> Result<Done> {
 
 fn config(store: &Store, key: Option<&str>, value: Option<&str>) -> Result<Done> {
     let mut s = store.settings()?;
-    let show = |s: &crate::model::Settings| {
-        let max_attempts = s
-            .max_attempts
-            .map(|m| m.to_string())
-            .unwrap_or_else(|| "none".into());
-        (
-            vec![
-                ("default_ttl", format_ms(s.default_ttl_ms)),
-                ("max_held", s.max_held.to_string()),
-                ("max_attempts", max_attempts),
-            ],
-            json!({"default_ttl_ms": s.default_ttl_ms, "max_held": s.max_held,
-                   "max_attempts": s.max_attempts}),
-        )
-    };
-    let known = ["default_ttl", "max_held", "max_attempts"];
     if let Some(k) = key {
-        if !known.contains(&k) {
-            return Err(Error::invalid(format!(
-                "unknown setting {k:?}: the settings are default_ttl, max_held, max_attempts"
-            )));
-        }
+        s.get(k)?;
     }
     if let (Some(k), Some(v)) = (key, value) {
-        match k {
-            "default_ttl" => s.default_ttl_ms = parse_ms(v)?,
-            "max_held" => {
-                s.max_held = v.parse().map_err(|_| {
-                    Error::invalid(format!(
-                        "max_held must be a whole number (0 = no limit), got {v:?}"
-                    ))
-                })?
-            }
-            _ => {
-                s.max_attempts = match v {
-                    "none" | "" => None,
-                    _ => Some(v.parse().map_err(|_| {
-                        Error::invalid(format!(
-                            "max_attempts must be a whole number or none, got {v:?}"
-                        ))
-                    })?),
-                }
-            }
-        }
+        s.set(k, v)?;
         store.configure(s.clone())?;
     }
-    let (pairs, j) = show(&s);
-    let text: String = pairs
-        .iter()
-        .filter(|(k, _)| key.is_none_or(|want| want == *k))
-        .map(|(k, v)| {
-            if key.is_some() {
-                format!("{v}\n")
-            } else {
-                format!("{k} {v}\n")
-            }
-        })
-        .collect();
+    let text: String = match key {
+        Some(k) => format!("{}\n", s.get(k)?),
+        None => s
+            .entries()
+            .iter()
+            .map(|(k, v)| format!("{k} {v}\n"))
+            .collect(),
+    };
+    let j = json!({"default_ttl_ms": s.default_ttl_ms, "max_held": s.max_held,
+                   "max_attempts": s.max_attempts});
     Ok(Done::new(text, j))
 }

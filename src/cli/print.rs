@@ -1,33 +1,9 @@
 //! Text output of the CLI: `list` lines, `show` fields, `ready` and `log` lines.
 
-use crate::error::{Error, Result};
 use crate::schedule::Pick;
 use crate::store::HistoryLine;
 use crate::view::NodeView;
 use std::fmt::Write;
-
-const WORDS: [&str; 9] = [
-    "todo",
-    "ready",
-    "blocked",
-    "claimed",
-    "expired",
-    "done",
-    "failed",
-    "cancelled",
-    "terminal",
-];
-
-pub fn check_status_word(s: &str) -> Result<()> {
-    if WORDS[..8].contains(&s) {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "unknown status {s:?}: use one of {}",
-            WORDS[..8].join(", ")
-        )))
-    }
-}
 
 /// Keeps text on one line: control characters are written as escapes.
 pub fn one_line(text: &str) -> String {

@@ -59,6 +59,25 @@ pub fn default_dir() -> Result<PathBuf> {
     ))
 }
 
+/// The workspace when none is given: `$CLAIMDAG_WORKSPACE`, else "".
+pub fn default_workspace() -> Result<String> {
+    let ws = std::env::var("CLAIMDAG_WORKSPACE").unwrap_or_default();
+    rules::validate_workspace(&ws)?;
+    Ok(ws)
+}
+
+/// The words `list --status` takes: stored statuses and display words.
+pub const STATUS_WORDS: [&str; 8] = [
+    "todo",
+    "ready",
+    "blocked",
+    "claimed",
+    "expired",
+    "done",
+    "failed",
+    "cancelled",
+];
+
 /// Which nodes `list` shows.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
@@ -315,6 +334,14 @@ impl Store {
 
     /// Nodes in creation order, filtered.
     pub fn list(&self, filter: &ListFilter) -> Result<Vec<NodeView>> {
+        if let Some(st) = &filter.status {
+            if !STATUS_WORDS.contains(&st.as_str()) {
+                return Err(Error::invalid(format!(
+                    "unknown status {st:?}: use one of {}",
+                    STATUS_WORDS.join(", ")
+                )));
+            }
+        }
         let archive = if filter.archived || filter.only_archived {
             let mut v: Vec<_> = self
                 .inner()
@@ -427,7 +454,11 @@ impl Store {
         let mut fresh = Embedded::default();
         let (nodes, archived, problems, events) = fresh.with_logs(&self.dir, |s, logs| {
             let mut p = crate::verify::problems(s);
-            p.extend(crate::verify::history_problems(s, &logs.history, &logs.archive));
+            p.extend(crate::verify::history_problems(
+                s,
+                &logs.history,
+                &logs.archive,
+            ));
             (s.len(), s.archived().len(), p, logs.history.len())
         })?;
         Ok(Report {
