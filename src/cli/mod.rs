@@ -54,6 +54,12 @@ impl Done {
 
 /// Runs the CLI with the process's arguments; returns the exit status.
 pub fn main() -> i32 {
+    // Past RLIMIT_FSIZE a write should fail with EFBIG (a clean `io` error naming the file),
+    // not kill the process with SIGXFSZ halfway through a write.
+    // SAFETY: setting a signal's disposition to ignore has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     run(std::env::args_os())
 }
 

@@ -1,0 +1,203 @@
+//! Creating and editing nodes: upsert (create or merge), link and unlink.
+
+use super::{check_list, check_text, normalize_summary, validate_word, validate_workspace};
+use super::{Output, Tx, Upsert};
+use crate::error::{Error, Result};
+use crate::id::Id;
+use crate::model::{Node, Status};
+
+impl Tx<'_> {
+    pub(super) fn upsert(&mut self, u: &Upsert) -> Result<Output> {
+        validate_workspace(&u.workspace)?;
+        let kind = u.kind.clone().unwrap_or_else(|| "task".to_string());
+        validate_word("kind", &kind, 1)?;
+        let summary = normalize_summary(&u.summary)?;
+        if let Some(r) = &u.role {
+            validate_word("role", r, 0)?;
+        }
+        if u.estimate == Some(0) {
+            return Err(Error::invalid("estimate must be a positive integer"));
+        }
+        if u.max_attempts == Some(0) {
+            return Err(Error::invalid("max_attempts must be at least 1"));
+        }
+        if let Some(l) = &u.labels {
+            check_list("label", l, 256)?;
+        }
+        if let Some(r) = &u.resources {
+            check_list("resource", r, 1024)?;
+        }
+        if let Some(r) = &u.ref_ {
+            check_text("ref", r, 1024)?;
+        }
+        if let Some(p) = u.parent {
+            if self.status_of(&p).is_none() {
+                return Err(Error::NotFound {
+                    what: format!("parent node {p}"),
+                    node: Some(p),
+                });
+            }
+        }
+        let id = Id::mint(&u.workspace, &kind, u.parent, &summary);
+        if let Some(existing) = self.get(&id) {
+            let mut n = existing.clone();
+            if n.status.is_terminal() {
+                return Ok(Output::Upserted { id, created: false });
+            }
+            merge(&mut n, u);
+            if &n != existing {
+                n.updated_at = self.now;
+                self.event("update", Some(&n), None, None);
+                self.put(n);
+            }
+            return Ok(Output::Upserted { id, created: false });
+        }
+        if self.state.archived().contains_key(&id) {
+            // The same work was finished and archived: upserting it again is idempotent.
+            return Ok(Output::Upserted { id, created: false });
+        }
+        let mut n = Node {
+            id,
+            workspace: u.workspace.clone(),
+            kind,
+            summary,
+            parent: u.parent,
+            deps: Vec::new(),
+            soft_deps: Vec::new(),
+            status: Status::Todo,
+            generation: 1,
+            holder: None,
+            attempts: 0,
+            max_attempts: None,
+            claimed_at: None,
+            renewed_at: None,
+            ttl_ms: None,
+            role: String::new(),
+            priority: 0,
+            estimate: 1,
+            labels: Vec::new(),
+            resources: Vec::new(),
+            ref_: None,
+            note: None,
+            completed_by: None,
+            created_at: self.now,
+            updated_at: self.now,
+            archived: false,
+        };
+        merge(&mut n, u);
+        self.event("create", Some(&n), None, None);
+        self.put(n);
+        Ok(Output::Upserted { id, created: true })
+    }
+
+    pub(super) fn link(&mut self, parent: Id, child: Id, soft: bool) -> Result<Output> {
+        if parent == child {
+            return Err(Error::cycle_link(parent, child));
+        }
+        let p_exists = self.status_of(&parent).is_some();
+        let mut c = self.node(child)?;
+        if !p_exists {
+            return Err(Error::node_not_found(parent));
+        }
+        if let Some(p) = self.get(&parent) {
+            if p.workspace != c.workspace {
+                return Err(Error::invalid(format!(
+                    "cannot link across workspaces ({:?} and {:?})",
+                    p.workspace, c.workspace
+                )));
+            }
+        }
+        let has_hard = c.deps.contains(&parent);
+        let has_soft = c.soft_deps.contains(&parent);
+        if (soft && has_soft) || (!soft && has_hard) {
+            return Ok(Output::Unit);
+        }
+        if c.status.is_terminal() {
+            return Err(Error::Terminal {
+                node: child,
+                status: c.status.to_string(),
+            });
+        }
+        if c.status == Status::Claimed {
+            return Err(Error::AlreadyClaimed {
+                node: child,
+                holder: c.holder.unwrap_or_default(),
+                generation: c.generation,
+            });
+        }
+        if self.reaches(parent, child) {
+            return Err(Error::cycle_link(parent, child));
+        }
+        c.deps.retain(|d| *d != parent);
+        c.soft_deps.retain(|d| *d != parent);
+        if soft {
+            c.soft_deps.push(parent);
+        } else {
+            c.deps.push(parent);
+        }
+        c.updated_at = self.now;
+        let detail = format!("{} {}", if soft { "soft" } else { "hard" }, parent);
+        self.event("link", Some(&c), None, Some(detail));
+        self.put(c);
+        Ok(Output::Unit)
+    }
+
+    /// True when `from` already waits, directly or not, on `target`.
+    fn reaches(&self, from: Id, target: Id) -> bool {
+        let mut stack = vec![from];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(id) = stack.pop() {
+            if id == target {
+                return true;
+            }
+            if !seen.insert(id) {
+                continue;
+            }
+            if let Some(n) = self.get(&id) {
+                stack.extend(n.prerequisites().map(|(d, _)| d));
+            }
+        }
+        false
+    }
+
+    pub(super) fn unlink(&mut self, parent: Id, child: Id) -> Result<Output> {
+        let mut c = self.node(child)?;
+        if !c.deps.contains(&parent) && !c.soft_deps.contains(&parent) {
+            return Err(Error::NotFound {
+                what: format!("link {parent} -> {child}"),
+                node: Some(child),
+            });
+        }
+        c.deps.retain(|d| *d != parent);
+        c.soft_deps.retain(|d| *d != parent);
+        c.updated_at = self.now;
+        self.event("unlink", Some(&c), None, Some(parent.hex()));
+        self.put(c);
+        Ok(Output::Unit)
+    }
+}
+
+/// Merges the given mutable fields of an upsert into a node.
+fn merge(n: &mut Node, u: &Upsert) {
+    if let Some(v) = &u.role {
+        n.role = v.clone();
+    }
+    if let Some(v) = u.priority {
+        n.priority = v;
+    }
+    if let Some(v) = u.estimate {
+        n.estimate = v;
+    }
+    if let Some(v) = &u.labels {
+        n.labels = v.clone();
+    }
+    if let Some(v) = &u.resources {
+        n.resources = v.clone();
+    }
+    if let Some(v) = &u.ref_ {
+        n.ref_ = Some(v.clone());
+    }
+    if let Some(v) = u.max_attempts {
+        n.max_attempts = Some(v);
+    }
+}

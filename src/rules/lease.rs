@@ -1,0 +1,335 @@
+//! Claims and their ends: claim, claim-next, renew, release, reclaim, complete, reopen.
+//! Generations move here and only here (and in expiry, `Tx::hand_back`).
+
+use super::{check_text, check_ttl, resources_overlap, validate_word, validate_workspace};
+use super::{Output, Readiness, Tx};
+use crate::error::{Error, Result};
+use crate::id::{Actor, Id};
+use crate::model::{Node, Status};
+use crate::schedule;
+
+impl Tx<'_> {
+    pub(super) fn claim(
+        &mut self,
+        id: Id,
+        actor: Actor,
+        gen: Option<u64>,
+        ttl: Option<u64>,
+    ) -> Result<u64> {
+        let ttl = ttl.unwrap_or(self.settings().default_ttl_ms);
+        check_ttl(self.now, ttl, "ttl")?;
+        let mut n = self.node(id)?;
+        if n.status.is_terminal() {
+            return Err(Error::Terminal {
+                node: id,
+                status: n.status.to_string(),
+            });
+        }
+        if n.status == Status::Claimed {
+            return Err(Error::AlreadyClaimed {
+                node: id,
+                holder: n.holder.unwrap_or_default(),
+                generation: n.generation,
+            });
+        }
+        if let Some(g) = gen {
+            if g != n.generation {
+                return Err(Error::StaleGeneration {
+                    node: id,
+                    given: g,
+                    generation: n.generation,
+                });
+            }
+        }
+        match self.readiness(&n) {
+            Readiness::Ready => {}
+            Readiness::OutOfAttempts {
+                attempts,
+                max_attempts,
+            } => {
+                return Err(Error::AttemptsExhausted {
+                    node: id,
+                    attempts,
+                    max_attempts,
+                })
+            }
+            r => {
+                return Err(Error::NotReady {
+                    node: id,
+                    why: r.explain(),
+                })
+            }
+        }
+        let max_held = self.settings().max_held;
+        if max_held > 0 {
+            let held = self
+                .claimed()
+                .filter(|c| c.workspace == n.workspace && c.holder == Some(actor))
+                .count() as u64;
+            if held >= max_held {
+                return Err(Error::AssigneeBusy {
+                    node: id,
+                    actor,
+                    held,
+                    max_held,
+                });
+            }
+        }
+        for other in self.claimed().filter(|c| c.workspace == n.workspace) {
+            for mine in &n.resources {
+                if let Some(theirs) = other.resources.iter().find(|r| resources_overlap(mine, r)) {
+                    return Err(Error::ResourceConflict {
+                        node: id,
+                        resource: mine.clone(),
+                        held: theirs.clone(),
+                        other: other.id,
+                        holder: other.holder.unwrap_or_default(),
+                        generation: other.generation,
+                    });
+                }
+            }
+        }
+        n.status = Status::Claimed;
+        n.holder = Some(actor);
+        n.generation += 1;
+        n.attempts = n.attempts.saturating_add(1);
+        n.claimed_at = Some(self.now);
+        n.renewed_at = Some(self.now);
+        n.ttl_ms = Some(ttl);
+        n.updated_at = self.now;
+        self.event("claim", Some(&n), Some(actor), None);
+        let g = n.generation;
+        self.put(n);
+        Ok(g)
+    }
+
+    pub(super) fn claim_next(
+        &mut self,
+        workspace: &str,
+        actor: Actor,
+        role: Option<&str>,
+        ttl: Option<u64>,
+    ) -> Result<Output> {
+        validate_workspace(workspace)?;
+        if let Some(r) = role {
+            validate_word("role", r, 0)?;
+        }
+        let order = schedule::order(self, workspace, role.unwrap_or(""));
+        // The first candidate a claim accepts. A resource held by another claim moves on to
+        // the next candidate; every other refusal (the actor is busy) holds for all of them.
+        for pick in order {
+            match self.claim(pick.id, actor, None, ttl) {
+                Ok(g) => return Ok(Output::Claimed(Some((pick.id, g)))),
+                Err(Error::ResourceConflict { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Output::Claimed(None))
+    }
+
+    /// The node claimed by `actor` at `gen` (if given), checked for renew and release.
+    fn held_by(&self, id: Id, actor: Actor, gen: Option<u64>) -> Result<Node> {
+        let n = self.node(id)?;
+        if n.status.is_terminal() {
+            return Err(Error::Terminal {
+                node: id,
+                status: n.status.to_string(),
+            });
+        }
+        if n.status != Status::Claimed {
+            // Handed back already: an old generation is stale, otherwise it is not claimed.
+            let handed_back_now = self
+                .events
+                .iter()
+                .any(|e| e.node == Some(id) && e.verb == "expire" && e.actor == Some(actor));
+            return match gen {
+                Some(g) if g < n.generation => Err(Error::StaleGeneration {
+                    node: id,
+                    given: g,
+                    generation: n.generation,
+                }),
+                None if handed_back_now => Err(Error::StaleGeneration {
+                    node: id,
+                    given: n.generation - 1,
+                    generation: n.generation,
+                }),
+                _ => Err(Error::NotClaimed {
+                    node: id,
+                    status: n.status.to_string(),
+                }),
+            };
+        }
+        if let Some(g) = gen {
+            if g != n.generation {
+                return Err(Error::StaleGeneration {
+                    node: id,
+                    given: g,
+                    generation: n.generation,
+                });
+            }
+        }
+        if n.holder != Some(actor) {
+            return Err(Error::NotHolder {
+                node: id,
+                actor,
+                holder: n.holder.unwrap_or_default(),
+                generation: n.generation,
+            });
+        }
+        Ok(n)
+    }
+
+    pub(super) fn renew(
+        &mut self,
+        id: Id,
+        actor: Actor,
+        gen: Option<u64>,
+        ttl: Option<u64>,
+    ) -> Result<Output> {
+        if let Some(t) = ttl {
+            check_ttl(self.now, t, "ttl")?;
+        }
+        let mut n = self.held_by(id, actor, gen)?;
+        n.renewed_at = Some(self.now);
+        if let Some(t) = ttl {
+            n.ttl_ms = Some(t);
+        }
+        n.updated_at = self.now;
+        self.event("renew", Some(&n), Some(actor), None);
+        self.put(n);
+        Ok(Output::Unit)
+    }
+
+    pub(super) fn release(&mut self, id: Id, actor: Actor, gen: u64) -> Result<Output> {
+        let n = self.held_by(id, actor, Some(gen))?;
+        let g = self.hand_back(n, "release");
+        Ok(Output::Generation(g))
+    }
+
+    pub(super) fn reclaim(&mut self, workspace: &str, lease: Option<u64>) -> Output {
+        let now = self.now;
+        let mut handed: Vec<(Id, u64)> = self
+            .events
+            .iter()
+            .filter(|e| e.verb == "expire")
+            .filter_map(|e| Some((e.node?, e.generation?)))
+            .filter(|(id, _)| self.get(id).is_some_and(|n| n.workspace == workspace))
+            .collect();
+        if let Some(lease) = lease {
+            let quiet: Vec<Node> = self
+                .claimed()
+                .filter(|n| n.workspace == workspace)
+                .filter(|n| now.saturating_sub(n.renewed_at.unwrap_or(0)) >= lease)
+                .cloned()
+                .collect();
+            for n in quiet {
+                let id = n.id;
+                let g = self.hand_back(n, "reclaim");
+                handed.push((id, g));
+            }
+        }
+        Output::HandedBack(handed)
+    }
+
+    pub(super) fn complete(
+        &mut self,
+        id: Id,
+        status: Status,
+        gen: u64,
+        actor: Option<Actor>,
+        note: Option<&str>,
+    ) -> Result<Output> {
+        if !status.is_terminal() {
+            return Err(Error::invalid(format!(
+                "complete needs a terminal status (done, failed or cancelled), got {status}"
+            )));
+        }
+        if let Some(t) = note {
+            check_text("note", t, 65536)?;
+        }
+        let mut n = self.node(id)?;
+        if n.status.is_terminal() {
+            return Err(Error::Terminal {
+                node: id,
+                status: n.status.to_string(),
+            });
+        }
+        if n.status == Status::Todo {
+            if gen != n.generation && (gen < n.generation || status == Status::Cancelled) {
+                return Err(Error::StaleGeneration {
+                    node: id,
+                    given: gen,
+                    generation: n.generation,
+                });
+            }
+            if status != Status::Cancelled {
+                return Err(Error::NotClaimed {
+                    node: id,
+                    status: n.status.to_string(),
+                });
+            }
+        } else {
+            if gen != n.generation {
+                return Err(Error::StaleGeneration {
+                    node: id,
+                    given: gen,
+                    generation: n.generation,
+                });
+            }
+            if let Some(a) = actor {
+                if n.holder != Some(a) {
+                    return Err(Error::NotHolder {
+                        node: id,
+                        actor: a,
+                        holder: n.holder.unwrap_or_default(),
+                        generation: n.generation,
+                    });
+                }
+            }
+        }
+        n.completed_by = n.holder.take().or(actor);
+        n.status = status;
+        n.claimed_at = None;
+        n.renewed_at = None;
+        n.ttl_ms = None;
+        if let Some(t) = note {
+            n.note = Some(t.to_string());
+        }
+        n.updated_at = self.now;
+        self.event(
+            "complete",
+            Some(&n),
+            n.completed_by,
+            Some(status.to_string()),
+        );
+        self.put(n);
+        Ok(Output::Completed(id, status))
+    }
+
+    pub(super) fn reopen(&mut self, id: Id, gen: Option<u64>) -> Result<Output> {
+        let mut n = self.node(id)?;
+        if let Some(g) = gen {
+            if g != n.generation {
+                return Err(Error::StaleGeneration {
+                    node: id,
+                    given: g,
+                    generation: n.generation,
+                });
+            }
+        }
+        if !n.status.is_terminal() {
+            return Err(Error::invalid(format!(
+                "node {id} is not terminal (status {}); only a finished node can be reopened",
+                n.status
+            )));
+        }
+        n.status = Status::Todo;
+        n.generation += 1;
+        n.completed_by = None;
+        n.updated_at = self.now;
+        self.event("reopen", Some(&n), None, None);
+        let g = n.generation;
+        self.put(n);
+        Ok(Output::Generation(g))
+    }
+}

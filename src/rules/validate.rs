@@ -1,0 +1,95 @@
+//! Checks of input fields, shared by every verb: words, workspaces, summaries, free text,
+//! lease lengths, and when two resources overlap.
+
+use crate::error::{Error, Result};
+use crate::model::{Millis, MAX_SUMMARY_BYTES};
+
+/// Two resources overlap when equal, or when one ends in `/` and the other starts with it.
+pub fn resources_overlap(a: &str, b: &str) -> bool {
+    a == b || (a.ends_with('/') && b.starts_with(a)) || (b.ends_with('/') && a.starts_with(b))
+}
+
+/// Checks a kind or role word: `[a-z0-9_-]`, at most 32 characters (`min` 1 for kinds).
+pub fn validate_word(what: &str, text: &str, min: usize) -> Result<()> {
+    let ok = text.len() >= min
+        && text.len() <= 32
+        && text
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "{what} must be {min}-32 characters of [a-z0-9_-], got {text:?}"
+        )))
+    }
+}
+
+/// Checks a workspace name: at most 64 characters of `[A-Za-z0-9_.-]`.
+pub fn validate_workspace(text: &str) -> Result<()> {
+    let ok = text.len() <= 64
+        && text
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "workspace must be at most 64 characters of [A-Za-z0-9_.-], got {text:?}"
+        )))
+    }
+}
+
+/// Trims and checks a summary: non-empty, at most 4096 bytes, no NUL.
+pub fn normalize_summary(text: &str) -> Result<String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(Error::invalid(
+            "summary is empty (after trimming whitespace)",
+        ));
+    }
+    if t.len() > MAX_SUMMARY_BYTES {
+        return Err(Error::invalid(format!(
+            "summary is {} bytes, longer than the limit of {MAX_SUMMARY_BYTES}",
+            t.len()
+        )));
+    }
+    check_text("summary", t, MAX_SUMMARY_BYTES)?;
+    Ok(t.to_string())
+}
+
+/// Checks a free-text field: no NUL, at most `max` bytes.
+pub fn check_text(what: &str, text: &str, max: usize) -> Result<()> {
+    if text.contains('\0') {
+        return Err(Error::invalid(format!("{what} contains a NUL character")));
+    }
+    if text.len() > max {
+        return Err(Error::invalid(format!(
+            "{what} is {} bytes, longer than the limit of {max}",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn check_list(what: &str, items: &[String], max: usize) -> Result<()> {
+    for item in items {
+        if item.trim().is_empty() {
+            return Err(Error::invalid(format!("{what} must not be empty")));
+        }
+        check_text(what, item, max)?;
+    }
+    Ok(())
+}
+
+pub(super) fn check_ttl(now: Millis, ttl: u64, what: &str) -> Result<()> {
+    if ttl == 0 {
+        return Err(Error::invalid(format!("{what} must be longer than 0")));
+    }
+    if now.checked_add(ttl).is_none() {
+        return Err(Error::invalid(format!(
+            "{what} of {ttl} ms overflows the clock (now + ttl)"
+        )));
+    }
+    Ok(())
+}
