@@ -66,6 +66,9 @@ impl Default for Tuning {
 /// The cached view of one store directory, owned by one `Store` handle.
 #[derive(Default)]
 pub struct Embedded {
+    /// The process that opened the files below: a child made by `fork` shares them with
+    /// its parent, and OS locks on a shared open file do not exclude each other.
+    pid: u32,
     lock: Option<File>,
     state: State,
     seq: u64,
@@ -241,6 +244,14 @@ impl Embedded {
     }
 
     fn open_lock(&mut self, dir: &Path, create: bool) -> Result<()> {
+        let pid = std::process::id();
+        if self.pid != pid {
+            // Opened by another process (we are a forked child): open our own files.
+            *self = Embedded {
+                pid,
+                ..Embedded::default()
+            };
+        }
         if self.lock.is_some() {
             return Ok(());
         }
@@ -308,9 +319,11 @@ impl Embedded {
                 }
             }
         }
-        let lock = self.lock.take();
-        *self = Embedded::default();
-        self.lock = lock;
+        *self = Embedded {
+            pid: self.pid,
+            lock: self.lock.take(),
+            ..Embedded::default()
+        };
         Ok(())
     }
 
@@ -351,9 +364,9 @@ impl Embedded {
                 journal_end = 0;
             }
         }
-        let lock = self.lock.take();
         *self = Embedded {
-            lock,
+            pid: self.pid,
+            lock: self.lock.take(),
             state,
             seq,
             snap: Some(FileId::of(&meta)),
