@@ -266,14 +266,6 @@ impl Embedded {
             }
             Err(e) => return Err(e),
         };
-        let meta = f.metadata().map_err(|e| fsutil::describe(&path, &e))?;
-        if !meta.is_file() {
-            return Err(Error::Io {
-                path,
-                message: "is not a regular file".into(),
-                errno: None,
-            });
-        }
         self.lock = Some(f);
         Ok(())
     }

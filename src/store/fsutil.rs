@@ -28,9 +28,19 @@ pub fn open(path: &Path, mode: Mode) -> Result<File> {
         Mode::ReadWriteCreate => o.read(true).write(true).create(true),
         Mode::Replace => o.write(true).create(true).truncate(true),
     };
+    // O_NONBLOCK: a FIFO planted in a store must not hang the open; it is refused below.
     o.mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
-    o.open(path).map_err(|e| describe(path, &e))
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK);
+    let f = o.open(path).map_err(|e| describe(path, &e))?;
+    let meta = f.metadata().map_err(|e| describe(path, &e))?;
+    if !meta.is_file() {
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            message: "is not a regular file".to_string(),
+            errno: None,
+        });
+    }
+    Ok(f)
 }
 
 /// Opens `path` for reading, or `None` when it does not exist.
