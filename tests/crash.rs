@@ -206,41 +206,54 @@ fn landed(
     }
 }
 
-/// After a crash, a plain write succeeds and is there, and the store stays sound.
-fn write_after(s: &Store, what: &str) {
+/// After a crash, a plain write succeeds and is there, and the store stays sound. Returns
+/// the state after that write.
+fn write_after(s: &Store, what: &str) -> BTreeMap<String, Value> {
     let events = history(s).len();
     let id = s.upsert(&format!("written after: {what}"), &[]);
-    assert!(
-        state(s).contains_key(&id),
-        "{what}: the next write is missing"
-    );
+    let now = state(s);
+    assert!(now.contains_key(&id), "{what}: the next write is missing");
     assert_eq!(
         history(s).len(),
         events + 1,
         "{what}: history after the next write"
     );
     sound(s, what);
+    now
 }
 
 #[test]
 fn crash_points_on_the_append_path() {
     let mut landed_count: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for point in APPEND_POINTS {
-        let probe = fixture();
-        for (name, args) in append_ops(&probe) {
-            let f = fixture();
-            let s = &f.store;
-            let what = format!("{name} killed at {point}");
-            let before = (state(s), history(s));
-            let after = oracle(s, &args);
+    // Ids are minted from the nodes' fields, and the states compared leave times out: every
+    // fixture reads as the probe, so the oracle of each write is computed once.
+    let probe = fixture();
+    let before = (state(&probe.store), history(&probe.store));
+    let ops: Vec<_> = append_ops(&probe)
+        .into_iter()
+        .map(|(name, args)| {
+            let after = oracle(&probe.store, &args);
             assert_ne!(
                 before, after,
                 "{name}: the write changes nothing to compare"
             );
+            (name, args, after)
+        })
+        .collect();
+    for point in APPEND_POINTS {
+        for (name, args, after) in &ops {
+            let f = fixture();
+            let s = &f.store;
+            let what = format!("{name} killed at {point}");
+            assert_eq!(
+                state(s),
+                before.0,
+                "{what}: the fixture differs from the probe"
+            );
             let files = s.files();
-            crash_at(s, point, &args);
+            crash_at(s, point, args);
             sound(s, &what);
-            let did = landed(s, &before, &after, &what);
+            let did = landed(s, &before, after, &what);
             if matches!(point, "before-append" | "mid-append") {
                 // Nothing, or only a torn record, reached the journal: it must be dropped.
                 assert!(
@@ -257,9 +270,8 @@ fn crash_points_on_the_append_path() {
             } else {
                 e.1 += 1;
             }
-            write_after(s, &what);
             // The fixture's committed writes are all still there.
-            let now = state(s);
+            let now = write_after(s, &what);
             for id in [&f.ready, &f.claimed, &f.done, &f.spare] {
                 assert!(now.contains_key(id), "{what}: {id} is gone");
             }
@@ -272,21 +284,36 @@ fn crash_points_on_the_append_path() {
     assert_eq!(total, APPEND_POINTS.len() * 12);
 }
 
-/// A store whose journal holds just under the compaction threshold, built from upserts with
-/// summaries of about 3 KiB. Any further write of more than 200 bytes compacts it.
+/// A store whose journal holds just under the compaction threshold. Most of it comes from a
+/// few nodes with about 270 KiB of labels each (few writes, so that it is quick to build),
+/// the rest from upserts with summaries of about 3 KiB. Any further write of more than 200
+/// bytes compacts it.
 fn near_threshold() -> (Store, Vec<String>) {
     const FULL: u64 = 3000;
     let s = Store::new();
     let target = COMPACT_MIN_BYTES - 200;
     let mut ids = Vec::new();
+    let label = "l".repeat(240);
+    while journal_used(&s) + 300_000 < target - 100_000 {
+        let n = ids.len();
+        let labels: Vec<String> = (0..1100).map(|i| format!("{n}-{i}-{label}")).collect();
+        let summary = format!("bulk {n}");
+        let mut args = vec!["upsert", "--summary", summary.as_str()];
+        for l in &labels {
+            args.push("--label");
+            args.push(l);
+        }
+        ids.push(s.ok(&args).trim().to_string());
+    }
     let write = |ids: &mut Vec<String>, len: u64| {
         let prefix = format!("filler {:04} ", ids.len());
         let summary = format!("{prefix}{}", "x".repeat(len as usize - prefix.len()));
         ids.push(s.upsert(&summary, &[]));
     };
+    let used = journal_used(&s);
     write(&mut ids, FULL);
     // What a record adds to its summary, with a little room for longer numbers.
-    let overhead = journal_used(&s) - FULL + 8;
+    let overhead = journal_used(&s) - used - FULL + 8;
     loop {
         let room = target - journal_used(&s);
         if room >= FULL + 2 * overhead + 20 {
@@ -329,36 +356,39 @@ fn crash_points_during_compaction() {
                 .to_vec(),
         ),
     ];
+    // Every copy of the template reads the same: before and the oracles are computed once.
+    let before = (state(&template), history(&template));
+    let afters: Vec<_> = ops.iter().map(|(_, a)| oracle(&template, a)).collect();
     let mut iterations = 0;
     for point in COMPACT_POINTS {
-        for (name, args) in &ops {
+        for ((name, args), after) in ops.iter().zip(&afters) {
             let s = Store::new();
             copy_dir(&template.dir, &s.dir);
             let what = format!("{name} killed at {point}");
-            let before = (state(&s), history(&s));
-            let after = oracle(&s, args);
             crash_at(&s, point, args);
             sound(&s, &what);
             // The write was committed to the journal before compaction began: a crash in
             // any step of the compaction leaves a store that reads as after the write.
             assert!(
-                landed(&s, &before, &after, &what),
+                landed(&s, &before, after, &what),
                 "{what}: a committed write was lost"
             );
-            write_after(&s, &what);
-            // Keep writing until the next compaction has run to its end, then check again:
-            // the history holds every event once.
-            let events = history(&s).len();
-            let mut extra = 0;
-            while journal_used(&s) > 4096 && extra < 400 {
-                s.upsert(&format!("{what} {extra} {}", "y".repeat(4000)), &[]);
-                extra += 1;
+            let mut now = write_after(&s, &what);
+            // If that write did not compact the journal, keep writing until a compaction has
+            // run to its end, then check again: the history holds every event once.
+            if journal_used(&s) > 4096 {
+                let events = history(&s).len();
+                let mut extra = 0;
+                while journal_used(&s) > 4096 && extra < 400 {
+                    s.upsert(&format!("{what} {extra} {}", "y".repeat(4000)), &[]);
+                    extra += 1;
+                }
+                assert!(journal_used(&s) <= 4096, "{what}: no compaction ran");
+                let h = history(&s);
+                assert_eq!(h.len(), events + extra, "{what}: history after compaction");
+                sound(&s, &what);
+                now = state(&s);
             }
-            assert!(journal_used(&s) <= 4096, "{what}: no compaction ran");
-            let h = history(&s);
-            assert_eq!(h.len(), events + extra, "{what}: history after compaction");
-            sound(&s, &what);
-            let now = state(&s);
             for id in &ids {
                 assert!(now.contains_key(id), "{what}: {id} is gone");
             }
