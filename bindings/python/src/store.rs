@@ -11,19 +11,6 @@ use claimdag::{Actor, Id, ListFilter, Status, Upsert};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
-
-/// The status words `list(status=...)` accepts: stored statuses and display words.
-const STATUS_WORDS: [&str; 8] = [
-    "ready",
-    "blocked",
-    "todo",
-    "claimed",
-    "expired",
-    "done",
-    "failed",
-    "cancelled",
-];
 
 /// A keyword argument that tells "not given" apart from an explicit `None`.
 pub enum Given<'py> {
@@ -39,14 +26,6 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {
     }
 }
 
-/// The core handle of this process. A handle inherited through `fork` shares its open lock
-/// file with the parent, and OS locks on a shared open file do not exclude each other, so a
-/// child process opens its own handle on first use.
-struct Handle {
-    pid: u32,
-    store: Arc<claimdag::Store>,
-}
-
 /// A claimdag store: the directory `path` (None: `$CLAIMDAG_DIR`, else
 /// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`) and the workspace methods use
 /// when they are given none (None: `$CLAIMDAG_WORKSPACE`, else ""). Nothing is created until
@@ -54,9 +33,8 @@ struct Handle {
 /// same directory.
 #[pyclass(frozen, module = "claimdag._claimdag")]
 pub struct Store {
-    dir: PathBuf,
     workspace: String,
-    handle: Mutex<Handle>,
+    core: claimdag::Store,
 }
 
 fn whole<T: TryFrom<i64>>(py: Python<'_>, what: &str, v: i64, min: i64) -> PyResult<T> {
@@ -87,20 +65,6 @@ fn hex_pair((id, generation): (Id, u64)) -> (String, u64) {
 }
 
 impl Store {
-    /// This process's core handle (see [`Handle`]).
-    fn core(&self, py: Python<'_>) -> PyResult<Arc<claimdag::Store>> {
-        let mut h = self.handle.lock().unwrap_or_else(PoisonError::into_inner);
-        let pid = std::process::id();
-        if h.pid != pid {
-            let fresh = claimdag::Store::open(Some(&self.dir)).map_err(|e| to_py_err(py, e))?;
-            *h = Handle {
-                pid,
-                store: Arc::new(fresh),
-            };
-        }
-        Ok(h.store.clone())
-    }
-
     /// The workspace a call names, or the store's.
     fn ws(&self, py: Python<'_>, workspace: Option<String>) -> PyResult<String> {
         match workspace {
@@ -119,25 +83,21 @@ impl Store {
     #[pyo3(signature = (path=None, workspace=None))]
     fn new(py: Python<'_>, path: Option<PathBuf>, workspace: Option<String>) -> PyResult<Self> {
         let workspace = match workspace {
-            Some(w) => w,
-            None => std::env::var("CLAIMDAG_WORKSPACE").unwrap_or_default(),
-        };
-        validate_workspace(&workspace).map_err(|e| to_py_err(py, e))?;
+            Some(w) => validate_workspace(&w).map(|()| w),
+            None => claimdag::store::default_workspace(),
+        }
+        .map_err(|e| to_py_err(py, e))?;
         let store = claimdag::Store::open(path.as_deref()).map_err(|e| to_py_err(py, e))?;
         Ok(Store {
-            dir: store.dir().to_path_buf(),
             workspace,
-            handle: Mutex::new(Handle {
-                pid: std::process::id(),
-                store: Arc::new(store),
-            }),
+            core: store,
         })
     }
 
     /// The store directory.
     #[getter]
     fn path(&self) -> String {
-        self.dir.display().to_string()
+        self.core.dir().display().to_string()
     }
 
     /// The workspace methods use when they are given none.
@@ -202,7 +162,7 @@ impl Store {
             ref_: r#ref,
             max_attempts: opt_whole(py, "max_attempts", max_attempts, 1)?,
         };
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             u.parent = parent.as_deref().map(|p| store.resolve(p)).transpose()?;
             store.upsert(u).map(|id| id.hex())
@@ -213,7 +173,7 @@ impl Store {
     /// one when it finished in any status. Linking twice is a no-op.
     #[pyo3(signature = (parent, child, soft=false))]
     fn link(&self, py: Python<'_>, parent: String, child: String, soft: bool) -> PyResult<()> {
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             store.link(store.resolve(&parent)?, store.resolve(&child)?, soft)
         })
@@ -221,7 +181,7 @@ impl Store {
 
     /// Removes the link that makes `child` wait on `parent`.
     fn unlink(&self, py: Python<'_>, parent: String, child: String) -> PyResult<()> {
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             store.unlink(store.resolve(&parent)?, store.resolve(&child)?)
         })
@@ -241,7 +201,7 @@ impl Store {
     ) -> PyResult<u64> {
         let gen = opt_whole(py, "gen", gen, 0)?;
         let ttl = opt_millis("ttl", ttl)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             let id = store.resolve(&node)?;
             store.claim(id, actor(&assignee, "assignee")?, gen, ttl)
@@ -260,7 +220,7 @@ impl Store {
     ) -> PyResult<()> {
         let gen = opt_whole(py, "gen", gen, 0)?;
         let ttl = opt_millis("ttl", ttl)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             let id = store.resolve(&node)?;
             store.renew(id, self::actor(&actor, "actor")?, gen, ttl)
@@ -270,7 +230,7 @@ impl Store {
     /// Hands `actor`'s claim at `gen` back; returns the node's new generation.
     fn release(&self, py: Python<'_>, node: String, actor: String, gen: i64) -> PyResult<u64> {
         let gen = whole(py, "gen", gen, 0)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             let id = store.resolve(&node)?;
             store.release(id, self::actor(&actor, "actor")?, gen)
@@ -288,7 +248,7 @@ impl Store {
     ) -> PyResult<Vec<(String, u64)>> {
         let lease = opt_millis("lease", lease)?;
         let ws = self.ws(py, workspace)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             let handed = store.reclaim(&ws, lease)?;
             Ok(handed.into_iter().map(hex_pair).collect())
@@ -318,7 +278,7 @@ impl Store {
                 ))
             }
         };
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             let id = store.resolve(&node)?;
             let a = actor
@@ -333,13 +293,13 @@ impl Store {
     #[pyo3(signature = (node, gen=None))]
     fn reopen(&self, py: Python<'_>, node: String, gen: Option<i64>) -> PyResult<u64> {
         let gen = opt_whole(py, "gen", gen, 0)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || store.reopen(store.resolve(&node)?, gen))
     }
 
     /// One node, with its derived display word and readiness.
     fn get(&self, py: Python<'_>, node: String) -> PyResult<Node> {
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || store.get(store.resolve(&node)?)).map(Node)
     }
 
@@ -356,19 +316,8 @@ impl Store {
         terminal: bool,
         workspace: Option<String>,
     ) -> PyResult<Vec<Node>> {
-        if let Some(s) = &status {
-            if !STATUS_WORDS.contains(&s.as_str()) {
-                return Err(invalid(
-                    py,
-                    format!(
-                        "unknown status {s:?}: use one of {}",
-                        STATUS_WORDS.join(", ")
-                    ),
-                ));
-            }
-        }
         let ws = self.ws(py, workspace)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         let views = detach(py, move || {
             let filter = ListFilter {
                 workspace: Some(ws),
@@ -395,7 +344,7 @@ impl Store {
         workspace: Option<String>,
     ) -> PyResult<Option<String>> {
         let ws = self.ws(py, workspace)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             Ok(store.next(&ws, role.as_deref())?.map(|p| p.id.hex()))
         })
@@ -410,7 +359,7 @@ impl Store {
         workspace: Option<String>,
     ) -> PyResult<Vec<Pick>> {
         let ws = self.ws(py, workspace)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         let picks = detach(py, move || store.ready(&ws, role.as_deref()))?;
         Ok(picks.into_iter().map(Pick).collect())
     }
@@ -428,7 +377,7 @@ impl Store {
     ) -> PyResult<Option<(String, u64)>> {
         let ttl = opt_millis("ttl", ttl)?;
         let ws = self.ws(py, workspace)?;
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             let a = actor(&assignee, "assignee")?;
             Ok(store
@@ -440,7 +389,7 @@ impl Store {
     /// The history, oldest first; only `node`'s transitions when given.
     #[pyo3(signature = (node=None))]
     fn log(&self, py: Python<'_>, node: Option<String>) -> PyResult<Vec<Event>> {
-        let store = self.core(py)?;
+        let store = &self.core;
         let lines = detach(py, move || {
             let id = node.as_deref().map(|n| store.resolve(n)).transpose()?;
             store.history(id)
@@ -470,7 +419,7 @@ impl Store {
             }
             Given::No => None,
         };
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || {
             let mut s = store.settings()?;
             if ttl.is_none() && held.is_none() && cap.is_none() {
@@ -494,7 +443,7 @@ impl Store {
     /// Reads every file of the store afresh and verifies the DAG's invariants. Damaged
     /// files raise CorruptStore; broken invariants are listed in the report's `problems`.
     fn check(&self, py: Python<'_>) -> PyResult<Report> {
-        let store = self.core(py)?;
+        let store = &self.core;
         detach(py, move || store.check()).map(Report)
     }
 }
