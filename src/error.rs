@@ -125,7 +125,7 @@ pub enum Error {
     NotClaimed { node: Id, status: String },
     #[error("node {node} is terminal ({status})")]
     Terminal { node: Id, status: String },
-    #[error("stale generation for node {node}: given gen={given}, current gen={generation}")]
+    #[error("stale generation for node {node}: {}, current gen={generation}", given_text(*given))]
     StaleGeneration {
         node: Id,
         given: u64,
@@ -155,6 +155,14 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `given` of a stale generation: 0 when the caller gave none (its claim was handed back).
+fn given_text(given: u64) -> String {
+    match given {
+        0 => "this actor's claim was handed back".to_string(),
+        g => format!("given gen={g}"),
+    }
+}
 
 impl Error {
     pub fn code(&self) -> Code {

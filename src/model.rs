@@ -152,6 +152,10 @@ pub struct Node {
     pub note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_by: Option<Actor>,
+    /// The holder whose claim was last handed back (released, expired or reclaimed): its
+    /// renew, release and complete are `stale_generation`, with or without a generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_holder: Option<Actor>,
     pub created_at: Millis,
     pub updated_at: Millis,
     #[serde(default, skip_serializing_if = "is_false")]

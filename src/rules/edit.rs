@@ -80,6 +80,7 @@ impl Tx<'_> {
             ref_: None,
             note: None,
             completed_by: None,
+            last_holder: None,
             created_at: self.now,
             updated_at: self.now,
             archived: false,

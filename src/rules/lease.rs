@@ -137,11 +137,9 @@ impl Tx<'_> {
             });
         }
         if n.status != Status::Claimed {
-            // Handed back already: an old generation is stale, otherwise it is not claimed.
-            let handed_back_now = self
-                .events
-                .iter()
-                .any(|e| e.node == Some(id) && e.verb == "expire" && e.actor == Some(actor));
+            // Handed back already: the old holder, or an old generation, is stale; anyone
+            // else finds the node not claimed.
+            let handed_back_now = n.last_holder == Some(actor);
             return match gen {
                 Some(g) if g < n.generation => Err(Error::StaleGeneration {
                     node: id,
@@ -150,7 +148,7 @@ impl Tx<'_> {
                 }),
                 None if handed_back_now => Err(Error::StaleGeneration {
                     node: id,
-                    given: n.generation - 1,
+                    given: 0,
                     generation: n.generation,
                 }),
                 _ => Err(Error::NotClaimed {
@@ -167,6 +165,14 @@ impl Tx<'_> {
                     generation: n.generation,
                 });
             }
+        }
+        if n.holder != Some(actor) && gen.is_none() && n.last_holder == Some(actor) {
+            // Its claim was handed back and the node claimed again by someone else.
+            return Err(Error::StaleGeneration {
+                node: id,
+                given: 0,
+                generation: n.generation,
+            });
         }
         if n.holder != Some(actor) {
             return Err(Error::NotHolder {

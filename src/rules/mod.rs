@@ -427,6 +427,7 @@ impl<'a> Tx<'a> {
     /// Hands back `node`: `todo`, holder cleared, generation + 1, attempts kept.
     fn hand_back(&mut self, mut node: Node, verb: &str) -> u64 {
         let holder = node.holder.take();
+        node.last_holder = holder;
         node.status = Status::Todo;
         node.generation += 1;
         node.claimed_at = None;
