@@ -63,6 +63,18 @@ pub fn main() -> i32 {
     run(std::env::args_os())
 }
 
+/// Parses `args` as the CLI would, without running anything: `Ok` when they form a valid
+/// command, else clap's message (for fuzzing and for front doors that validate early).
+pub fn parse_args<I, T>(args: I) -> std::result::Result<(), String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    Cli::try_parse_from(args)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// Runs the CLI with `args` (the first is the program name); returns the exit status.
 pub fn run<I, T>(args: I) -> i32
 where
