@@ -1,10 +1,10 @@
 //! Picking work (SPEC section 7), pure: the critical path of every unfinished node and the
 //! order in which `next`, `ready` and `claim-next` offer ready nodes.
 
-use crate::id::Id;
+use crate::id::{Id, IdMap};
 use crate::model::{Node, Status};
 use crate::rules::{Readiness, Tx};
-use std::collections::HashMap;
+use std::cmp::Ordering;
 
 /// A ready node as `next` would rank it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,11 +21,10 @@ pub struct Pick {
 pub struct Critical<'a> {
     /// Unfinished nodes in creation order.
     pub nodes: Vec<&'a Node>,
-    pub index: HashMap<Id, usize>,
     /// `critical[i]`: the critical path length of `nodes[i]`.
     pub critical: Vec<u64>,
     /// The next node on `nodes[i]`'s critical path.
-    pub next: Vec<Option<usize>>,
+    pub next: Vec<Option<u32>>,
 }
 
 impl Critical<'_> {
@@ -34,8 +33,8 @@ impl Critical<'_> {
         let mut path = vec![self.nodes[i].id];
         let mut at = i;
         while let Some(c) = self.next[at] {
-            path.push(self.nodes[c].id);
-            at = c;
+            at = c as usize;
+            path.push(self.nodes[at].id);
         }
         path
     }
@@ -47,81 +46,234 @@ impl Critical<'_> {
             .map(|i| self.path(i))
             .unwrap_or_default()
     }
+
+    fn pick(&self, i: usize) -> Pick {
+        Pick {
+            id: self.nodes[i].id,
+            critical: self.critical[i],
+            path: self.path(i),
+        }
+    }
 }
 
-/// Computes critical paths over `workspace`'s unfinished nodes in `O(nodes + links)`.
+/// Computes critical paths over `workspace`'s unfinished nodes in `O(nodes + links)`, with
+/// the links held in flat arrays (one allocation each, whatever the DAG's size).
 pub fn critical<'a>(tx: &'a Tx<'_>, workspace: &str) -> Critical<'a> {
     let nodes: Vec<&Node> = tx
         .nodes()
         .filter(|n| n.workspace == workspace && !n.status.is_terminal())
         .collect();
-    let index: HashMap<Id, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
-    // children[i]: unfinished nodes waiting on node i.
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-    let mut waiting_on = vec![0usize; nodes.len()];
-    for (i, n) in nodes.iter().enumerate() {
-        for (dep, _) in n.prerequisites() {
+    let n = nodes.len();
+    let mut index: IdMap<u32> = IdMap::with_capacity_and_hasher(n, Default::default());
+    for (i, node) in nodes.iter().enumerate() {
+        index.insert(node.id, i as u32);
+    }
+    // Links between unfinished nodes, as (prerequisite, waiting node) pairs.
+    let mut links: Vec<(u32, u32)> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        for (dep, _) in node.prerequisites() {
             if let Some(&d) = index.get(&dep) {
-                children[d].push(i);
-                waiting_on[i] += 1;
+                links.push((d, i as u32));
             }
         }
     }
+    // children of d: child[start[d]..start[d + 1]].
+    let mut start = vec![0u32; n + 1];
+    for &(d, _) in &links {
+        start[d as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut child = vec![0u32; links.len()];
+    let mut waiting_on = vec![0u32; n];
+    for &(d, c) in &links {
+        child[fill[d as usize] as usize] = c;
+        fill[d as usize] += 1;
+        waiting_on[c as usize] += 1;
+    }
+    let children = |i: usize| &child[start[i] as usize..start[i + 1] as usize];
     // Kahn's order from the roots; the critical path is then filled from the leaves back.
-    let mut topo: Vec<usize> = (0..nodes.len()).filter(|&i| waiting_on[i] == 0).collect();
+    let mut topo: Vec<u32> = (0..n as u32)
+        .filter(|&i| waiting_on[i as usize] == 0)
+        .collect();
     let mut k = 0;
     while k < topo.len() {
-        let i = topo[k];
+        let i = topo[k] as usize;
         k += 1;
-        for &c in &children[i] {
-            waiting_on[c] -= 1;
-            if waiting_on[c] == 0 {
+        for &c in children(i) {
+            waiting_on[c as usize] -= 1;
+            if waiting_on[c as usize] == 0 {
                 topo.push(c);
             }
         }
     }
     let mut critical: Vec<u64> = nodes.iter().map(|n| n.estimate).collect();
-    let mut next: Vec<Option<usize>> = vec![None; nodes.len()];
+    let mut next: Vec<Option<u32>> = vec![None; n];
     for &i in topo.iter().rev() {
-        let best = children[i].iter().copied().max_by_key(|&c| critical[c]);
-        if let Some(c) = best {
-            critical[i] = nodes[i].estimate.saturating_add(critical[c]);
+        let i = i as usize;
+        if let Some(&c) = children(i).iter().max_by_key(|&&c| critical[c as usize]) {
+            critical[i] = nodes[i].estimate.saturating_add(critical[c as usize]);
             next[i] = Some(c);
         }
     }
     Critical {
         nodes,
-        index,
         critical,
         next,
     }
 }
 
-/// Ready nodes of `workspace` whose role is `role` or "", best first: longest critical path,
-/// then higher priority, then the exact role match, then the older node.
-pub fn order(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
-    let cp = critical(tx, workspace);
-    let mut picks: Vec<usize> = (0..cp.nodes.len())
+/// Ready candidates of `workspace` for `role` (nodes of that role or of none), unsorted.
+fn candidates(cp: &Critical<'_>, tx: &Tx<'_>, role: &str) -> Vec<usize> {
+    (0..cp.nodes.len())
         .filter(|&i| {
             let n = cp.nodes[i];
             n.status == Status::Todo && (n.role == role || n.role.is_empty())
         })
         .filter(|&i| tx.readiness(cp.nodes[i]) == Readiness::Ready)
-        .collect();
-    picks.sort_by(|&i, &j| {
-        let (a, b) = (cp.nodes[i], cp.nodes[j]);
-        cp.critical[j]
-            .cmp(&cp.critical[i])
-            .then(b.priority.cmp(&a.priority))
-            .then((b.role == role).cmp(&(a.role == role)))
-            .then(i.cmp(&j))
-    });
-    picks
-        .into_iter()
-        .map(|i| Pick {
-            id: cp.nodes[i].id,
-            critical: cp.critical[i],
-            path: cp.path(i),
-        })
         .collect()
+}
+
+/// Section 7's order: longest critical path, then higher priority, then the exact role
+/// match, then the older node.
+fn rank(cp: &Critical<'_>, role: &str, i: usize, j: usize) -> Ordering {
+    let (a, b) = (cp.nodes[i], cp.nodes[j]);
+    cp.critical[j]
+        .cmp(&cp.critical[i])
+        .then(b.priority.cmp(&a.priority))
+        .then((b.role == role).cmp(&(a.role == role)))
+        .then(i.cmp(&j))
+}
+
+/// Ready nodes of `workspace` whose role is `role` or "", best first.
+pub fn order(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
+    let cp = critical(tx, workspace);
+    let mut picks = candidates(&cp, tx, role);
+    picks.sort_unstable_by(|&i, &j| rank(&cp, role, i, j));
+    picks.into_iter().map(|i| cp.pick(i)).collect()
+}
+
+/// The ready node `next` picks, without ranking the others.
+pub fn best(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
+    let cp = critical(tx, workspace);
+    candidates(&cp, tx, role)
+        .into_iter()
+        .min_by(|&i, &j| rank(&cp, role, i, j))
+        .map(|i| cp.pick(i))
+}
+
+/// Ready node ids in `next`'s order, produced lazily: the best is found in one pass, and
+/// the rest are sorted only if the caller asks for a second one.
+pub fn ids_in_order(tx: &Tx<'_>, workspace: &str, role: &str) -> impl Iterator<Item = Id> {
+    let cp = critical(tx, workspace);
+    let mut picks = candidates(&cp, tx, role);
+    if let Some(best) = (0..picks.len()).min_by(|&a, &b| rank(&cp, role, picks[a], picks[b])) {
+        picks.swap(0, best);
+    }
+    let ids: Vec<Id> = picks.iter().map(|&i| cp.nodes[i].id).collect();
+    let keys: Vec<(u64, i64, bool)> = picks
+        .iter()
+        .map(|&i| {
+            (
+                cp.critical[i],
+                cp.nodes[i].priority,
+                cp.nodes[i].role == role,
+            )
+        })
+        .collect();
+    let mut sorted = false;
+    let mut at = 0;
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    std::iter::from_fn(move || {
+        if at == 1 && !sorted {
+            // A second candidate is wanted (the first was refused): rank the rest.
+            order[1..].sort_unstable_by(|&a, &b| {
+                let (ka, kb) = (keys[a], keys[b]);
+                kb.0.cmp(&ka.0)
+                    .then(kb.1.cmp(&ka.1))
+                    .then(kb.2.cmp(&ka.2))
+                    .then(picks[a].cmp(&picks[b]))
+            });
+            sorted = true;
+        }
+        let id = order.get(at).map(|&k| ids[k]);
+        at += 1;
+        id
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::State;
+    use crate::rules::{self, Output, Request, Upsert};
+
+    /// A DAG with chains, priorities and roles, so every tie-break has work to do.
+    fn state() -> State {
+        let mut s = State::default();
+        let mut ids = Vec::new();
+        for i in 0..40u64 {
+            let u = Upsert {
+                summary: format!("node {i}"),
+                priority: Some((i % 3) as i64),
+                estimate: Some(1 + i % 4),
+                role: Some(if i % 5 == 0 {
+                    "review".into()
+                } else {
+                    String::new()
+                }),
+                ..Upsert::default()
+            };
+            let e = rules::apply(&s, &Request::Upsert(u), 1000 + i).unwrap();
+            if let Output::Upserted { id, .. } = e.output {
+                ids.push(id);
+            }
+            s.apply(&e.change);
+        }
+        for i in 0..40usize {
+            if i % 4 != 0 {
+                let req = Request::Link {
+                    parent: ids[i],
+                    child: ids[(i * 7 + 3) % 40],
+                    soft: i % 3 == 0,
+                };
+                if let Ok(e) = rules::apply(&s, &req, 5000) {
+                    s.apply(&e.change);
+                }
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn lazy_order_and_best_agree_with_the_full_order() {
+        let s = state();
+        for role in ["", "review"] {
+            let tx = rules::view_at(&s, 9000);
+            let full: Vec<Id> = order(&tx, "", role).into_iter().map(|p| p.id).collect();
+            assert!(full.len() > 3, "the fixture has several ready nodes");
+            let lazy: Vec<Id> = ids_in_order(&tx, "", role).collect();
+            assert_eq!(lazy, full);
+            assert_eq!(best(&tx, "", role).map(|p| p.id), full.first().copied());
+        }
+    }
+
+    #[test]
+    fn longest_critical_path_then_priority_first() {
+        let s = state();
+        let tx = rules::view_at(&s, 9000);
+        let picks = order(&tx, "", "");
+        for w in picks.windows(2) {
+            assert!(w[0].critical >= w[1].critical);
+        }
+        for p in &picks {
+            let sum: u64 = p.path.iter().map(|id| s.get(id).unwrap().estimate).sum();
+            assert_eq!(
+                sum, p.critical,
+                "the path's estimates add up to its critical length"
+            );
+        }
+    }
 }

@@ -114,12 +114,13 @@ impl Tx<'_> {
         if let Some(r) = role {
             validate_word("role", r, 0)?;
         }
-        let order = schedule::order(self, workspace, role.unwrap_or(""));
         // The first candidate a claim accepts. A resource held by another claim moves on to
         // the next candidate; every other refusal (the actor is busy) holds for all of them.
-        for pick in order {
-            match self.claim(pick.id, actor, None, ttl) {
-                Ok(g) => return Ok(Output::Claimed(Some((pick.id, g)))),
+        // The order is owned data, so claiming (which changes the view) may go on while it
+        // is walked; it ranks beyond the best candidate only when one is refused.
+        for id in schedule::ids_in_order(self, workspace, role.unwrap_or("")) {
+            match self.claim(id, actor, None, ttl) {
+                Ok(g) => return Ok(Output::Claimed(Some((id, g)))),
                 Err(Error::ResourceConflict { .. }) => continue,
                 Err(e) => return Err(e),
             }

@@ -7,9 +7,8 @@
 //! field changes, and the input state is only borrowed, so a refused call changes nothing.
 
 use crate::error::{Error, Result};
-use crate::id::{Actor, Id};
+use crate::id::{Actor, Id, IdMap};
 use crate::model::{Change, Display, Event, Millis, Node, Settings, State, Status};
-use std::collections::HashMap;
 
 mod archive;
 mod edit;
@@ -306,7 +305,7 @@ pub struct Tx<'a> {
     state: &'a State,
     now: Millis,
     changed: Vec<Node>,
-    pos: HashMap<Id, usize>,
+    pos: IdMap<usize>,
     archived: Vec<Node>,
     settings: Option<Settings>,
     events: Vec<Event>,
@@ -318,7 +317,7 @@ impl<'a> Tx<'a> {
             state,
             now,
             changed: Vec::new(),
-            pos: HashMap::new(),
+            pos: IdMap::default(),
             archived: Vec::new(),
             settings: None,
             events: Vec::new(),

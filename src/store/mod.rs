@@ -422,7 +422,7 @@ impl Store {
 
     /// The node `next` would pick, if any.
     pub fn next(&self, workspace: &str, role: Option<&str>) -> Result<Option<Pick>> {
-        Ok(self.ready(workspace, role)?.into_iter().next())
+        self.read(|s, now| schedule::best(&rules::view_at(s, now), workspace, role.unwrap_or("")))
     }
 
     /// The history, oldest first; only `node`'s when given.
