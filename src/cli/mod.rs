@@ -405,14 +405,13 @@ fn execute(cli: Cli) -> Result<Done> {
 }
 
 fn config(store: &Store, key: Option<&str>, value: Option<&str>) -> Result<Done> {
-    let mut s = store.settings()?;
     if let Some(k) = key {
-        s.get(k)?;
+        crate::Settings::default().get(k)?;
     }
-    if let (Some(k), Some(v)) = (key, value) {
-        s.set(k, v)?;
-        store.configure(s.clone())?;
-    }
+    let s = match (key, value) {
+        (Some(k), Some(v)) => store.set_setting(k, v)?,
+        _ => store.settings()?,
+    };
     let text: String = match key {
         Some(k) => format!("{}\n", s.get(k)?),
         None => s

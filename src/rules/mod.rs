@@ -74,6 +74,12 @@ pub enum Request {
         gen: Option<u64>,
     },
     Configure(Settings),
+    /// Changes one setting from its text form (`config KEY VALUE`), read and written in
+    /// one step so concurrent changes of other settings are not lost.
+    SetSetting {
+        key: String,
+        value: String,
+    },
     /// Creates or merges every node of a plan, with its links, as one write.
     Import {
         workspace: String,
@@ -128,6 +134,8 @@ pub enum Output {
     Imported(Vec<(Id, String)>),
     /// How many nodes were archived.
     Archived(usize),
+    /// The settings after the change.
+    Settings(Settings),
 }
 
 /// The result of a request: what to commit and what to return.
@@ -192,6 +200,12 @@ pub fn apply(state: &State, req: &Request, now: Millis) -> Result<Effect> {
         } => tx.complete(*node, *status, *gen, *actor, note.as_deref())?,
         Request::Reopen { node, gen } => tx.reopen(*node, *gen)?,
         Request::Configure(s) => tx.configure(s)?,
+        Request::SetSetting { key, value } => {
+            let mut s = tx.settings().clone();
+            s.set(key, value)?;
+            tx.configure(&s)?;
+            Output::Settings(s)
+        }
         Request::Import { workspace, plan } => tx.import(workspace, plan)?,
         Request::Archive {
             workspace,

@@ -317,6 +317,19 @@ impl Store {
         self.read(|s, _| s.settings.clone())
     }
 
+    /// Changes one setting from its text form (`config KEY VALUE`) atomically; returns the
+    /// settings after the change.
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<Settings> {
+        match self.execute(&Request::SetSetting {
+            key: key.to_string(),
+            value: value.to_string(),
+        })? {
+            Output::Settings(s) => Ok(s),
+            o => Err(unexpected(o)),
+        }
+    }
+
+    /// Replaces all settings at once.
     pub fn configure(&self, settings: Settings) -> Result<()> {
         self.execute(&Request::Configure(settings)).map(|_| ())
     }
