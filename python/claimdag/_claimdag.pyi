@@ -220,6 +220,7 @@ class Store:
         status: Optional[str] = None,
         ready: Optional[bool] = None,
         holder: Optional[str] = None,
+        archived: bool = False,
         terminal: bool = False,
         workspace: Optional[str] = None,
     ) -> builtins.list[Node]: ...
@@ -244,6 +245,21 @@ class Store:
         max_held: Optional[int] = None,
         max_attempts: Optional[int] = ...,
     ) -> Settings: ...
+    def archive(
+        self,
+        *nodes: str,
+        older_than: Optional[_Duration] = None,
+        workspace: Optional[str] = None,
+    ) -> int: ...
+    def unarchive(self, node: str) -> str: ...
+    def import_plan(
+        self,
+        plan: Union[dict[str, Any], str, bytes, bytearray],
+        workspace: Optional[str] = None,
+    ) -> builtins.list[tuple[str, str]]: ...
+    def graph(
+        self, format: str = "dot", all: bool = False, workspace: Optional[str] = None
+    ) -> str: ...
     def check(self) -> Report: ...
 
 def run_cli(argv: Sequence[Union[str, "os.PathLike[str]"]]) -> int:

@@ -1,10 +1,12 @@
-//! Conversions at the edge: Python durations in, JSON values out.
+//! Conversions at the edge: Python durations and plans in, JSON values out.
 
 use crate::error::invalid;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDelta, PyDict, PyFloat, PyInt, PyList};
-use serde_json::Value;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDelta, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+};
+use serde_json::{Map, Number, Value};
 
 /// A duration argument (`ttl`, `lease`, `default_ttl`) in whole milliseconds: seconds as an
 /// int or float, or a `datetime.timedelta`. Fractions of a millisecond round to the nearest
@@ -98,4 +100,91 @@ pub fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, Py
             dict.into_any()
         }
     })
+}
+
+/// How deeply a plan's values may nest; a plan needs three levels (plan, nodes, lists).
+const MAX_DEPTH: usize = 64;
+
+/// The JSON text of a plan argument: a str or bytes-like object is taken as JSON text as
+/// given; anything else is converted as `json.dumps` would (dicts with str keys, lists,
+/// tuples, str, int, float, bool, None). Any other type is a `TypeError`.
+pub fn plan_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(s.to_cow()?.as_bytes().to_vec());
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(b.to_vec());
+    }
+    if !obj.is_instance_of::<PyDict>() {
+        return Err(PyTypeError::new_err(format!(
+            "plan must be a dict {{\"nodes\": [...]}}, or its JSON text as str or bytes, got {}",
+            obj.get_type().name()?
+        )));
+    }
+    let value = py_to_json(obj, 0)?;
+    serde_json::to_vec(&value).map_err(|e| invalid(obj.py(), format!("plan: {e}")))
+}
+
+/// A Python value as JSON, the way `json.dumps` maps it.
+fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    let py = obj.py();
+    if depth > MAX_DEPTH {
+        return Err(invalid(
+            py,
+            format!("plan nests deeper than {MAX_DEPTH} levels"),
+        ));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(Value::from(u));
+        }
+        return Err(invalid(py, format!("plan number {obj} is too large")));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        let f = f.value();
+        return Number::from_f64(f)
+            .map(Value::Number)
+            .ok_or_else(|| invalid(py, format!("plan number {f} is not a JSON number")));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_cow()?.into_owned()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::new();
+        for (k, v) in d.iter() {
+            let key = k.cast::<PyString>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "plan keys must be str, got {}",
+                    k.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })?;
+            map.insert(key.to_cow()?.into_owned(), py_to_json(&v, depth + 1)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l.iter().map(|v| py_to_json(&v, depth + 1)).collect();
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return t.iter().map(|v| py_to_json(&v, depth + 1)).collect();
+    }
+    Err(PyTypeError::new_err(format!(
+        "plan values must be dict, list, tuple, str, int, float, bool or None, got {}",
+        obj.get_type().name()?
+    )))
 }

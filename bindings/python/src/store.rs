@@ -3,10 +3,11 @@
 //! released ([`detach`]). Node arguments take a full id or a unique prefix of at least 8 hex
 //! characters ([`claimdag::Store::resolve`]).
 
-use crate::convert::{millis, opt_millis};
+use crate::convert::{millis, opt_millis, plan_bytes};
 use crate::error::{detach, invalid, to_py_err};
 use crate::types::{Event, Node, Pick, Report, Settings};
-use claimdag::rules::validate_workspace;
+use claimdag::graph::{self, Format};
+use claimdag::rules::{validate_workspace, Plan};
 use claimdag::{Actor, Id, ListFilter, Status, Upsert};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -305,14 +306,18 @@ impl Store {
 
     /// Nodes of the workspace in creation order: unfinished ones, or those whose stored
     /// status or display word is `status`; `ready` keeps only ready (True) or not ready
-    /// (False) ones; `holder` only those it holds; `terminal` adds finished ones.
-    #[pyo3(signature = (status=None, ready=None, holder=None, terminal=false, workspace=None))]
+    /// (False) ones; `holder` only those it holds; `terminal` adds finished ones;
+    /// `archived` lists archived nodes instead of live ones.
+    #[pyo3(signature = (status=None, ready=None, holder=None, archived=false, terminal=false,
+                        workspace=None))]
+    #[allow(clippy::too_many_arguments)]
     fn list(
         &self,
         py: Python<'_>,
         status: Option<String>,
         ready: Option<bool>,
         holder: Option<String>,
+        archived: bool,
         terminal: bool,
         workspace: Option<String>,
     ) -> PyResult<Vec<Node>> {
@@ -324,7 +329,8 @@ impl Store {
                 status,
                 holder: holder.as_deref().map(|h| actor(h, "holder")).transpose()?,
                 terminal,
-                ..ListFilter::default()
+                archived,
+                only_archived: archived,
             };
             store.list(&filter)
         })?;
@@ -398,7 +404,9 @@ impl Store {
     }
 
     /// The store's settings, after changing those given: `default_ttl` (seconds or a
-    /// timedelta), `max_held` (0: no limit), `max_attempts` (None: no cap).
+    /// timedelta), `max_held` (0: no limit), `max_attempts` (None: no cap). Each change is
+    /// one locked write of that setting alone, so concurrent changes of other settings are
+    /// kept.
     #[pyo3(signature = (*, default_ttl=Given::No, max_held=None, max_attempts=Given::No))]
     fn config(
         &self,
@@ -407,37 +415,106 @@ impl Store {
         max_held: Option<i64>,
         max_attempts: Given<'_>,
     ) -> PyResult<Settings> {
-        let ttl = match default_ttl {
-            Given::Yes(v) => Some(millis("default_ttl", &v)?),
-            Given::No => None,
-        };
-        let held: Option<u64> = opt_whole(py, "max_held", max_held, 0)?;
-        let cap: Option<Option<u32>> = match max_attempts {
-            Given::Yes(v) => {
-                let v: Option<i64> = v.extract()?;
-                Some(opt_whole(py, "max_attempts", v, 1)?)
-            }
-            Given::No => None,
-        };
+        // Every argument is checked before the first write. `default_ttl` goes first: it is
+        // the only value the core can still refuse (0, or too long for the clock), so a
+        // refused call changes nothing.
+        let mut changes: Vec<(&str, String)> = Vec::new();
+        if let Given::Yes(v) = default_ttl {
+            changes.push(("default_ttl", format!("{}ms", millis("default_ttl", &v)?)));
+        }
+        if let Some(h) = opt_whole::<u64>(py, "max_held", max_held, 0)? {
+            changes.push(("max_held", h.to_string()));
+        }
+        if let Given::Yes(v) = max_attempts {
+            let v: Option<i64> = v.extract()?;
+            let cap: Option<u32> = opt_whole(py, "max_attempts", v, 1)?;
+            changes.push((
+                "max_attempts",
+                cap.map_or_else(|| "none".to_string(), |c| c.to_string()),
+            ));
+        }
         let store = &self.core;
         detach(py, move || {
-            let mut s = store.settings()?;
-            if ttl.is_none() && held.is_none() && cap.is_none() {
-                return Ok(s);
+            let mut settings = None;
+            for (key, value) in &changes {
+                settings = Some(store.set_setting(key, value)?);
             }
-            if let Some(t) = ttl {
-                s.default_ttl_ms = t;
+            match settings {
+                Some(s) => Ok(s),
+                None => store.settings(),
             }
-            if let Some(h) = held {
-                s.max_held = h;
-            }
-            if let Some(c) = cap {
-                s.max_attempts = c;
-            }
-            store.configure(s.clone())?;
-            Ok(s)
         })
         .map(Settings)
+    }
+
+    /// Moves finished nodes out of the live state; returns how many moved. `nodes`: ids or
+    /// prefixes of finished nodes; `older_than` (seconds or a timedelta): also every node
+    /// of the workspace finished at least that long ago; with neither, every finished node
+    /// of the workspace. A named node that is not finished is InvalidInput.
+    #[pyo3(signature = (*nodes, older_than=None, workspace=None))]
+    fn archive(
+        &self,
+        py: Python<'_>,
+        nodes: Vec<String>,
+        older_than: Option<&Bound<'_, PyAny>>,
+        workspace: Option<String>,
+    ) -> PyResult<usize> {
+        let older_than = opt_millis("older_than", older_than)?;
+        let ws = self.ws(py, workspace)?;
+        let store = &self.core;
+        detach(py, move || {
+            let ids = nodes
+                .iter()
+                .map(|n| store.resolve(n))
+                .collect::<claimdag::Result<Vec<_>>>()?;
+            store.archive(&ws, &ids, older_than)
+        })
+    }
+
+    /// Brings an archived node back into the live state unchanged; returns its status.
+    fn unarchive(&self, py: Python<'_>, node: String) -> PyResult<&'static str> {
+        let store = &self.core;
+        detach(py, move || store.unarchive(store.resolve(&node)?)).map(|s| s.as_str())
+    }
+
+    /// Creates or merges every node of `plan` with its links as one atomic write, like
+    /// `claimdag import`; returns `[(id, key), ...]` in plan order. `plan` is a dict
+    /// `{"nodes": [...]}` or its JSON text (str or bytes). Importing the same plan again
+    /// returns the same ids and writes nothing; a plan that is refused writes nothing.
+    #[pyo3(signature = (plan, workspace=None))]
+    fn import_plan(
+        &self,
+        py: Python<'_>,
+        plan: &Bound<'_, PyAny>,
+        workspace: Option<String>,
+    ) -> PyResult<Vec<(String, String)>> {
+        let bytes = plan_bytes(plan)?;
+        let ws = self.ws(py, workspace)?;
+        let store = &self.core;
+        detach(py, move || {
+            let plan = Plan::parse(&bytes)?;
+            let ids = store.import(&ws, plan)?;
+            Ok(ids.into_iter().map(|(id, key)| (id.hex(), key)).collect())
+        })
+    }
+
+    /// The workspace's DAG as Graphviz dot (`format="dot"`) or Mermaid (`"mermaid"`):
+    /// unfinished nodes, and finished ones too with `all`.
+    #[pyo3(signature = (format="dot", all=false, workspace=None))]
+    fn graph(
+        &self,
+        py: Python<'_>,
+        format: &str,
+        all: bool,
+        workspace: Option<String>,
+    ) -> PyResult<String> {
+        let f = Format::parse(format)
+            .ok_or_else(|| invalid(py, format!("format must be dot or mermaid, got {format:?}")))?;
+        let ws = self.ws(py, workspace)?;
+        let store = &self.core;
+        detach(py, move || {
+            store.read(|s, now| graph::render(s, &ws, all, f, now))
+        })
     }
 
     /// Reads every file of the store afresh and verifies the DAG's invariants. Damaged
