@@ -1,0 +1,312 @@
+//! In-process measurements of the embedded store: the cost of one durable write against one
+//! bare `fdatasync`, claim+complete cycles per second, import time, load time after a
+//! restart and resident memory per node, at several store sizes; and four processes draining
+//! a store through the library.
+//!
+//!     cargo bench --bench store -- [--quick] [--work DIR] [--sizes 1000,10000]
+//!
+//! `make bench` runs it through scripts/bench.sh. Results go to stdout, one a line:
+//! `ours<TAB>key<TAB>value<TAB>note`; progress goes to stderr. It never fails on a time.
+//! Stores are made under `--work` (default `target/bench-work`), which must be on the
+//! filesystem being measured.
+
+mod common;
+
+use claimdag::rules::{Plan, PlanNode};
+use claimdag::store::{SystemClock, Tuning};
+use claimdag::{Actor, Id, Status, Store};
+use common::{emit, median, note, pair_ratio, vm_kib, Floor, Series};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SYSTEM: &str = "ours";
+
+fn actor(n: u64) -> Actor {
+    let mut b = [0u8; 16];
+    b[8..].copy_from_slice(&n.to_be_bytes());
+    Id(b)
+}
+
+/// A flat plan: `n` independent nodes, all ready.
+fn plan(n: usize) -> Plan {
+    Plan {
+        nodes: (0..n)
+            .map(|i| PlanNode {
+                key: format!("n{i}"),
+                summary: format!("bench node {i}"),
+                ..PlanNode::default()
+            })
+            .collect(),
+    }
+}
+
+fn open(dir: &Path, sync: bool) -> Store {
+    Store::with(
+        dir.to_path_buf(),
+        Tuning {
+            sync,
+            ..Tuning::default()
+        },
+        Arc::new(SystemClock),
+    )
+}
+
+fn fresh(dir: &Path) -> PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    dir.to_path_buf()
+}
+
+/// Claims of different nodes by different actors, from node `from` on, each after one floor
+/// sample when a floor is given (the disk is shared: pairing keeps the ratio honest).
+/// Returns each claim's time in µs.
+fn claims(
+    store: &Store,
+    ids: &[Id],
+    from: usize,
+    s: &Series,
+    floor: Option<&mut Floor>,
+) -> Vec<f64> {
+    let mut floor = floor;
+    s.run_paired(
+        |_| {
+            if let Some(f) = floor.as_deref_mut() {
+                f.once();
+            }
+        },
+        |i| {
+            store
+                .claim(ids[from + i], actor(1_000 + (from + i) as u64), None, None)
+                .expect("claim");
+        },
+    )
+}
+
+/// claim + complete cycles by one actor, from node `from` on, paired as [`claims`] are.
+/// Returns each cycle's time in µs.
+fn cycles(
+    store: &Store,
+    ids: &[Id],
+    from: usize,
+    s: &Series,
+    floor: Option<&mut Floor>,
+) -> Vec<f64> {
+    let who = actor(1);
+    let mut floor = floor;
+    s.run_paired(
+        |_| {
+            if let Some(f) = floor.as_deref_mut() {
+                f.once();
+            }
+        },
+        |i| {
+            let id = ids[from + i];
+            let g = store.claim(id, who, None, None).expect("claim");
+            store
+                .complete(id, Status::Done, g, Some(who), None)
+                .expect("complete");
+        },
+    )
+}
+
+/// A fresh process loads the store: (load ms, VmRSS before, after, VmHWM) in KiB.
+fn child_load(dir: &Path, expect: usize) {
+    let before = vm_kib("VmRSS");
+    let t = Instant::now();
+    let store = open(dir, true);
+    let n = store.read(|s, _| s.len()).expect("read");
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let after = vm_kib("VmRSS");
+    let hwm = vm_kib("VmHWM");
+    assert_eq!(n, expect, "node count");
+    println!("{ms} {before} {after} {hwm}");
+}
+
+fn load_in_child(dir: &Path, n: usize, runs: usize) -> (f64, f64, f64) {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut ms = Vec::new();
+    let mut rss = Vec::new();
+    let mut hwm = Vec::new();
+    for _ in 0..runs {
+        let out = Command::new(&exe)
+            .arg("--child-load")
+            .arg(dir)
+            .arg(n.to_string())
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("spawn loader");
+        assert!(out.status.success(), "loader failed");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: Vec<f64> = text
+            .split_whitespace()
+            .map(|x| x.parse().expect("number"))
+            .collect();
+        ms.push(v[0]);
+        rss.push((v[2] - v[1]) * 1024.0 / n as f64);
+        hwm.push((v[3] - v[1]) * 1024.0 / n as f64);
+    }
+    (median(ms), median(rss), median(hwm))
+}
+
+/// A worker process: claim-next + complete until nothing is ready; prints how many.
+fn child_drain(dir: &Path, who: u64) {
+    let store = open(dir, true);
+    let me = actor(who);
+    let mut done = 0u64;
+    while let Some((id, g)) = store.claim_next("", me, None, None).expect("claim_next") {
+        store
+            .complete(id, Status::Done, g, Some(me), None)
+            .expect("complete");
+        done += 1;
+    }
+    println!("{done}");
+}
+
+/// `procs` processes drain a store of `n` ready nodes: writes per second (2 per node).
+fn drain(work: &Path, procs: usize, n: usize) -> f64 {
+    let dir = fresh(&work.join(format!("ours-drain{procs}")));
+    open(&dir, true).import("", plan(n)).expect("import");
+    let exe = std::env::current_exe().expect("current_exe");
+    let t = Instant::now();
+    let kids: Vec<_> = (0..procs)
+        .map(|k| {
+            Command::new(&exe)
+                .arg("--child-drain")
+                .arg(&dir)
+                .arg((100 + k).to_string())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("spawn worker")
+        })
+        .collect();
+    let mut total = 0u64;
+    for k in kids {
+        let out = k.wait_with_output().expect("worker");
+        assert!(out.status.success(), "worker failed");
+        total += String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse::<u64>()
+            .expect("count");
+    }
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(total, n as u64, "every node drained once");
+    let _ = std::fs::remove_dir_all(&dir);
+    2.0 * n as f64 / secs
+}
+
+fn size(work: &Path, n: usize, quick: bool) {
+    let label = common::count(n);
+    let dir = fresh(&work.join(format!("ours-{label}")));
+    let store = open(&dir, true);
+    note(&format!("ours: importing {n} nodes"));
+    let t = Instant::now();
+    let ids: Vec<Id> = store
+        .import("", plan(n))
+        .expect("import")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    emit(
+        SYSTEM,
+        &format!("import_s@{label}"),
+        t.elapsed().as_secs_f64(),
+        "",
+    );
+    // Each series uses nodes of its own: n / 4 at most.
+    let max = if quick { 50 } else { 200 }.min(n / 4);
+    let budget = Duration::from_secs(if quick { 2 } else { 5 });
+    let s = Series::new(max, budget);
+    note(&format!("ours: durable writes at {n} nodes"));
+    let mut floor = Floor::new(&work.join("floor"));
+    let c = claims(&store, &ids, 0, &s, Some(&mut floor));
+    let cf = pair_ratio(&c, floor.samples(), 1.0);
+    let cy = cycles(&store, &ids, max, &s, Some(&mut floor));
+    let cyf = pair_ratio(&cy, &floor.samples()[c.len()..], 2.0);
+    let per_s = cy.len() as f64 / (cy.iter().sum::<f64>() / 1e6);
+    emit(SYSTEM, &format!("claim_us@{label}"), median(c), "median");
+    emit(SYSTEM, &format!("claim_floor_x@{label}"), cf, "median");
+    emit(SYSTEM, &format!("cycle_us@{label}"), median(cy), "median");
+    emit(SYSTEM, &format!("cycle_floor_x@{label}"), cyf, "median");
+    emit(SYSTEM, &format!("cycles_per_s@{label}"), per_s, "");
+    emit(
+        SYSTEM,
+        &format!("floor_us@{label}"),
+        floor.done(),
+        "median, paired",
+    );
+    drop(store);
+    let store = open(&dir, false);
+    note(&format!("ours: writes without fdatasync at {n} nodes"));
+    let c = claims(&store, &ids, 2 * max, &s, None);
+    emit(
+        SYSTEM,
+        &format!("claim_nosync_us@{label}"),
+        median(c),
+        "median",
+    );
+    let cy = cycles(&store, &ids, 3 * max, &s, None);
+    emit(
+        SYSTEM,
+        &format!("cycle_nosync_us@{label}"),
+        median(cy),
+        "median",
+    );
+    drop(store);
+    note(&format!("ours: loading {n} nodes in a fresh process"));
+    let runs = if n >= 1_000_000 || quick { 1 } else { 3 };
+    let (ms, rss, hwm) = load_in_child(&dir, n, runs);
+    emit(SYSTEM, &format!("load_ms@{label}"), ms, "");
+    emit(SYSTEM, &format!("rss_b_per_node@{label}"), rss, "");
+    emit(SYSTEM, &format!("hwm_b_per_node@{label}"), hwm, "");
+    let bytes: u64 = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    emit(
+        SYSTEM,
+        &format!("disk_b_per_node@{label}"),
+        bytes as f64 / n as f64,
+        "",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    if let Some(dir) = arg("--child-load") {
+        let n = args.last().and_then(|x| x.parse().ok()).unwrap_or(0);
+        return child_load(Path::new(&dir), n);
+    }
+    if let Some(dir) = arg("--child-drain") {
+        let who = args.last().and_then(|x| x.parse().ok()).unwrap_or(1);
+        return child_drain(Path::new(&dir), who);
+    }
+    let quick = args.iter().any(|a| a == "--quick") || common::quick_env();
+    let work = PathBuf::from(arg("--work").unwrap_or_else(|| "target/bench-work".into()));
+    std::fs::create_dir_all(&work).expect("work directory");
+    let sizes: Vec<usize> = match arg("--sizes") {
+        Some(s) => s.split(',').map(|x| x.parse().expect("size")).collect(),
+        None if quick => vec![1_000, 10_000, 100_000],
+        None => vec![1_000, 10_000, 100_000, 1_000_000],
+    };
+    note("ours: bare append + fdatasync of 300 bytes");
+    let mut floor = Floor::new(&work.join("floor"));
+    Series::new(if quick { 100 } else { 300 }, Duration::from_secs(5)).run(|_| floor.once());
+    emit(SYSTEM, "floor_us", floor.done(), "median");
+    for n in sizes {
+        size(&work, n, quick);
+    }
+    note("ours: 4 processes draining 1,000 nodes through the library");
+    emit(SYSTEM, "lib_drain4_wps", drain(&work, 4, 1_000), "");
+}
