@@ -28,3 +28,6 @@ test-python:
 # Regenerate include/claimdag.h from the C crate (a test fails when it drifts).
 header:
 	CLAIMDAG_BLESS=1 $(CARGO) test -p claimdag-capi --test header
+
+bench:
+	CARGO=$(CARGO) bash scripts/bench.sh

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# `make bench`: measures the embedded store in process and through the command line, and the
+# same work on the alternatives, then prints one table of figures and ratios. It installs what
+# it compares against on a new machine: the public claimdag 0.8 command (cargo install, under
+# target/alt/), SQLite (rusqlite with its bundled SQLite, built from benches/alt-sqlite/) and
+# a venv with `filelock` (target/bench-venv). It never fails on a time.
+#
+#   QUICK=1 make bench    skips 1M nodes and takes fewer samples (a few minutes)
+#
+# Stores are made under target/bench-work, on the filesystem of the work tree: the figures
+# are this disk's. Results: target/bench-results/results.tsv and table.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+CARGO=${CARGO:-cargo}
+WORK=target/bench-work
+OUT=target/bench-results
+RESULTS=$OUT/results.tsv
+QUICK=${QUICK:-0}
+quick=()
+if [[ "$QUICK" != 0 && -n "$QUICK" ]]; then
+    quick=(--quick)
+fi
+mkdir -p "$WORK" "$OUT"
+: >"$RESULTS"
+started=$(date +%s)
+
+log() { echo "bench.sh: $*" >&2; }
+# A whole system could not be measured: one NA line per key, with the reason.
+missing() {
+    local system=$1 why=$2
+    shift 2
+    for key in "$@"; do
+        printf '%s\t%s\tNA\t%s\n' "$system" "$key" "$why" >>"$RESULTS"
+    done
+}
+per_size_keys() {
+    local k s
+    for s in "$@"; do
+        for k in import_s claim_us cycle_us cycles_per_s claim_nosync_us cycle_nosync_us \
+            load_ms rss_b_per_node hwm_b_per_node disk_b_per_node; do
+            echo "$k@$s"
+        done
+    done
+}
+
+log "building claimdag and the bench programs"
+$CARGO build --release --bin claimdag || exit 1
+$CARGO bench --no-run --bench store --bench cli || exit 1
+
+log "building the SQLite alternative (rusqlite, bundled SQLite)"
+sqlite_ok=1
+$CARGO build --release --manifest-path benches/alt-sqlite/Cargo.toml \
+    --target-dir target/bench-alt >"$OUT/build-sqlite.log" 2>&1 || sqlite_ok=0
+
+log "installing the public claimdag 0.8 command"
+V08=target/alt/claimdag08/bin/claimdag
+v08_why=""
+if [[ ! -x "$V08" ]]; then
+    if ! $CARGO install claimdag-cli --version 0.8.0 --locked --root target/alt/claimdag08 \
+        >"$OUT/install-v08.log" 2>&1; then
+        # The published lock file may no longer resolve: try once without it.
+        $CARGO install claimdag-cli --version 0.8.0 --root target/alt/claimdag08 \
+            >>"$OUT/install-v08.log" 2>&1 ||
+            v08_why="cargo install claimdag-cli 0.8.0 failed: $(grep -m1 -E '^error' "$OUT/install-v08.log")"
+    fi
+fi
+if [[ -z "$v08_why" && ! -x "$V08" ]]; then
+    v08_why="cargo install claimdag-cli 0.8.0 left no binary"
+fi
+
+log "making the venv for the filelock alternative"
+VENV=target/bench-venv
+py_why=""
+if [[ ! -x "$VENV/bin/python" ]]; then
+    if ! python3 -m venv "$VENV" >"$OUT/venv.log" 2>&1; then
+        if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+            apt-get install -y python3-venv >>"$OUT/venv.log" 2>&1
+        fi
+        rm -rf "$VENV"
+        python3 -m venv "$VENV" >>"$OUT/venv.log" 2>&1 || py_why="python3 -m venv failed"
+    fi
+fi
+if [[ -z "$py_why" ]] && ! "$VENV/bin/python" -c 'import filelock' 2>/dev/null; then
+    "$VENV/bin/pip" install --quiet filelock >>"$OUT/venv.log" 2>&1 ||
+        py_why="pip install filelock failed"
+fi
+
+{
+    echo "# machine"
+    echo "# nproc: $(nproc)"
+    lscpu | head -n 15 | sed 's/^/# /'
+    echo "# kernel: $(uname -r)"
+    df -T "$WORK" | sed 's/^/# /'
+    echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$OUT/machine.txt"
+
+log "ours, in process"
+$CARGO bench --bench store -- "${quick[@]}" --work "$WORK" >>"$RESULTS"
+
+if [[ $sqlite_ok == 1 ]]; then
+    log "SQLite, in process"
+    target/bench-alt/release/claimdag-bench-sqlite "${quick[@]}" --work "$WORK" >>"$RESULTS"
+else
+    why="building rusqlite failed: see $OUT/build-sqlite.log"
+    missing sqlite "$why" lib_drain4_wps $(per_size_keys 1k 10k 100k)
+fi
+
+if [[ -z "$py_why" ]]; then
+    log "filelock + JSON, in process"
+    "$VENV/bin/python" benches/alt_filelock.py "${quick[@]}" --work "$WORK" >>"$RESULTS"
+else
+    missing filelock "$py_why" lib_drain4_wps $(per_size_keys 1k 10k)
+fi
+
+log "command line: ours, then claimdag 0.8"
+v08_args=(--v08 "$V08")
+if [[ -n "$v08_why" ]]; then
+    v08_args=(--v08-missing "$v08_why")
+fi
+$CARGO bench --bench cli -- "${quick[@]}" --work "$WORK" --ours target/release/claimdag \
+    "${v08_args[@]}" >>"$RESULTS"
+
+echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
+echo "# total run time: $(($(date +%s) - started)) s" >>"$OUT/machine.txt"
+python3 benches/report.py "$RESULTS" >"$OUT/table.md"
+cat "$OUT/machine.txt"
+echo
+cat "$OUT/table.md"
