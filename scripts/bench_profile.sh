@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Where the time of a command-line write goes (the evidence in docs/performance.md):
+# process start, instruction counts (callgrind), system calls (strace) and, for 4 processes
+# draining 1,000 nodes, the wait for the lock, the time it is held and the fsyncs; for ours
+# and the public claimdag 0.8 (installed by `make bench` under target/alt/).
+#
+#   bash scripts/bench_profile.sh      (a few minutes; installs valgrind and strace if missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CARGO=${CARGO:-cargo}
+missing=()
+for tool in valgrind strace; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if ((${#missing[@]})); then
+    if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+        apt-get update -qq && apt-get install -y -qq "${missing[@]}"
+    else
+        echo "bench_profile.sh: needs ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+$CARGO build --release --bin claimdag
+v08=()
+if [[ -x target/alt/claimdag08/bin/claimdag ]]; then
+    v08=(--v08 target/alt/claimdag08/bin/claimdag)
+fi
+python3 benches/attribute.py --ours target/release/claimdag "${v08[@]}" \
+    --work target/bench-work/profile
