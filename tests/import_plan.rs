@@ -474,3 +474,71 @@ fn a_ten_thousand_deep_chain_of_deps_and_of_parents_imports() {
     assert_eq!(parse_import(again.ok()), pairs);
     common::assert_files_eq(&before, &s.files(), "re-import of the deep chains");
 }
+
+#[test]
+fn re_import_after_claims_completions_and_archiving_changes_nothing() {
+    let s = T::new();
+    let plan = small_plan();
+    let out = s.import(&plan).ok().to_string();
+    let pairs = parse_import(&out);
+    let design = id_of(&pairs, "design").to_string();
+    let me = common::actor(1);
+    let g = s.claim(&design, &me, &[]);
+    let unchanged = |what: &str| {
+        let before = s.files();
+        assert_eq!(s.import(&plan).ok(), out, "{what}: the same ids");
+        common::assert_files_eq(&before, &s.files(), what);
+    };
+    unchanged("re-import with a node claimed");
+    assert_eq!(s.node(&design)["holder"], me.as_str());
+    s.ok(&[
+        "complete",
+        &design,
+        "--status",
+        "done",
+        "--gen",
+        &g.to_string(),
+    ]);
+    unchanged("re-import with a node done");
+    assert_eq!(s.ok(&["archive", &design]), "archived 1\n");
+    unchanged("re-import with a node archived");
+    assert_eq!(s.node(&design)["archived"], true);
+    assert_eq!(s.display(id_of(&pairs, "lex")), "ready");
+}
+
+#[test]
+fn new_deps_for_a_claimed_node_are_refused_and_a_finished_node_keeps_its_own() {
+    let s = T::new();
+    let one = s.upsert("one", &[]);
+    let me = common::actor(1);
+    let g = s.claim(&one, &me, &[]);
+    let plan = json!({"nodes": [
+        {"key": "new", "summary": "a new prerequisite"},
+        {"key": "one", "summary": "one", "deps": ["new"]}
+    ]});
+    let msg = s.refused_full(
+        &["import", "-"],
+        &[],
+        Some(plan.to_string().into_bytes()),
+        4,
+        "already claimed",
+        "already_claimed",
+    );
+    assert!(msg.contains(&me), "names the holder: {msg}");
+    s.ok(&[
+        "complete",
+        &one,
+        "--status",
+        "done",
+        "--gen",
+        &g.to_string(),
+    ]);
+    let out = s.import_ok(&plan);
+    assert_eq!(id_of(&out, "one"), one);
+    assert_eq!(
+        s.node(&one)["deps"],
+        json!([]),
+        "a finished node gained a prerequisite"
+    );
+    assert_eq!(s.node(&one)["status"], "done");
+}
