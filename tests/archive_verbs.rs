@@ -296,3 +296,18 @@ fn archived_nodes_survive_a_compaction() {
     let check = s.run(&["check"]);
     assert_eq!(check.code, Some(0), "{}{}", check.stdout, check.stderr);
 }
+
+#[test]
+fn upserting_an_archived_nodes_fields_returns_its_id_and_changes_nothing() {
+    let s = T::new();
+    let n = s.upsert("archived soon", &[]);
+    s.finish(&n, "done");
+    s.ok(&["archive", &n]);
+    let before = s.files();
+    assert_eq!(s.upsert("archived soon", &["--priority", "5"]), n);
+    common::assert_files_eq(&before, &s.files(), "upsert of an archived node");
+    let shown = s.node(&n);
+    assert_eq!(shown["archived"], true);
+    assert_eq!(shown["priority"], 0);
+    assert_eq!(s.ok(&["list"]), "");
+}

@@ -197,6 +197,27 @@ fn a_generation_the_history_does_not_account_for_is_found() {
 }
 
 #[test]
+fn a_claim_without_its_lease_is_found() {
+    let b = built();
+    b.s.edit_snapshot_node(&b.c, |n| {
+        n.remove("ttl_ms");
+    });
+    found(&b.s, &[&b.c, "lease"]);
+}
+
+#[test]
+fn an_archived_node_missing_from_the_archive_is_found() {
+    let b = built();
+    assert_eq!(b.s.ok(&["archive", &b.d]), "archived 1\n");
+    b.s.fold_journal();
+    let (text, _) = check(&b.s);
+    assert_eq!(text.code, Some(0), "{}{}", text.stdout, text.stderr);
+    assert_eq!(b.s.node(&b.d)["archived"], true);
+    std::fs::remove_file(b.s.dir().join("archive.jsonl")).expect("remove the archive");
+    found(&b.s, &[&b.d, "archive"]);
+}
+
+#[test]
 fn a_garbled_snapshot_is_corrupt() {
     for garbage in [
         b"{\"format\": 1, \"seq\": 3, \"nodes\": [{\"id\": ".to_vec(),
