@@ -264,6 +264,28 @@ fn a_cycle_through_an_existing_node_is_refused_and_writes_nothing() {
 }
 
 #[test]
+fn parents_that_form_a_loop_are_refused_naming_a_key() {
+    let plan = json!({"nodes": [
+        {"key": "fine", "summary": "fine"},
+        {"key": "up", "summary": "parent is down", "parent": "down"},
+        {"key": "down", "summary": "parent is up", "parent": "up"}
+    ]});
+    refused_whole(&plan, 2, "loop", "invalid_input", "\"");
+    let fresh = T::new();
+    let msg = fresh.refused_full(
+        &["import", "-"],
+        &[],
+        Some(plan.to_string().into_bytes()),
+        2,
+        "loop",
+        "invalid_input",
+    );
+    assert!(msg.contains("\"up\"") || msg.contains("\"down\""), "{msg}");
+    let own = json!({"nodes": [{"key": "me", "summary": "my own parent", "parent": "me"}]});
+    refused_whole(&own, 2, "loop", "invalid_input", "\"me\"");
+}
+
+#[test]
 fn an_unknown_reference_is_not_found_naming_the_key() {
     for (field, value) in [
         ("deps", json!(["nowhere"])),
