@@ -77,6 +77,9 @@ pub struct Embedded {
     journal: Option<File>,
     journal_end: u64,
     journal_len: u64,
+    /// Where the last record this cache applied starts, and its frame (length and
+    /// checksum): if those bytes change, the journal was rewritten and the cache is stale.
+    last_frame: Option<(u64, [u8; journal::FRAME_LEN])>,
 }
 
 /// A held OS lock on the `lock` file; released on drop (and by the kernel on a crash).
@@ -107,6 +110,7 @@ impl Embedded {
             Err(e) => return Err(fsutil::describe(dir, &e)),
         }
         self.open_lock(dir, false)?;
+        self.preload(dir);
         let lock = self
             .lock
             .take()
@@ -137,6 +141,7 @@ impl Embedded {
         }
         fsutil::ensure_dir(dir)?;
         self.open_lock(dir, true)?;
+        self.preload(dir);
         let lock = self
             .lock
             .take()
@@ -270,6 +275,16 @@ impl Embedded {
         Ok(())
     }
 
+    /// With a cold cache, parses the files before taking the lock, so that other processes'
+    /// writes wait only for the tail this process reads under the lock. Nothing read here is
+    /// trusted: under the lock, `refresh` keeps it only if the snapshot is the same file and
+    /// the last record read is still in place, and reads everything again otherwise.
+    fn preload(&mut self, dir: &Path) {
+        if self.snap.is_none() && self.refresh(dir).is_err() {
+            self.snap = None;
+        }
+    }
+
     /// Brings the cached state up to date with the files (the lock is held).
     fn refresh(&mut self, dir: &Path) -> Result<()> {
         let spath = dir.join(SNAPSHOT);
@@ -329,6 +344,7 @@ impl Embedded {
         let jpath = dir.join(JOURNAL);
         let mut journal_end = HEADER_LEN;
         let mut journal_len = 0;
+        let mut last_frame = None;
         let jf = fsutil::open_existing_rw(&jpath)?;
         if let Some(mut file) = jf.as_ref() {
             let jbytes = read_all(&mut file, &jpath)?;
@@ -352,6 +368,12 @@ impl Embedded {
                     seq = rec.seq;
                 }
                 journal_end = HEADER_LEN + scan.valid_len as u64;
+                last_frame = scan.last.map(|p| {
+                    let at = HEADER_LEN as usize + p;
+                    let mut frame = [0u8; journal::FRAME_LEN];
+                    frame.copy_from_slice(&jbytes[at..at + journal::FRAME_LEN]);
+                    (at as u64, frame)
+                });
             } else {
                 journal_end = 0;
             }
@@ -366,6 +388,7 @@ impl Embedded {
             journal: jf,
             journal_end,
             journal_len,
+            last_frame,
         };
         Ok(())
     }
@@ -383,7 +406,15 @@ impl Embedded {
         if len < self.journal_end || self.journal_end < HEADER_LEN {
             return Ok(false);
         }
-        if len == self.journal_len {
+        if let Some((at, frame)) = self.last_frame {
+            let mut now = [0u8; journal::FRAME_LEN];
+            if f.read_exact_at(&mut now, at).is_err() || now != frame {
+                return Ok(false);
+            }
+        }
+        if len == self.journal_end {
+            // Nothing after the last good record: the cache is current.
+            self.journal_len = len;
             return Ok(true);
         }
         let mut buf = vec![0u8; (len - self.journal_end) as usize];
@@ -399,6 +430,11 @@ impl Embedded {
             }
             self.state.apply(&rec.change);
             self.seq = rec.seq;
+        }
+        if let Some(p) = scan.last {
+            let mut frame = [0u8; journal::FRAME_LEN];
+            frame.copy_from_slice(&buf[p..p + journal::FRAME_LEN]);
+            self.last_frame = Some((self.journal_end + p as u64, frame));
         }
         self.journal_end += scan.valid_len as u64;
         self.journal_len = len;
@@ -427,6 +463,7 @@ impl Embedded {
         self.journal = Some(f);
         self.journal_end = HEADER_LEN;
         self.journal_len = HEADER_LEN;
+        self.last_frame = None;
         self.seq = 0;
         self.state = State::default();
         Ok(())
@@ -445,6 +482,7 @@ impl Embedded {
             self.journal = Some(f);
             self.journal_end = HEADER_LEN;
             self.journal_len = HEADER_LEN;
+            self.last_frame = None;
         }
         let Some(f) = self.journal.as_ref() else {
             return Err(Error::Internal("journal not open".into()));
@@ -472,6 +510,9 @@ impl Embedded {
             Ok(()) => {
                 self.journal_end = at + bytes.len() as u64;
                 self.journal_len = self.journal_end;
+                let mut frame = [0u8; journal::FRAME_LEN];
+                frame.copy_from_slice(&bytes[..journal::FRAME_LEN]);
+                self.last_frame = Some((at, frame));
                 Ok(())
             }
             Err(e) => {
@@ -537,6 +578,7 @@ impl Embedded {
         self.snapshot_len = meta.len();
         self.journal_end = HEADER_LEN;
         self.journal_len = HEADER_LEN;
+        self.last_frame = None;
         Ok(())
     }
 }

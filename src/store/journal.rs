@@ -10,7 +10,8 @@
 //! followed by a good one is corruption, never skipped.
 
 use crate::error::{Error, Result};
-use crate::model::{Change, Millis};
+use crate::id::Id;
+use crate::model::{Change, Event, Millis};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -19,12 +20,66 @@ const PREFIX: &[u8] = b"claimdag-journal ";
 const FRAME: usize = 19; // '#' + 8 + ' ' + 8 + ' '
 
 /// One committed write.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "Wire")]
 pub struct Record {
     pub seq: u64,
     pub at: Millis,
-    #[serde(flatten)]
     pub change: Change,
+}
+
+/// A record as written: the change's fields beside `seq` and `at`. (Spelled out rather
+/// than `#[serde(flatten)]`, which buffers every record and parses it several times slower.)
+#[derive(Deserialize)]
+struct Wire {
+    seq: u64,
+    at: Millis,
+    #[serde(default)]
+    nodes: Vec<crate::model::Node>,
+    #[serde(default)]
+    archived: Vec<crate::model::Node>,
+    #[serde(default)]
+    settings: Option<crate::model::Settings>,
+    #[serde(default)]
+    events: Vec<Event>,
+}
+
+impl From<Wire> for Record {
+    fn from(w: Wire) -> Record {
+        Record {
+            seq: w.seq,
+            at: w.at,
+            change: Change {
+                nodes: w.nodes,
+                archived: w.archived,
+                settings: w.settings,
+                events: w.events,
+            },
+        }
+    }
+}
+
+impl Serialize for Record {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let c = &self.change;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("seq", &self.seq)?;
+        m.serialize_entry("at", &self.at)?;
+        if !c.nodes.is_empty() {
+            m.serialize_entry("nodes", &c.nodes)?;
+        }
+        if !c.archived.is_empty() {
+            m.serialize_entry("archived", &c.archived)?;
+        }
+        if let Some(st) = &c.settings {
+            m.serialize_entry("settings", st)?;
+        }
+        if !c.events.is_empty() {
+            m.serialize_entry("events", &c.events)?;
+        }
+        m.end()
+    }
 }
 
 /// Encodes a record with its frame and trailing newline.
@@ -63,6 +118,9 @@ fn frame_at(buf: &[u8], pos: usize) -> Option<(&[u8], usize)> {
     Some((json, start + len + 1))
 }
 
+/// The frame of a record: `#`, length, checksum and the separators.
+pub const FRAME_LEN: usize = FRAME;
+
 /// What a scan of journal bytes found.
 #[derive(Debug, Default)]
 pub struct Scan {
@@ -71,6 +129,8 @@ pub struct Scan {
     pub valid_len: usize,
     /// Bytes after `valid_len` that are a torn tail.
     pub torn: usize,
+    /// Where the last good record starts, from the start of the scanned slice.
+    pub last: Option<usize>,
 }
 
 /// Scans records in `buf` (which starts at a record boundary, after the header).
@@ -80,16 +140,20 @@ pub fn scan(buf: &[u8], path: &Path, base: u64) -> Result<Scan> {
     while pos < buf.len() {
         match frame_at(buf, pos) {
             Some((json, end)) => {
-                let rec: Record = serde_json::from_slice(json).map_err(|e| {
-                    Error::corrupt(
-                        path,
-                        format!(
-                            "record at byte {} has a good checksum but is not a record: {e}",
-                            base + pos as u64
-                        ),
-                    )
-                })?;
+                let rec: Record = std::str::from_utf8(json)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| serde_json::from_str(t).map_err(|e| e.to_string()))
+                    .map_err(|e| {
+                        Error::corrupt(
+                            path,
+                            format!(
+                                "record at byte {} has a good checksum but is not a record: {e}",
+                                base + pos as u64
+                            ),
+                        )
+                    })?;
                 out.records.push(rec);
+                out.last = Some(pos);
                 pos = end;
             }
             None => {
@@ -148,14 +212,73 @@ pub fn check_header(buf: &[u8], path: &Path) -> Result<Head> {
 }
 
 /// One line of the history file: an event, the record it came from and its place in it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// On disk and in JSON output it is one flat object: `{"seq", "i", "at", "verb", ...}`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "HistoryWire")]
 pub struct HistoryLine {
     pub seq: u64,
     /// The event's index within its record.
-    #[serde(default)]
     pub i: u32,
-    #[serde(flatten)]
-    pub event: crate::model::Event,
+    pub event: Event,
+}
+
+#[derive(Deserialize)]
+struct HistoryWire {
+    seq: u64,
+    #[serde(default)]
+    i: u32,
+    at: Millis,
+    verb: String,
+    #[serde(default)]
+    node: Option<Id>,
+    #[serde(default)]
+    actor: Option<Id>,
+    #[serde(default)]
+    generation: Option<u64>,
+    #[serde(default)]
+    detail: Option<String>,
+}
+
+impl From<HistoryWire> for HistoryLine {
+    fn from(w: HistoryWire) -> HistoryLine {
+        HistoryLine {
+            seq: w.seq,
+            i: w.i,
+            event: Event {
+                at: w.at,
+                verb: w.verb,
+                node: w.node,
+                actor: w.actor,
+                generation: w.generation,
+                detail: w.detail,
+            },
+        }
+    }
+}
+
+impl Serialize for HistoryLine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let e = &self.event;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("seq", &self.seq)?;
+        m.serialize_entry("i", &self.i)?;
+        m.serialize_entry("at", &e.at)?;
+        m.serialize_entry("verb", &e.verb)?;
+        if let Some(n) = &e.node {
+            m.serialize_entry("node", n)?;
+        }
+        if let Some(a) = &e.actor {
+            m.serialize_entry("actor", a)?;
+        }
+        if let Some(g) = &e.generation {
+            m.serialize_entry("generation", g)?;
+        }
+        if let Some(d) = &e.detail {
+            m.serialize_entry("detail", d)?;
+        }
+        m.end()
+    }
 }
 
 /// Reads history lines; a torn last line (no newline) is ignored, a garbled complete line is
