@@ -45,6 +45,10 @@ impl Tx<'_> {
                 return Ok(Output::Upserted { id, created: false });
             }
             merge(&mut n, u);
+            if n.status == Status::Claimed && n.resources != existing.resources {
+                // A held claim may not grow into another live claim's resources.
+                self.check_resources(&n)?;
+            }
             if &n != existing {
                 n.updated_at = self.now;
                 self.event("update", Some(&n), None, None);

@@ -75,20 +75,7 @@ impl Tx<'_> {
                 });
             }
         }
-        for other in self.claimed().filter(|c| c.workspace == n.workspace) {
-            for mine in &n.resources {
-                if let Some(theirs) = other.resources.iter().find(|r| resources_overlap(mine, r)) {
-                    return Err(Error::ResourceConflict {
-                        node: id,
-                        resource: mine.clone(),
-                        held: theirs.clone(),
-                        other: other.id,
-                        holder: other.holder.unwrap_or_default(),
-                        generation: other.generation,
-                    });
-                }
-            }
-        }
+        self.check_resources(&n)?;
         n.status = Status::Claimed;
         n.holder = Some(actor);
         n.generation += 1;
@@ -338,5 +325,28 @@ impl Tx<'_> {
         let g = n.generation;
         self.put(n);
         Ok(Output::Generation(g))
+    }
+
+    /// Refuses `n`'s resources when one overlaps a resource of another claim in its
+    /// workspace (every claim left in the view is live: expired ones were handed back).
+    pub(super) fn check_resources(&self, n: &Node) -> Result<()> {
+        for other in self
+            .claimed()
+            .filter(|c| c.workspace == n.workspace && c.id != n.id)
+        {
+            for mine in &n.resources {
+                if let Some(theirs) = other.resources.iter().find(|r| resources_overlap(mine, r)) {
+                    return Err(Error::ResourceConflict {
+                        node: n.id,
+                        resource: mine.clone(),
+                        held: theirs.clone(),
+                        other: other.id,
+                        holder: other.holder.unwrap_or_default(),
+                        generation: other.generation,
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 }

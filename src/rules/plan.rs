@@ -113,6 +113,7 @@ impl Tx<'_> {
             let mut found = self
                 .nodes()
                 .map(|n| n.id)
+                .chain(self.state.archived().keys().copied())
                 .filter(|id| id.starts_with_hex(&t));
             if let (Some(id), None) = (found.next(), found.next()) {
                 return Ok(Ref::Id(id));
@@ -137,6 +138,12 @@ impl Tx<'_> {
             if keys.insert(n.key.as_str(), i).is_some() {
                 return Err(Error::invalid(format!(
                     "plan key {:?} appears twice",
+                    n.key
+                )));
+            }
+            if let Some(d) = n.deps.iter().find(|d| n.soft_deps.contains(d)) {
+                return Err(Error::invalid(format!(
+                    "plan node {:?}: {d:?} is in both deps and soft_deps; a link is either hard or soft",
                     n.key
                 )));
             }

@@ -413,7 +413,9 @@ impl Store {
 
     /// Brings an archived node back into the live state; returns its status.
     pub fn unarchive(&self, id: Id) -> Result<Status> {
-        let node = match self.inner().logs(&self.dir)?.archive.remove(&id) {
+        // The handle's lock is released before the next call takes it again.
+        let found = self.inner().logs(&self.dir)?.archive.remove(&id);
+        let node = match found {
             Some(n) => n,
             None => {
                 return Err(match self.read(|s, _| s.get(&id).is_some())? {
@@ -430,11 +432,13 @@ impl Store {
 
     /// Ready nodes in the order `next` picks them.
     pub fn ready(&self, workspace: &str, role: Option<&str>) -> Result<Vec<Pick>> {
+        check_pick_args(workspace, role)?;
         self.read(|s, now| schedule::order(&rules::view_at(s, now), workspace, role.unwrap_or("")))
     }
 
     /// The node `next` would pick, if any.
     pub fn next(&self, workspace: &str, role: Option<&str>) -> Result<Option<Pick>> {
+        check_pick_args(workspace, role)?;
         self.read(|s, now| schedule::best(&rules::view_at(s, now), workspace, role.unwrap_or("")))
     }
 
@@ -481,6 +485,15 @@ impl Store {
             problems,
         })
     }
+}
+
+/// The workspace and role of `next` and `ready`, checked as `claim-next` checks them.
+fn check_pick_args(workspace: &str, role: Option<&str>) -> Result<()> {
+    rules::validate_workspace(workspace)?;
+    if let Some(r) = role {
+        rules::validate_word("role", r, 0)?;
+    }
+    Ok(())
 }
 
 fn generation(o: Output) -> Result<u64> {
