@@ -100,20 +100,15 @@ pub(crate) fn actor(text: &str, name: &str) -> Result<Id, Failure> {
 }
 
 /// A workspace argument: NULL is the default, `$CLAIMDAG_WORKSPACE` (empty counts as
-/// unset), else "".
+/// unset), else "". A given workspace is checked as every front door checks it.
 pub(crate) fn workspace(given: Option<&str>) -> Result<String, Failure> {
-    let ws = match given {
-        Some(w) => w.to_string(),
-        None => match std::env::var("CLAIMDAG_WORKSPACE") {
-            Ok(w) => w,
-            Err(std::env::VarError::NotPresent) => String::new(),
-            Err(std::env::VarError::NotUnicode(_)) => {
-                return Err(Failure::invalid("$CLAIMDAG_WORKSPACE is not valid UTF-8"))
-            }
-        },
-    };
-    claimdag::rules::validate_workspace(&ws)?;
-    Ok(ws)
+    match given {
+        Some(w) => {
+            claimdag::rules::validate_workspace(w)?;
+            Ok(w.to_string())
+        }
+        None => Ok(claimdag::store::default_workspace()?),
+    }
 }
 
 /// 0 means "not given" for generations (a node's generation starts at 1) and durations.

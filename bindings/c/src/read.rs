@@ -9,8 +9,7 @@ use crate::ffi::{
 };
 use crate::panic::ffi_boundary;
 use crate::store::{claimdag_store, into_raw, nothing_ready};
-use claimdag::duration::{format_ms, parse_ms};
-use claimdag::{ListFilter, Settings, Store};
+use claimdag::{ListFilter, Store};
 use serde_json::{json, Value};
 use std::ffi::c_char;
 
@@ -91,17 +90,6 @@ pub unsafe extern "C" fn claimdag_list_json_ex(
     }
 }
 
-const STATUS_WORDS: [&str; 8] = [
-    "todo",
-    "ready",
-    "blocked",
-    "claimed",
-    "expired",
-    "done",
-    "failed",
-    "cancelled",
-];
-
 unsafe fn list(
     s: *mut claimdag_store,
     ws: *const c_char,
@@ -118,14 +106,6 @@ unsafe fn list(
         let status = unsafe { opt_str_arg(status, "status") }?;
         let holder = unsafe { opt_str_arg(holder, "holder") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        if let Some(st) = status {
-            if !STATUS_WORDS.contains(&st) {
-                return Err(Failure::invalid(format!(
-                    "unknown status {st:?}: use one of {}",
-                    STATUS_WORDS.join(", ")
-                )));
-            }
-        }
         let filter = ListFilter {
             workspace: Some(workspace(ws)?),
             status: status.map(str::to_string),
@@ -246,31 +226,6 @@ pub unsafe extern "C" fn claimdag_log_json(
     })
 }
 
-const SETTINGS: [&str; 3] = ["default_ttl", "max_held", "max_attempts"];
-
-fn check_key(key: &str) -> Result<(), Failure> {
-    if SETTINGS.contains(&key) {
-        Ok(())
-    } else {
-        Err(Failure::invalid(format!(
-            "unknown setting {key:?}: the settings are {}",
-            SETTINGS.join(", ")
-        )))
-    }
-}
-
-/// A setting as the CLI's `config KEY` prints it.
-fn setting_text(settings: &Settings, key: &str) -> String {
-    match key {
-        "default_ttl" => format_ms(settings.default_ttl_ms),
-        "max_held" => settings.max_held.to_string(),
-        _ => settings
-            .max_attempts
-            .map(|m| m.to_string())
-            .unwrap_or_else(|| "none".into()),
-    }
-}
-
 /// Writes one setting, as the CLI's `config KEY` prints it, to `*out_value`:
 /// `default_ttl` (a duration such as "15m"), `max_held` (a whole number, 0 = no limit) or
 /// `max_attempts` (a whole number, or "none"). Free the string with `claimdag_string_free`.
@@ -289,8 +244,7 @@ pub unsafe extern "C" fn claimdag_config_get(
         let store = unsafe { store_arg(s) }?;
         let key = unsafe { str_arg(key, "key") }?;
         let out = unsafe { out_arg(out_value, "out_value") }?;
-        check_key(key)?;
-        let text = setting_text(&store.settings()?, key);
+        let text = store.settings()?.get(key)?;
         out.write(into_raw(crate::ffi::c_string(text)?));
         Ok(())
     })
@@ -313,36 +267,11 @@ pub unsafe extern "C" fn claimdag_config_set(
         let store = unsafe { store_arg(s) }?;
         let key = unsafe { str_arg(key, "key") }?;
         let value = unsafe { str_arg(value, "value") }?;
-        check_key(key)?;
         let mut settings = store.settings()?;
-        apply_setting(&mut settings, key, value.trim())?;
+        settings.set(key, value)?;
         store.configure(settings)?;
         Ok(())
     })
-}
-
-fn apply_setting(s: &mut Settings, key: &str, v: &str) -> Result<(), Failure> {
-    match key {
-        "default_ttl" => s.default_ttl_ms = parse_ms(v)?,
-        "max_held" => {
-            s.max_held = v.parse().map_err(|_| {
-                Failure::invalid(format!(
-                    "max_held must be a whole number (0 = no limit), got {v:?}"
-                ))
-            })?
-        }
-        _ => {
-            s.max_attempts = match v {
-                "none" | "" => None,
-                _ => Some(v.parse().map_err(|_| {
-                    Failure::invalid(format!(
-                        "max_attempts must be a whole number or none, got {v:?}"
-                    ))
-                })?),
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Writes every setting to `*out_json` as
@@ -406,4 +335,42 @@ fn check(store: &Store) -> Result<Value, Failure> {
     }
     Ok(json!({"ok": true, "nodes": r.nodes, "archived": r.archived,
               "events": r.events, "problems": r.problems}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{claimdag_close, claimdag_open, claimdag_string_free};
+    use claimdag::Settings;
+    use std::ffi::{CStr, CString};
+
+    /// `claimdag_config_get` shows every setting the core knows, as the core shows it.
+    #[test]
+    fn config_get_shows_every_core_setting() {
+        // Reading a store that does not exist shows the defaults and creates nothing.
+        let dir = std::env::temp_dir().join(format!("claimdag-capi-config-{}", std::process::id()));
+        let c_dir = CString::new(dir.to_str().unwrap()).unwrap();
+        let mut s = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { claimdag_open(c_dir.as_ptr(), &mut s) },
+            claimdag_code::CLAIMDAG_OK
+        );
+        let entries = Settings::default().entries();
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys, Settings::KEYS);
+        for (key, want) in entries {
+            let c_key = CString::new(key).unwrap();
+            let mut out = std::ptr::null_mut();
+            let code = unsafe { claimdag_config_get(s, c_key.as_ptr(), &mut out) };
+            assert_eq!(code, claimdag_code::CLAIMDAG_OK, "{key}");
+            assert_eq!(unsafe { CStr::from_ptr(out) }.to_str().unwrap(), want);
+            unsafe { claimdag_string_free(out) };
+        }
+        let mut out = std::ptr::null_mut();
+        let code = unsafe { claimdag_config_get(s, c"colour".as_ptr(), &mut out) };
+        assert_eq!(code, claimdag_code::CLAIMDAG_INVALID_INPUT);
+        assert!(out.is_null());
+        unsafe { claimdag_close(s) };
+        assert!(!dir.exists());
+    }
 }
