@@ -45,6 +45,12 @@
 #define CLAIMDAG_NO_LEASE 18446744073709551615ull
 
 /**
+ * `older_than_ms` value of `claimdag_archive` meaning "not given", as the CLI's `archive`
+ * without `--older-than`. Every other value, 0 included, is an age.
+ */
+#define CLAIMDAG_NO_OLDER_THAN 18446744073709551615ull
+
+/**
  * The result of every fallible call. The values are those of SPEC section 4 and are never
  * renumbered; `CLAIMDAG_OK` is 0, every failure is non-zero. After a failure,
  * `claimdag_last_error()` gives the message on the same thread.
@@ -189,6 +195,44 @@ typedef struct claimdag_upsert_options {
    */
   uint32_t max_attempts;
 } claimdag_upsert_options;
+
+/**
+ * Options of `claimdag_list_json_opts`, the filters of the CLI's `list`. Zero-initialise
+ * it (`claimdag_list_options o = {0};`) and set what you need: a NULL pointer or a false
+ * flag means "not given", and all defaults list the live unfinished nodes of the default
+ * workspace, like `claimdag_list_json`. The struct only borrows its strings for the
+ * duration of the call.
+ *
+ * This layout is part of the ABI; a later version that needs more options adds a new
+ * struct and function rather than changing this one.
+ */
+typedef struct claimdag_list_options {
+  /**
+   * The workspace to list. NULL: `$CLAIMDAG_WORKSPACE`, else "".
+   */
+  const char *workspace;
+  /**
+   * Only nodes with this stored status or display word: todo, ready, blocked, claimed,
+   * expired, done, failed, cancelled. NULL: any.
+   */
+  const char *status;
+  /**
+   * Only the claims of this actor (32 hex characters). NULL: any.
+   */
+  const char *holder;
+  /**
+   * Also show finished live nodes (`list --terminal`).
+   */
+  bool terminal;
+  /**
+   * Also show archived nodes; with `terminal`, everything (`list --all`).
+   */
+  bool archived;
+  /**
+   * Show archived nodes only (`list --archived`).
+   */
+  bool only_archived;
+} claimdag_list_options;
 
 #ifdef __cplusplus
 extern "C" {
@@ -504,6 +548,77 @@ enum claimdag_code claimdag_reopen(struct claimdag_store *s,
                                    uint64_t *out_generation);
 
 /**
+ * Creates or merges every node of a plan, with its links, as one atomic write, and writes
+ * the nodes to `*out_json` in plan order as a JSON array of `{"id": "<32 hex>", "key":
+ * "<the plan's key>"}`. Free it with `claimdag_string_free`.
+ *
+ * `plan_json` is the plan the CLI's `import` reads (docs/reference.md, "Plans"):
+ * `{"nodes": [{"key", "summary", "kind", "parent", "deps", "soft_deps", "role",
+ * "priority", "estimate", "labels", "resources", "ref", "max_attempts"}]}`, where `parent`
+ * and the deps name a key of the plan or an existing node. `workspace` NULL:
+ * `$CLAIMDAG_WORKSPACE`, else "". The plan is checked whole: malformed JSON, an unknown
+ * field, a bad value or a duplicate key is `CLAIMDAG_INVALID_INPUT`, an unknown reference
+ * `CLAIMDAG_NOT_FOUND`, a cycle `CLAIMDAG_CYCLE`, each with a message naming the key, and
+ * then nothing is written. Importing the same plan again changes nothing and returns the
+ * same ids.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
+ * writable.
+ */
+enum claimdag_code claimdag_import_json(struct claimdag_store *s,
+                                        const char *workspace,
+                                        const char *plan_json,
+                                        char **out_json);
+
+/**
+ * Moves finished nodes (done, failed or cancelled) out of the live state, as the CLI's
+ * `archive [ID...] [--older-than DUR]`, and writes how many moved to `*out_count`.
+ *
+ * - `ids`, `n_ids`: the nodes to archive (ids or unique prefixes). `n_ids` 0 gives none,
+ *   and `ids` may then be NULL. A node that is not finished refuses the whole call with
+ *   `CLAIMDAG_INVALID_INPUT`; one archived already is skipped.
+ * - `older_than_ms`: also archive every finished node of `workspace` last updated at
+ *   least that many milliseconds ago; 0 archives every finished node of the workspace.
+ *   `CLAIMDAG_NO_OLDER_THAN`: not given.
+ * - With no ids and `CLAIMDAG_NO_OLDER_THAN`, every finished node of `workspace` is
+ *   archived, as `archive` with no arguments.
+ *
+ * `workspace` NULL: `$CLAIMDAG_WORKSPACE`, else "". The ids are found in any workspace.
+ * A node waiting on an archived node still sees how it ended; `claimdag_get_json`,
+ * `claimdag_log_json` and `claimdag_list_json_opts` still find archived nodes, and
+ * `claimdag_unarchive` brings one back. The generation does not change.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; `workspace` is NUL-terminated or NULL; when `n_ids > 0`,
+ * `ids` is NULL or points to `n_ids` pointers, each NUL-terminated or NULL; `out_count` is
+ * NULL or writable.
+ */
+enum claimdag_code claimdag_archive(struct claimdag_store *s,
+                                    const char *workspace,
+                                    const char *const *ids,
+                                    size_t n_ids,
+                                    uint64_t older_than_ms,
+                                    size_t *out_count);
+
+/**
+ * Brings the archived node `id` back into the live state, as the CLI's `unarchive`. Its
+ * status and generation are the ones it was archived with. When `out_status` is not NULL,
+ * the status ("done", "failed" or "cancelled") is written to `*out_status` as static text:
+ * never free it.
+ *
+ * `CLAIMDAG_NOT_FOUND` when there is no such node, `CLAIMDAG_INVALID_INPUT` when the node
+ * is live (not archived).
+ *
+ * # Safety
+ * `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_status` is NULL or
+ * writable.
+ */
+enum claimdag_code claimdag_unarchive(struct claimdag_store *s,
+                                      const char *id,
+                                      const char **out_status);
+
+/**
  * Writes one node as a JSON object to `*out_json` (`CLAIMDAG_NOT_FOUND` when there is no
  * such node). Free the string with `claimdag_string_free`.
  *
@@ -526,7 +641,8 @@ enum claimdag_code claimdag_list_json(struct claimdag_store *s, char **out_json)
  * `claimdag_list_json` with the CLI's filters: `workspace` (NULL: `$CLAIMDAG_WORKSPACE`,
  * else ""), `status` (NULL: any; else a stored status or a display word: todo, ready,
  * blocked, claimed, expired, done, failed, cancelled), `holder` (NULL: any; else an actor
- * whose claims to show) and `include_terminal` (also show finished nodes).
+ * whose claims to show) and `include_terminal` (also show finished nodes). Archived nodes
+ * are left out; `claimdag_list_json_opts` can show them.
  *
  * # Safety
  * As `claimdag_list_json`; strings are NUL-terminated or NULL.
@@ -537,6 +653,20 @@ enum claimdag_code claimdag_list_json_ex(struct claimdag_store *s,
                                          const char *holder,
                                          bool include_terminal,
                                          char **out_json);
+
+/**
+ * `claimdag_list_json` with every filter of the CLI's `list`, archived nodes included (see
+ * `claimdag_list_options`). `options` NULL is all defaults (the same as
+ * `claimdag_list_json`). Archived nodes carry `"archived": true` and come after the live
+ * ones, each group in creation order.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; `options` is NULL or a readable struct whose strings are
+ * NUL-terminated or NULL; `out_json` is NULL or writable.
+ */
+enum claimdag_code claimdag_list_json_opts(struct claimdag_store *s,
+                                           const struct claimdag_list_options *options,
+                                           char **out_json);
 
 /**
  * Writes the id of the ready node `claimdag_claim_next` would pick to `out_id`, without
@@ -579,6 +709,23 @@ enum claimdag_code claimdag_ready_json(struct claimdag_store *s,
  * writable.
  */
 enum claimdag_code claimdag_log_json(struct claimdag_store *s, const char *id, char **out_json);
+
+/**
+ * Writes the DAG of `workspace` (NULL: `$CLAIMDAG_WORKSPACE`, else "") to `*out_text` as
+ * the CLI's `graph` prints it: `format` "dot" (Graphviz, also when NULL) or "mermaid",
+ * nodes coloured by their display word, hard links solid, soft links dashed, the longest
+ * critical path drawn thick. Finished nodes are left out unless `all`; archived nodes are
+ * never drawn. Free the text with `claimdag_string_free`.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_text` is NULL or
+ * writable.
+ */
+enum claimdag_code claimdag_graph(struct claimdag_store *s,
+                                  const char *workspace,
+                                  const char *format,
+                                  bool all,
+                                  char **out_text);
 
 /**
  * Writes one setting, as the CLI's `config KEY` prints it, to `*out_value`:

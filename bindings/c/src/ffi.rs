@@ -127,6 +127,14 @@ pub(crate) unsafe fn out_arg<T>(ptr: *mut T, name: &str) -> Result<Out<T>, Failu
     NonNull::new(ptr).map(Out).ok_or_else(|| null_arg(name))
 }
 
+/// An optional out-param: NULL means the caller does not want the value.
+///
+/// # Safety
+/// As [`out_arg`].
+pub(crate) unsafe fn opt_out_arg<T>(ptr: *mut T) -> Option<Out<T>> {
+    NonNull::new(ptr).map(Out)
+}
+
 impl<T> Out<T> {
     pub(crate) fn write(self, value: T) {
         // SAFETY: checked non-NULL and promised writable by the caller of `out_arg`. The

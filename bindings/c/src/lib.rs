@@ -25,5 +25,6 @@ pub mod write;
 pub mod read;
 
 pub use code::{claimdag_code, claimdag_code_str, claimdag_last_error};
+pub use read::claimdag_list_options;
 pub use store::claimdag_store;
-pub use write::{claimdag_upsert_options, CLAIMDAG_NO_LEASE};
+pub use write::{claimdag_upsert_options, CLAIMDAG_NO_LEASE, CLAIMDAG_NO_OLDER_THAN};

@@ -1,14 +1,16 @@
-//! The verbs that read a store (get, list, next, ready, log, check) and the settings
-//! (config). Results come back as JSON text the caller frees with `claimdag_string_free`;
-//! a node is the object the CLI's `--json` prints: every field of the node plus its derived
-//! `"display"` word, `"ready"` and `"why"`.
+//! The verbs that read a store (get, list, next, ready, log, graph, check) and the settings
+//! (config). Results come back as text the caller frees with `claimdag_string_free`: JSON,
+//! except the graph (dot or Mermaid). A node is the object the CLI's `--json` prints: every
+//! field of the node plus its derived `"display"` word, `"ready"` and `"why"`.
 
 use crate::code::{claimdag_code, Failure};
 use crate::ffi::{
-    actor, json_string, node, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg, workspace,
+    actor, c_string, json_string, node, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg,
+    workspace,
 };
 use crate::panic::ffi_boundary;
 use crate::store::{claimdag_store, into_raw, nothing_ready};
+use claimdag::graph::{self, Format};
 use claimdag::{ListFilter, Store};
 use serde_json::{json, Value};
 use std::ffi::c_char;
@@ -36,6 +38,43 @@ pub unsafe extern "C" fn claimdag_get_json(
     })
 }
 
+/// Options of `claimdag_list_json_opts`, the filters of the CLI's `list`. Zero-initialise
+/// it (`claimdag_list_options o = {0};`) and set what you need: a NULL pointer or a false
+/// flag means "not given", and all defaults list the live unfinished nodes of the default
+/// workspace, like `claimdag_list_json`. The struct only borrows its strings for the
+/// duration of the call.
+///
+/// This layout is part of the ABI; a later version that needs more options adds a new
+/// struct and function rather than changing this one.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+pub struct claimdag_list_options {
+    /// The workspace to list. NULL: `$CLAIMDAG_WORKSPACE`, else "".
+    pub workspace: *const c_char,
+    /// Only nodes with this stored status or display word: todo, ready, blocked, claimed,
+    /// expired, done, failed, cancelled. NULL: any.
+    pub status: *const c_char,
+    /// Only the claims of this actor (32 hex characters). NULL: any.
+    pub holder: *const c_char,
+    /// Also show finished live nodes (`list --terminal`).
+    pub terminal: bool,
+    /// Also show archived nodes; with `terminal`, everything (`list --all`).
+    pub archived: bool,
+    /// Show archived nodes only (`list --archived`).
+    pub only_archived: bool,
+}
+
+impl claimdag_list_options {
+    const DEFAULT: claimdag_list_options = claimdag_list_options {
+        workspace: std::ptr::null(),
+        status: std::ptr::null(),
+        holder: std::ptr::null(),
+        terminal: false,
+        archived: false,
+        only_archived: false,
+    };
+}
+
 /// Writes the live unfinished nodes of the default workspace, in creation order, to
 /// `*out_json` as a JSON array of node objects. Free it with `claimdag_string_free`.
 ///
@@ -46,24 +85,16 @@ pub unsafe extern "C" fn claimdag_list_json(
     s: *mut claimdag_store,
     out_json: *mut *mut c_char,
 ) -> claimdag_code {
-    // SAFETY: forwarded from this function's contract.
-    unsafe {
-        list(
-            s,
-            std::ptr::null(),
-            std::ptr::null(),
-            std::ptr::null(),
-            false,
-            out_json,
-            "claimdag_list_json",
-        )
-    }
+    let options = claimdag_list_options::DEFAULT;
+    // SAFETY: forwarded from this function's contract; `options` holds no pointers.
+    unsafe { list(s, &options, "", out_json, "claimdag_list_json") }
 }
 
 /// `claimdag_list_json` with the CLI's filters: `workspace` (NULL: `$CLAIMDAG_WORKSPACE`,
 /// else ""), `status` (NULL: any; else a stored status or a display word: todo, ready,
 /// blocked, claimed, expired, done, failed, cancelled), `holder` (NULL: any; else an actor
-/// whose claims to show) and `include_terminal` (also show finished nodes).
+/// whose claims to show) and `include_terminal` (also show finished nodes). Archived nodes
+/// are left out; `claimdag_list_json_opts` can show them.
 ///
 /// # Safety
 /// As `claimdag_list_json`; strings are NUL-terminated or NULL.
@@ -76,42 +107,62 @@ pub unsafe extern "C" fn claimdag_list_json_ex(
     include_terminal: bool,
     out_json: *mut *mut c_char,
 ) -> claimdag_code {
+    let options = claimdag_list_options {
+        workspace,
+        status,
+        holder,
+        terminal: include_terminal,
+        ..claimdag_list_options::DEFAULT
+    };
     // SAFETY: forwarded from this function's contract.
-    unsafe {
-        list(
-            s,
-            workspace,
-            status,
-            holder,
-            include_terminal,
-            out_json,
-            "claimdag_list_json_ex",
-        )
-    }
+    unsafe { list(s, &options, "", out_json, "claimdag_list_json_ex") }
 }
 
+/// `claimdag_list_json` with every filter of the CLI's `list`, archived nodes included (see
+/// `claimdag_list_options`). `options` NULL is all defaults (the same as
+/// `claimdag_list_json`). Archived nodes carry `"archived": true` and come after the live
+/// ones, each group in creation order.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `options` is NULL or a readable struct whose strings are
+/// NUL-terminated or NULL; `out_json` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_list_json_opts(
+    s: *mut claimdag_store,
+    options: *const claimdag_list_options,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    // SAFETY: NULL or a readable struct, as the caller promises.
+    let options = unsafe { options.as_ref() }.unwrap_or(&claimdag_list_options::DEFAULT);
+    // SAFETY: forwarded from this function's contract.
+    unsafe { list(s, options, "options.", out_json, "claimdag_list_json_opts") }
+}
+
+/// # Safety
+/// `s` and `out_json` as in the exported list functions; the strings in `o` are
+/// NUL-terminated or NULL. `prefix` names the fields in messages.
 unsafe fn list(
     s: *mut claimdag_store,
-    ws: *const c_char,
-    status: *const c_char,
-    holder: *const c_char,
-    terminal: bool,
+    o: &claimdag_list_options,
+    prefix: &str,
     out_json: *mut *mut c_char,
     name: &'static str,
 ) -> claimdag_code {
     ffi_boundary(name, || {
         // SAFETY: forwarded from the exported function's contract.
         let store = unsafe { store_arg(s) }?;
-        let ws = unsafe { opt_str_arg(ws, "workspace") }?;
-        let status = unsafe { opt_str_arg(status, "status") }?;
-        let holder = unsafe { opt_str_arg(holder, "holder") }?;
+        let ws = unsafe { opt_str_arg(o.workspace, &format!("{prefix}workspace")) }?;
+        let status = unsafe { opt_str_arg(o.status, &format!("{prefix}status")) }?;
+        let holder_name = format!("{prefix}holder");
+        let holder = unsafe { opt_str_arg(o.holder, &holder_name) }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
         let filter = ListFilter {
             workspace: Some(workspace(ws)?),
             status: status.map(str::to_string),
-            holder: holder.map(|h| actor(h, "holder")).transpose()?,
-            terminal,
-            ..ListFilter::default()
+            holder: holder.map(|h| actor(h, &holder_name)).transpose()?,
+            terminal: o.terminal,
+            archived: o.archived,
+            only_archived: o.only_archived,
         };
         let views = store.list(&filter)?;
         let list = Value::Array(views.iter().map(|v| v.to_json()).collect());
@@ -226,6 +277,39 @@ pub unsafe extern "C" fn claimdag_log_json(
     })
 }
 
+/// Writes the DAG of `workspace` (NULL: `$CLAIMDAG_WORKSPACE`, else "") to `*out_text` as
+/// the CLI's `graph` prints it: `format` "dot" (Graphviz, also when NULL) or "mermaid",
+/// nodes coloured by their display word, hard links solid, soft links dashed, the longest
+/// critical path drawn thick. Finished nodes are left out unless `all`; archived nodes are
+/// never drawn. Free the text with `claimdag_string_free`.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_text` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_graph(
+    s: *mut claimdag_store,
+    workspace: *const c_char,
+    format: *const c_char,
+    all: bool,
+    out_text: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_graph", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
+        let format = unsafe { opt_str_arg(format, "format") }?.unwrap_or("dot");
+        let out = unsafe { out_arg(out_text, "out_text") }?;
+        let ws = self::workspace(ws)?;
+        let format = Format::parse(format).ok_or_else(|| {
+            Failure::invalid(format!("format must be dot or mermaid, got {format:?}"))
+        })?;
+        let text = store.read(|state, now| graph::render(state, &ws, all, format, now))?;
+        out.write(into_raw(c_string(text)?));
+        Ok(())
+    })
+}
+
 /// Writes one setting, as the CLI's `config KEY` prints it, to `*out_value`:
 /// `default_ttl` (a duration such as "15m"), `max_held` (a whole number, 0 = no limit) or
 /// `max_attempts` (a whole number, or "none"). Free the string with `claimdag_string_free`.
@@ -245,7 +329,7 @@ pub unsafe extern "C" fn claimdag_config_get(
         let key = unsafe { str_arg(key, "key") }?;
         let out = unsafe { out_arg(out_value, "out_value") }?;
         let text = store.settings()?.get(key)?;
-        out.write(into_raw(crate::ffi::c_string(text)?));
+        out.write(into_raw(c_string(text)?));
         Ok(())
     })
 }

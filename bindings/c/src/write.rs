@@ -1,17 +1,19 @@
 //! The verbs that change a store: upsert, link, unlink, claim, claim-next, renew, release,
-//! reclaim, complete, reopen. Each one is a single committed write: when it returns
-//! `CLAIMDAG_OK` the change is on disk, and a refused call changed nothing.
+//! reclaim, complete, reopen, import, archive, unarchive. Each one is a single committed
+//! write: when it returns `CLAIMDAG_OK` the change is on disk, and a refused call changed
+//! nothing.
 
 use crate::code::{claimdag_code, Failure};
 use crate::ffi::{
-    actor, given, json_string, node, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg,
-    str_array_arg, workspace,
+    actor, given, json_string, node, opt_out_arg, opt_str_arg, out_arg, out_id_arg, store_arg,
+    str_arg, str_array_arg, workspace,
 };
 use crate::panic::ffi_boundary;
 use crate::store::{claimdag_store, into_raw, nothing_ready};
+use claimdag::rules::Plan;
 use claimdag::{Status, Upsert};
 use serde_json::json;
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 
 /// `lease_ms` value of `claimdag_reclaim` and `claimdag_reclaim_json` meaning "no lease":
 /// hand back expired claims only.
@@ -644,4 +646,140 @@ pub unsafe extern "C" fn claimdag_reopen(
         out.write(g);
         Ok(())
     })
+}
+
+/// Creates or merges every node of a plan, with its links, as one atomic write, and writes
+/// the nodes to `*out_json` in plan order as a JSON array of `{"id": "<32 hex>", "key":
+/// "<the plan's key>"}`. Free it with `claimdag_string_free`.
+///
+/// `plan_json` is the plan the CLI's `import` reads (docs/reference.md, "Plans"):
+/// `{"nodes": [{"key", "summary", "kind", "parent", "deps", "soft_deps", "role",
+/// "priority", "estimate", "labels", "resources", "ref", "max_attempts"}]}`, where `parent`
+/// and the deps name a key of the plan or an existing node. `workspace` NULL:
+/// `$CLAIMDAG_WORKSPACE`, else "". The plan is checked whole: malformed JSON, an unknown
+/// field, a bad value or a duplicate key is `CLAIMDAG_INVALID_INPUT`, an unknown reference
+/// `CLAIMDAG_NOT_FOUND`, a cycle `CLAIMDAG_CYCLE`, each with a message naming the key, and
+/// then nothing is written. Importing the same plan again changes nothing and returns the
+/// same ids.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_import_json(
+    s: *mut claimdag_store,
+    workspace: *const c_char,
+    plan_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_import_json", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
+        let plan = unsafe { str_arg(plan_json, "plan_json") }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let ws = self::workspace(ws)?;
+        let plan = Plan::parse(plan.as_bytes())?;
+        let nodes = store.import(&ws, plan)?;
+        let list: Vec<_> = nodes
+            .iter()
+            .map(|(id, key)| json!({"id": id, "key": key}))
+            .collect();
+        out.write(into_raw(json_string(&serde_json::Value::Array(list))?));
+        Ok(())
+    })
+}
+
+/// `older_than_ms` value of `claimdag_archive` meaning "not given", as the CLI's `archive`
+/// without `--older-than`. Every other value, 0 included, is an age.
+pub const CLAIMDAG_NO_OLDER_THAN: u64 = 0xFFFF_FFFF_FFFF_FFFF;
+
+/// Moves finished nodes (done, failed or cancelled) out of the live state, as the CLI's
+/// `archive [ID...] [--older-than DUR]`, and writes how many moved to `*out_count`.
+///
+/// - `ids`, `n_ids`: the nodes to archive (ids or unique prefixes). `n_ids` 0 gives none,
+///   and `ids` may then be NULL. A node that is not finished refuses the whole call with
+///   `CLAIMDAG_INVALID_INPUT`; one archived already is skipped.
+/// - `older_than_ms`: also archive every finished node of `workspace` last updated at
+///   least that many milliseconds ago; 0 archives every finished node of the workspace.
+///   `CLAIMDAG_NO_OLDER_THAN`: not given.
+/// - With no ids and `CLAIMDAG_NO_OLDER_THAN`, every finished node of `workspace` is
+///   archived, as `archive` with no arguments.
+///
+/// `workspace` NULL: `$CLAIMDAG_WORKSPACE`, else "". The ids are found in any workspace.
+/// A node waiting on an archived node still sees how it ended; `claimdag_get_json`,
+/// `claimdag_log_json` and `claimdag_list_json_opts` still find archived nodes, and
+/// `claimdag_unarchive` brings one back. The generation does not change.
+///
+/// # Safety
+/// `s` is a live handle or NULL; `workspace` is NUL-terminated or NULL; when `n_ids > 0`,
+/// `ids` is NULL or points to `n_ids` pointers, each NUL-terminated or NULL; `out_count` is
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_archive(
+    s: *mut claimdag_store,
+    workspace: *const c_char,
+    ids: *const *const c_char,
+    n_ids: usize,
+    older_than_ms: u64,
+    out_count: *mut usize,
+) -> claimdag_code {
+    ffi_boundary("claimdag_archive", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
+        let ids = unsafe { str_array_arg(ids, n_ids, "ids") }?.unwrap_or_default();
+        let out = unsafe { out_arg(out_count, "out_count") }?;
+        let ws = self::workspace(ws)?;
+        let ids = ids
+            .iter()
+            .map(|i| node(store, i))
+            .collect::<Result<Vec<_>, _>>()?;
+        let older_than = (older_than_ms != CLAIMDAG_NO_OLDER_THAN).then_some(older_than_ms);
+        let n = store.archive(&ws, &ids, older_than)?;
+        out.write(n);
+        Ok(())
+    })
+}
+
+/// Brings the archived node `id` back into the live state, as the CLI's `unarchive`. Its
+/// status and generation are the ones it was archived with. When `out_status` is not NULL,
+/// the status ("done", "failed" or "cancelled") is written to `*out_status` as static text:
+/// never free it.
+///
+/// `CLAIMDAG_NOT_FOUND` when there is no such node, `CLAIMDAG_INVALID_INPUT` when the node
+/// is live (not archived).
+///
+/// # Safety
+/// `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_status` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_unarchive(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    out_status: *mut *const c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_unarchive", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        // SAFETY: NULL (not wanted) or writable, as the caller promises.
+        let out = unsafe { opt_out_arg(out_status) };
+        let st = store.unarchive(node(store, id)?)?;
+        if let Some(out) = out {
+            out.write(status_text(st).as_ptr());
+        }
+        Ok(())
+    })
+}
+
+/// A status as static C text.
+fn status_text(st: Status) -> &'static CStr {
+    match st {
+        Status::Todo => c"todo",
+        Status::Claimed => c"claimed",
+        Status::Done => c"done",
+        Status::Failed => c"failed",
+        Status::Cancelled => c"cancelled",
+    }
 }
