@@ -284,7 +284,7 @@ def main() -> None:
     for n in map(int, args.sizes.split(",")):
         size(args.work, n, quick)
     progress("filelock: 4 processes draining 1,000 nodes")
-    emit("lib_drain4_wps", drain(args.work, 4, 1_000))
+    emit("lib_drain4_wps", drain(args.work, 4, 1_000), "one run")
 
 
 if __name__ == "__main__":

@@ -196,7 +196,7 @@ fn drain(cli: &Cli, dir: &Path, procs: usize, nodes: usize) -> f64 {
     2.0 * done as f64 / secs
 }
 
-fn bench(cli: &Cli, work: &Path, runs: usize) {
+fn bench(cli: &Cli, work: &Path, runs: usize, drains: usize) {
     let sys = cli.system;
     let root = work.join(format!("cli-{sys}"));
     let _ = std::fs::remove_dir_all(&root);
@@ -265,15 +265,20 @@ fn bench(cli: &Cli, work: &Path, runs: usize) {
 
     for procs in [4, 8] {
         note(&format!(
-            "{sys}: {procs} processes draining {DRAIN_NODES} nodes"
+            "{sys}: {procs} processes draining {DRAIN_NODES} nodes, {drains} times"
         ));
-        let dir = root.join(format!("drain-{procs}"));
-        copy_dir(&seed1000, &dir);
+        let rates = (0..drains)
+            .map(|_| {
+                let dir = root.join(format!("drain-{procs}"));
+                copy_dir(&seed1000, &dir);
+                drain(cli, &dir, procs, DRAIN_NODES)
+            })
+            .collect();
         emit(
             sys,
             &format!("cli_drain{procs}_wps"),
-            drain(cli, &dir, procs, DRAIN_NODES),
-            "",
+            median(rates),
+            "median",
         );
     }
 
@@ -298,6 +303,7 @@ fn main() {
     let work = PathBuf::from(arg("--work").unwrap_or_else(|| "target/bench-work".into()));
     std::fs::create_dir_all(&work).expect("work directory");
     let runs = if quick { 20 } else { 30 };
+    let drains = if quick { 1 } else { 3 };
     let ours = arg("--ours").unwrap_or_else(|| "target/release/claimdag".into());
     bench(
         &Cli {
@@ -307,6 +313,7 @@ fn main() {
         },
         &work,
         runs,
+        drains,
     );
     match (arg("--v08"), arg("--v08-missing")) {
         (Some(bin), _) => bench(
@@ -317,6 +324,7 @@ fn main() {
             },
             &work,
             runs,
+            drains,
         ),
         (None, why) => {
             let why = why.unwrap_or_else(|| "not installed".into());

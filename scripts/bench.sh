@@ -45,8 +45,26 @@ per_size_keys() {
 }
 
 log "building claimdag and the bench programs"
-$CARGO build --release --bin claimdag || exit 1
-$CARGO bench --no-run --bench store --bench cli || exit 1
+# The target directory may be shared with other builds: run copies, so that every figure
+# of one run comes from the same build.
+BIN=target/bench-bin
+mkdir -p "$BIN"
+# One cargo call builds the command and both bench programs from the same tree.
+$CARGO bench --no-run --bench store --bench cli --message-format=json >"$OUT/build.json" || exit 1
+python3 - "$OUT/build.json" "$BIN" <<'PY' || exit 1
+import json, shutil, sys
+wanted = {("bench", "store"), ("bench", "cli"), ("bin", "claimdag")}
+found = set()
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    for kind in m["target"]["kind"]:
+        if (kind, m["target"]["name"]) in wanted:
+            shutil.copy2(m["executable"], f"{sys.argv[2]}/{m['target']['name']}")
+            found.add((kind, m["target"]["name"]))
+sys.exit(0 if found == wanted else f"bench.sh: built {sorted(found)}, wanted {sorted(wanted)}")
+PY
 
 log "building the SQLite alternative (rusqlite, bundled SQLite)"
 sqlite_ok=1
@@ -91,12 +109,14 @@ fi
     echo "# nproc: $(nproc)"
     lscpu | head -n 15 | sed 's/^/# /'
     echo "# kernel: $(uname -r)"
+    echo "# measured: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(
+        git status --porcelain -- src Cargo.toml 2>/dev/null | grep -q . && echo ' with uncommitted changes in src')"
     df -T "$WORK" | sed 's/^/# /'
     echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/machine.txt"
 
 log "ours, in process"
-$CARGO bench --bench store -- "${quick[@]}" --work "$WORK" >>"$RESULTS"
+"$BIN/store" "${quick[@]}" --work "$WORK" >>"$RESULTS"
 
 if [[ $sqlite_ok == 1 ]]; then
     log "SQLite, in process"
@@ -118,8 +138,7 @@ v08_args=(--v08 "$V08")
 if [[ -n "$v08_why" ]]; then
     v08_args=(--v08-missing "$v08_why")
 fi
-$CARGO bench --bench cli -- "${quick[@]}" --work "$WORK" --ours target/release/claimdag \
-    "${v08_args[@]}" >>"$RESULTS"
+"$BIN/cli" "${quick[@]}" --work "$WORK" --ours "$BIN/claimdag" "${v08_args[@]}" >>"$RESULTS"
 
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 echo "# total run time: $(($(date +%s) - started)) s" >>"$OUT/machine.txt"

@@ -21,9 +21,12 @@ if ((${#missing[@]})); then
     fi
 fi
 $CARGO build --release --bin claimdag
+# A copy: the target directory may be shared with other builds.
+mkdir -p target/bench-bin
+cp target/release/claimdag target/bench-bin/claimdag-profile
 v08=()
 if [[ -x target/alt/claimdag08/bin/claimdag ]]; then
     v08=(--v08 target/alt/claimdag08/bin/claimdag)
 fi
-python3 benches/attribute.py --ours target/release/claimdag "${v08[@]}" \
+python3 benches/attribute.py --ours target/bench-bin/claimdag-profile "${v08[@]}" \
     --work target/bench-work/profile
