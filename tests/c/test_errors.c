@@ -352,6 +352,23 @@ static void invalid_utf8(const char *tmp, const char *path) {
   o.labels_len = 2;
   CHECK_CODE(claimdag_upsert_ex(s, "labelled", &o, id), CLAIMDAG_INVALID_INPUT);
   CHECK_MESSAGE("options.labels[1]");
+  CHECK_CODE(claimdag_import_json(s, NULL, bad, &json), CLAIMDAG_INVALID_INPUT);
+  CHECK_MESSAGE("plan_json");
+  CHECK_CODE(claimdag_import_json(s, bad, "{\"nodes\": []}", &json), CLAIMDAG_INVALID_INPUT);
+  const char *bad_ids[] = {bad};
+  size_t count = 99;
+  CHECK_CODE(claimdag_archive(s, NULL, bad_ids, 1, 0, &count), CLAIMDAG_INVALID_INPUT);
+  CHECK_MESSAGE("ids[0]");
+  CHECK(count == 99);
+  CHECK_CODE(claimdag_unarchive(s, bad, NULL), CLAIMDAG_INVALID_INPUT);
+  CHECK_CODE(claimdag_graph(s, NULL, bad, false, &json), CLAIMDAG_INVALID_INPUT);
+  CHECK_MESSAGE("format");
+  claimdag_list_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.status = bad;
+  CHECK_CODE(claimdag_list_json_opts(s, &lo, &json), CLAIMDAG_INVALID_INPUT);
+  CHECK_MESSAGE("options.status");
+  CHECK(json == NULL);
   /* The node was not cancelled by the refused complete, nor anything created. */
   CHECK_OK(claimdag_list_json(s, &json));
   CHECK(count_of(json, "\"id\":") == 1);
@@ -503,6 +520,68 @@ static void null_arguments(const char *tmp, const char *path) {
   claimdag_close(s);
 }
 
+/* The same for the plan, archive, list-options and graph functions; their optional
+ * pointers (workspace, format, options, out_status, ids when n_ids is 0) accept NULL. */
+static void null_arguments_plans_and_archive(const char *tmp, const char *path) {
+  (void)tmp;
+  claimdag_store *s = open_store(path);
+  char a[33], me[33];
+  char *json = NULL;
+  size_t count = 99;
+  uint64_t gen = 0;
+  const char *plan = "{\"nodes\": [{\"key\": \"k\", \"summary\": \"planned\"}]}";
+  actor_for(7, me);
+  seed(s, a);
+  CHECK_OK(claimdag_claim(s, a, me, &gen));
+  CHECK_OK(claimdag_complete(s, a, "done", gen));
+
+  NULL_ARG(claimdag_import_json(NULL, NULL, plan, &json), "store");
+  NULL_ARG(claimdag_import_json(s, NULL, NULL, &json), "plan_json");
+  NULL_ARG(claimdag_import_json(s, NULL, plan, NULL), "out_json");
+  CHECK(json == NULL);
+
+  const char *ids[] = {a};
+  const char *holes[] = {a, NULL};
+  NULL_ARG(claimdag_archive(NULL, NULL, ids, 1, CLAIMDAG_NO_OLDER_THAN, &count), "store");
+  NULL_ARG(claimdag_archive(s, NULL, NULL, 1, CLAIMDAG_NO_OLDER_THAN, &count), "ids");
+  NULL_ARG(claimdag_archive(s, NULL, holes, 2, CLAIMDAG_NO_OLDER_THAN, &count), "ids[1]");
+  NULL_ARG(claimdag_archive(s, NULL, ids, 1, CLAIMDAG_NO_OLDER_THAN, NULL), "out_count");
+  NULL_ARG(claimdag_archive(s, NULL, NULL, 0, 0, NULL), "out_count");
+  CHECK(count == 99);
+
+  /* Nothing was imported or archived by the refused calls. */
+  CHECK_OK(claimdag_list_json_ex(s, NULL, NULL, NULL, true, &json));
+  CHECK(count_of(json, "\"id\":") == 1 && strstr(json, a) != NULL);
+  claimdag_string_free(json);
+  json = NULL;
+
+  NULL_ARG(claimdag_list_json_opts(NULL, NULL, &json), "store");
+  NULL_ARG(claimdag_list_json_opts(s, NULL, NULL), "out_json");
+  NULL_ARG(claimdag_graph(NULL, NULL, NULL, false, &json), "store");
+  NULL_ARG(claimdag_graph(s, NULL, NULL, false, NULL), "out_text");
+  CHECK(json == NULL);
+
+  /* The optional ones: NULL workspace, NULL ids with n_ids 0, NULL options, NULL format,
+   * NULL out_status. */
+  CHECK_OK(claimdag_archive(s, NULL, NULL, 0, CLAIMDAG_NO_OLDER_THAN, &count));
+  CHECK(count == 1);
+  NULL_ARG(claimdag_unarchive(NULL, a, NULL), "store");
+  NULL_ARG(claimdag_unarchive(s, NULL, NULL), "id");
+  CHECK_OK(claimdag_list_json_opts(s, NULL, &json));
+  CHECK(json != NULL && strcmp(json, "[]") == 0);
+  claimdag_string_free(json);
+  json = NULL;
+  CHECK_OK(claimdag_unarchive(s, a, NULL));
+  CHECK_OK(claimdag_graph(s, NULL, NULL, true, &json));
+  CHECK(json != NULL && strstr(json, "digraph") != NULL);
+  claimdag_string_free(json);
+  json = NULL;
+  CHECK_OK(claimdag_import_json(s, NULL, plan, &json));
+  CHECK(json != NULL && count_of(json, "\"key\":\"k\"") == 1);
+  claimdag_string_free(json);
+  claimdag_close(s);
+}
+
 int main(void) {
   run_test("not_found", not_found);
   run_test("already_claimed", already_claimed);
@@ -522,5 +601,7 @@ int main(void) {
   run_test("code names and last error", codes_and_messages);
   run_test("invalid UTF-8 refused", invalid_utf8);
   run_test("NULL for every pointer parameter", null_arguments);
+  run_test("NULL for the plan, archive, list and graph parameters",
+           null_arguments_plans_and_archive);
   return finish();
 }
