@@ -351,9 +351,8 @@ pub unsafe extern "C" fn claimdag_config_set(
         let store = unsafe { store_arg(s) }?;
         let key = unsafe { str_arg(key, "key") }?;
         let value = unsafe { str_arg(value, "value") }?;
-        let mut settings = store.settings()?;
-        settings.set(key, value)?;
-        store.configure(settings)?;
+        // One locked write: a concurrent change of another setting is not lost.
+        store.set_setting(key, value)?;
         Ok(())
     })
 }
