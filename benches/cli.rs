@@ -196,28 +196,21 @@ fn drain(cli: &Cli, dir: &Path, procs: usize, nodes: usize) -> f64 {
     2.0 * done as f64 / secs
 }
 
-fn bench(cli: &Cli, work: &Path, runs: usize, drains: usize) {
+/// One command with its stores made: the seed of 4,096 nodes to claim in and a copy of
+/// its first 1,000 nodes to drain.
+struct Prepared {
+    cli: Cli,
+    root: PathBuf,
+    seed: PathBuf,
+    seed1000: PathBuf,
+    ids: Vec<String>,
+}
+
+fn prepare(cli: &Cli, work: &Path) -> Prepared {
     let sys = cli.system;
     let root = work.join(format!("cli-{sys}"));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).expect("mkdir");
-
-    note(&format!("{sys}: process start"));
-    let start: Vec<f64> = (0..runs)
-        .map(|_| {
-            let mut c = Command::new(&cli.bin);
-            c.arg("--version").stdout(Stdio::null());
-            cli.timed(c).0
-        })
-        .collect();
-    emit(sys, "cli_start_ms", median(start), "median");
-    if cli.kind == Kind::Ours {
-        let floor: Vec<f64> = (0..runs)
-            .map(|_| cli.timed(Command::new("/bin/true")).0)
-            .collect();
-        emit(sys, "cli_true_ms", median(floor), "median");
-    }
-
     note(&format!(
         "{sys}: creating {DRAIN_NODES} then {CLAIM_AT} nodes"
     ));
@@ -242,53 +235,82 @@ fn bench(cli: &Cli, work: &Path, runs: usize, drains: usize) {
         );
     }
     assert_eq!(ids.len(), CLAIM_AT, "ids");
+    Prepared {
+        cli: cli.clone(),
+        root,
+        seed,
+        seed1000,
+        ids,
+    }
+}
 
+/// Every system's samples are taken in turn (ours, then 0.8, then ours again ...), so that a
+/// change in the machine's load touches both alike.
+fn bench(systems: &[Cli], work: &Path, runs: usize, drains: usize) {
+    let all: Vec<Prepared> = systems.iter().map(|c| prepare(c, work)).collect();
     note(&format!(
-        "{sys}: {runs} reads and {runs} claims at {CLAIM_AT} nodes"
+        "process start, {runs} reads and {runs} claims at {CLAIM_AT} nodes, in turn"
     ));
-    let reads: Vec<f64> = (0..runs)
-        .map(|i| {
-            let (ms, out) = cli.timed(cli.read(&seed, &ids[CLAIM_AT - 1 - i]));
+    let mut start = vec![Vec::new(); all.len()];
+    let mut reads = vec![Vec::new(); all.len()];
+    let mut claims = vec![Vec::new(); all.len()];
+    let mut any = Vec::new();
+    for i in 0..runs {
+        any.push(all[0].cli.timed(Command::new("/bin/true")).0);
+        for (k, p) in all.iter().enumerate() {
+            let mut c = Command::new(&p.cli.bin);
+            c.arg("--version").stdout(Stdio::null());
+            start[k].push(p.cli.timed(c).0);
+            let (ms, out) = p.cli.timed(p.cli.read(&p.seed, &p.ids[CLAIM_AT - 1 - i]));
             check(&out, "read");
-            ms
-        })
-        .collect();
-    emit(sys, "cli_read_ms@4096", median(reads), "median");
-    let claims: Vec<f64> = (0..runs)
-        .map(|i| {
-            let (ms, out) = cli.timed(cli.claim(&seed, &ids[i], 1_000 + i));
+            reads[k].push(ms);
+            let (ms, out) = p.cli.timed(p.cli.claim(&p.seed, &p.ids[i], 1_000 + i));
             check(&out, "claim");
-            ms
-        })
-        .collect();
-    emit(sys, "cli_claim_ms@4096", median(claims), "median");
-
-    for procs in [4, 8] {
-        note(&format!(
-            "{sys}: {procs} processes draining {DRAIN_NODES} nodes, {drains} times"
-        ));
-        let rates = (0..drains)
-            .map(|_| {
-                let dir = root.join(format!("drain-{procs}"));
-                copy_dir(&seed1000, &dir);
-                drain(cli, &dir, procs, DRAIN_NODES)
-            })
-            .collect();
+            claims[k].push(ms);
+        }
+    }
+    emit(all[0].cli.system, "cli_true_ms", median(any), "median");
+    for (k, p) in all.iter().enumerate() {
+        let sys = p.cli.system;
+        emit(sys, "cli_start_ms", median(start[k].clone()), "median");
+        emit(sys, "cli_read_ms@4096", median(reads[k].clone()), "median");
         emit(
             sys,
-            &format!("cli_drain{procs}_wps"),
-            median(rates),
+            "cli_claim_ms@4096",
+            median(claims[k].clone()),
             "median",
         );
     }
-
-    if cli.kind == Kind::Ours {
-        note(&format!("{sys}: importing 100,000 nodes"));
-        let dir = root.join("import-100k");
-        let (_, s) = cli.create(&dir, 100_000, 0, &root);
-        emit(sys, "cli_import_s@100k", s, "");
+    for procs in [4, 8] {
+        note(&format!(
+            "{procs} processes draining {DRAIN_NODES} nodes, {drains} times each, in turn"
+        ));
+        let mut rates = vec![Vec::new(); all.len()];
+        for _ in 0..drains {
+            for (k, p) in all.iter().enumerate() {
+                let dir = p.root.join(format!("drain-{procs}"));
+                copy_dir(&p.seed1000, &dir);
+                rates[k].push(drain(&p.cli, &dir, procs, DRAIN_NODES));
+            }
+        }
+        for (k, p) in all.iter().enumerate() {
+            emit(
+                p.cli.system,
+                &format!("cli_drain{procs}_wps"),
+                median(rates[k].clone()),
+                "median",
+            );
+        }
     }
-    let _ = std::fs::remove_dir_all(&root);
+    for p in &all {
+        if p.cli.kind == Kind::Ours {
+            note("ours: importing 100,000 nodes");
+            let dir = p.root.join("import-100k");
+            let (_, s) = p.cli.create(&dir, 100_000, 0, &p.root);
+            emit(p.cli.system, "cli_import_s@100k", s, "");
+        }
+        let _ = std::fs::remove_dir_all(&p.root);
+    }
 }
 
 fn main() {
@@ -305,27 +327,17 @@ fn main() {
     let runs = if quick { 20 } else { 30 };
     let drains = if quick { 1 } else { 3 };
     let ours = arg("--ours").unwrap_or_else(|| "target/release/claimdag".into());
-    bench(
-        &Cli {
-            kind: Kind::Ours,
-            bin: ours.into(),
-            system: "ours",
-        },
-        &work,
-        runs,
-        drains,
-    );
+    let mut systems = vec![Cli {
+        kind: Kind::Ours,
+        bin: ours.into(),
+        system: "ours",
+    }];
     match (arg("--v08"), arg("--v08-missing")) {
-        (Some(bin), _) => bench(
-            &Cli {
-                kind: Kind::V08,
-                bin: bin.into(),
-                system: "v08",
-            },
-            &work,
-            runs,
-            drains,
-        ),
+        (Some(bin), _) => systems.push(Cli {
+            kind: Kind::V08,
+            bin: bin.into(),
+            system: "v08",
+        }),
         (None, why) => {
             let why = why.unwrap_or_else(|| "not installed".into());
             for key in [
@@ -340,4 +352,5 @@ fn main() {
             }
         }
     }
+    bench(&systems, &work, runs, drains);
 }
