@@ -26,3 +26,11 @@ def store_dir(tmp_path: pathlib.Path) -> pathlib.Path:
 @pytest.fixture
 def store(store_dir: pathlib.Path) -> claimdag.Store:
     return claimdag.Store(store_dir)
+
+
+def files(directory: pathlib.Path) -> dict[str, bytes]:
+    """Every file of a store directory with its bytes: equal before and after a call that
+    wrote nothing (empty when the directory does not exist yet)."""
+    if not directory.exists():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}

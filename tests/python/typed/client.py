@@ -43,3 +43,16 @@ def tour(store: claimdag.Store) -> None:
     settings: claimdag.Settings = store.config(max_attempts=3, default_ttl=60.0)
     report: claimdag.Report = store.check()
     print(handed, nodes, nxt, gen, events, picks, settings.max_attempts, report.ok)
+
+
+def housekeeping(store: claimdag.Store) -> None:
+    plan = {"nodes": [{"key": "a", "summary": "a"}, {"key": "b", "summary": "b", "deps": ["a"]}]}
+    ids: list[tuple[str, str]] = store.import_plan(plan, workspace=None)
+    ids = store.import_plan('{"nodes": []}')
+    ids = store.import_plan(b'{"nodes": []}')
+    moved: int = store.archive(ids[0][0], older_than=datetime.timedelta(days=1), workspace=None)
+    moved = store.archive()
+    status: str = store.unarchive(ids[0][0])
+    gone: list[claimdag.Node] = store.list(archived=True, terminal=False)
+    dot: str = store.graph(format="mermaid", all=True, workspace=None)
+    print(moved, status, gone, dot)
