@@ -8,7 +8,7 @@ use crate::error::{detach, invalid, to_py_err};
 use crate::types::{Event, Node, Pick, Report, Settings};
 use claimdag::graph::{self, Format};
 use claimdag::rules::{validate_workspace, Plan};
-use claimdag::{Actor, Id, ListFilter, Output, Request, Status, Upsert};
+use claimdag::{Actor, Id, ListFilter, Status, Upsert};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use std::path::PathBuf;
@@ -475,17 +475,7 @@ impl Store {
     fn unarchive(&self, py: Python<'_>, node: String) -> PyResult<&'static str> {
         let store = &self.core;
         detach(py, move || {
-            // `get` finds the node live or in the archive (NotFound otherwise); the rules
-            // then refuse a live node as "not archived" under the write lock.
-            // `claimdag::Store::unarchive` is not used: for a node that is not archived it
-            // asks for the store's cache while still holding it, and never returns.
-            let node = store.get(store.resolve(&node)?)?.node;
-            match store.execute(&Request::Unarchive { node })? {
-                Output::Completed(_, status) => Ok(status.as_str()),
-                other => Err(claimdag::Error::Internal(format!(
-                    "unexpected output {other:?}"
-                ))),
-            }
+            Ok(store.unarchive(store.resolve(&node)?)?.as_str())
         })
     }
 
