@@ -24,6 +24,8 @@ pub const SNAPSHOT: &str = "snapshot.json";
 pub const JOURNAL: &str = "journal";
 pub const HISTORY: &str = "history.jsonl";
 pub const ARCHIVE: &str = "archive.jsonl";
+/// Held (try-locked) by the one process compacting the store.
+pub const COMPACT_LOCK: &str = "compact.lock";
 
 /// One line of the archive file: an archived node's last value and the record that moved it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -154,7 +156,7 @@ impl Embedded {
             let at = now();
             let (change, out) = decide(&self.state, at)?;
             if change.is_empty() {
-                return Ok(out);
+                return Ok((out, false));
             }
             if self.snap.is_none() {
                 self.create(dir)?;
@@ -169,14 +171,20 @@ impl Embedded {
             self.seq = rec.seq;
             self.state.apply(&rec.change);
             let used = self.journal_end - HEADER_LEN;
-            if used > tuning.compact_min_bytes.max(self.snapshot_len) {
-                // The write is committed; a failed compaction only leaves a longer journal.
-                if self.compact(dir).is_err() {
+            Ok((out, used > tuning.compact_min_bytes.max(self.snapshot_len)))
+        })();
+        let result = match result {
+            Ok((out, true)) => {
+                // The write is committed and the lock released; a failed compaction only
+                // leaves a longer journal.
+                if self.compact(dir, &lock).is_err() {
                     self.snap = None;
                 }
+                Ok(out)
             }
-            Ok(out)
-        })();
+            Ok((out, false)) => Ok(out),
+            Err(e) => Err(e),
+        };
         self.lock = Some(lock);
         if matches!(result, Err(Error::Io { .. })) {
             // After an I/O failure the cache may be behind the files: reload next time.
@@ -450,12 +458,7 @@ impl Embedded {
             .map_err(|e| fsutil::describe(&jpath, &e))?;
         f.sync_data().map_err(|e| fsutil::describe(&jpath, &e))?;
         let state = State::default();
-        fsutil::replace_atomically(
-            dir,
-            SNAPSHOT,
-            &mut |w| snapshot::write(w, &state, 0),
-            &|_| {},
-        )?;
+        fsutil::replace_atomically(dir, SNAPSHOT, &mut |w| snapshot::write(w, &state, 0))?;
         let meta = std::fs::symlink_metadata(dir.join(SNAPSHOT))
             .map_err(|e| fsutil::describe(&dir.join(SNAPSHOT), &e))?;
         self.snap = Some(FileId::of(&meta));
@@ -525,20 +528,53 @@ impl Embedded {
         }
     }
 
-    /// Moves the journal into history and a new snapshot, then empties the journal.
-    fn compact(&mut self, dir: &Path) -> Result<()> {
-        let jpath = dir.join(JOURNAL);
-        let Some(f) = self.journal.as_ref() else {
+    /// Compacts the store after a write, off the write lock's path: the new snapshot of
+    /// this handle's state (record `seq`) is written and synced while other processes go on
+    /// writing; then, briefly under the write lock, the journal's records up to `seq` move to
+    /// the side files, the snapshot is renamed into place, and the journal is replaced by one
+    /// holding only the records written since. Only one compaction runs at a time
+    /// (`compact.lock`); one that finds the store compacted meanwhile gives up. A crash at
+    /// any step leaves a store that reads the same.
+    fn compact(&mut self, dir: &Path, lock: &File) -> Result<()> {
+        let Some(base) = self.snap else {
             return Ok(());
         };
-        let mut buf = vec![0u8; (self.journal_end - HEADER_LEN) as usize];
-        f.read_exact_at(&mut buf, HEADER_LEN)
-            .map_err(|e| fsutil::describe(&jpath, &e))?;
-        let scan = journal::scan(&buf, &jpath, HEADER_LEN)?;
+        let cpath = dir.join(COMPACT_LOCK);
+        let guard = fsutil::open(&cpath, Mode::ReadWriteCreate)?;
+        if guard.try_lock().is_err() {
+            return Ok(()); // another process is compacting
+        }
+        let _compacting = Held(&guard);
+        let (state, seq) = (&self.state, self.seq);
+        let tmp = fsutil::write_synced(dir, SNAPSHOT, &mut |w| snapshot::write(w, state, seq))?;
+        lock.lock()
+            .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
+        let _held = Held(lock);
+        let spath = dir.join(SNAPSHOT);
+        let now = std::fs::symlink_metadata(&spath).map_err(|e| fsutil::describe(&spath, &e))?;
+        if FileId::of(&now) != base {
+            let _ = std::fs::remove_file(&tmp);
+            return Ok(()); // compacted by another process meanwhile
+        }
+        let jpath = dir.join(JOURNAL);
+        let bytes = match fsutil::open_existing(&jpath)? {
+            Some(f) => read_all(f, &jpath)?,
+            None => return Ok(()),
+        };
+        if journal::check_header(&bytes, &jpath)? != Head::Good {
+            return Ok(());
+        }
+        let body = &bytes[HEADER_LEN as usize..];
+        let scan = journal::scan(body, &jpath, HEADER_LEN)?;
         let mut lines = Vec::new();
         let mut archived = Vec::new();
+        let mut keep_from = 0;
         let json = |e: serde_json::Error| Error::Internal(e.to_string());
-        for rec in &scan.records {
+        for (rec, end) in scan.records.iter().zip(&scan.ends) {
+            if rec.seq > seq {
+                break;
+            }
+            keep_from = *end;
             for (i, event) in rec.change.events.iter().enumerate() {
                 let line = HistoryLine {
                     seq: rec.seq,
@@ -560,22 +596,24 @@ impl Embedded {
         append_lines(dir, ARCHIVE, &archived)?;
         append_lines(dir, HISTORY, &lines)?;
         crash("compact-after-history");
-        let state = &self.state;
-        let seq = self.seq;
-        fsutil::replace_atomically(
-            dir,
-            SNAPSHOT,
-            &mut |w| snapshot::write(w, state, seq),
-            &crash,
-        )?;
+        crash("compact-before-rename");
+        std::fs::rename(&tmp, &spath).map_err(|e| fsutil::describe(&spath, &e))?;
+        crash("compact-after-rename");
+        fsutil::fsync_dir(dir)?;
         crash("compact-before-truncate");
-        f.set_len(HEADER_LEN)
-            .map_err(|e| fsutil::describe(&jpath, &e))?;
-        f.sync_data().map_err(|e| fsutil::describe(&jpath, &e))?;
-        let spath = dir.join(SNAPSHOT);
-        let meta = std::fs::symlink_metadata(&spath).map_err(|e| fsutil::describe(&spath, &e))?;
-        self.snap = Some(FileId::of(&meta));
-        self.snapshot_len = meta.len();
+        // The records written since `seq` (by other processes) start the new journal.
+        let kept = &body[keep_from..scan.valid_len];
+        let mut fresh = Vec::with_capacity(journal::HEADER.len() + kept.len());
+        fresh.extend_from_slice(journal::HEADER);
+        fresh.extend_from_slice(kept);
+        let jtmp = fsutil::write_synced(dir, JOURNAL, &mut |w| w.write_all(&fresh))?;
+        std::fs::rename(&jtmp, &jpath).map_err(|e| fsutil::describe(&jpath, &e))?;
+        fsutil::fsync_dir(dir)?;
+        // This handle now stands at the new snapshot; the next call reads the kept records.
+        let snap = std::fs::symlink_metadata(&spath).map_err(|e| fsutil::describe(&spath, &e))?;
+        self.snap = Some(FileId::of(&snap));
+        self.snapshot_len = snap.len();
+        self.journal = Some(fsutil::open(&jpath, Mode::ReadWrite)?);
         self.journal_end = HEADER_LEN;
         self.journal_len = HEADER_LEN;
         self.last_frame = None;

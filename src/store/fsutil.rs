@@ -93,17 +93,15 @@ pub fn fsync_dir(dir: &Path) -> Result<()> {
     d.sync_all().map_err(|e| describe(dir, &e))
 }
 
-/// Replaces `dir/name` atomically: write `dir/name.tmp`, fsync it, rename it over `name`,
-/// fsync the directory. `crash` is called between the steps (fault injection).
-pub fn replace_atomically(
+/// Writes `dir/name.tmp` afresh and syncs it; returns its path, for the caller to rename
+/// over `dir/name` (then fsync the directory). A leftover temporary, or a link planted in
+/// its place, is removed, never followed.
+pub fn write_synced(
     dir: &Path,
     name: &str,
     write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
-    crash: &dyn Fn(&str),
-) -> Result<()> {
+) -> Result<std::path::PathBuf> {
     let tmp = dir.join(format!("{name}.tmp"));
-    let dst = dir.join(name);
-    // A leftover temporary (or a link planted there) is removed, never followed.
     match std::fs::remove_file(&tmp) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -114,10 +112,19 @@ pub fn replace_atomically(
     write(&mut w).map_err(|e| describe(&tmp, &e))?;
     let f = w.into_inner().map_err(|e| describe(&tmp, e.error()))?;
     f.sync_all().map_err(|e| describe(&tmp, &e))?;
-    drop(f);
-    crash("compact-before-rename");
+    Ok(tmp)
+}
+
+/// Replaces `dir/name` atomically: write `dir/name.tmp`, fsync it, rename it over `name`,
+/// fsync the directory.
+pub fn replace_atomically(
+    dir: &Path,
+    name: &str,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let tmp = write_synced(dir, name, write)?;
+    let dst = dir.join(name);
     std::fs::rename(&tmp, &dst).map_err(|e| describe(&dst, &e))?;
-    crash("compact-after-rename");
     fsync_dir(dir)
 }
 

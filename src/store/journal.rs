@@ -131,6 +131,8 @@ pub struct Scan {
     pub torn: usize,
     /// Where the last good record starts, from the start of the scanned slice.
     pub last: Option<usize>,
+    /// Where each good record ends, from the start of the scanned slice.
+    pub ends: Vec<usize>,
 }
 
 /// Scans records in `buf` (which starts at a record boundary, after the header).
@@ -154,6 +156,7 @@ pub fn scan(buf: &[u8], path: &Path, base: u64) -> Result<Scan> {
                     })?;
                 out.records.push(rec);
                 out.last = Some(pos);
+                out.ends.push(end);
                 pos = end;
             }
             None => {
