@@ -31,3 +31,7 @@ header:
 
 bench:
 	CARGO=$(CARGO) bash scripts/bench.sh
+
+# Long crash and SIGKILL runs: thousands of kills instead of a few hundred (minutes).
+soak:
+	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test torture --test crash_loop -- --nocapture
