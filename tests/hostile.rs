@@ -3,6 +3,7 @@
 //! - a symbolic link in place of `lock`, `snapshot.json`, `journal`, `history.jsonl` or
 //!   `archive.jsonl` is refused (`io`, exit 7, the message naming the path) and its target is
 //!   left untouched, bytes and modification time; a dangling link is never created through;
+//!   one in place of `compact.lock` only stops compactions (the writes still commit);
 //! - a FIFO in place of a store file is refused at once, without hanging;
 //! - damage tests/corruption.rs does not cover (a newer journal format, a snapshot of format
 //!   2, a gap in the journal's records, a record that is not a record under a good checksum,
@@ -171,6 +172,16 @@ fn every_kind_of_command(ids: &[String; 3]) -> Vec<Vec<String>> {
     .collect()
 }
 
+/// An upsert of about 1.1 MiB: the journal then outgrows the threshold and the snapshot.
+fn compacting_write() -> Vec<&'static str> {
+    let label = "c".repeat(240);
+    let mut args = vec!["upsert", "--summary", "compacts"];
+    for i in 0..4400 {
+        args.extend(["--label", String::leak(format!("{i}-{label}"))]);
+    }
+    args
+}
+
 /// The store read through the binary: every node, and the history.
 fn contents(s: &Store) -> (serde_json::Value, serde_json::Value) {
     (s.json(&["list", "--all"]), s.json(&["log"]))
@@ -186,6 +197,7 @@ fn a_symlink_in_place_of_a_store_file_is_refused_and_its_target_left_untouched()
         "journal",
         "history.jsonl",
         "archive.jsonl",
+        "compact.lock",
     ] {
         let s = Store::new();
         copy_dir(&template.dir, &s.dir);
@@ -195,13 +207,15 @@ fn a_symlink_in_place_of_a_store_file_is_refused_and_its_target_left_untouched()
         set_old_mtime(&target);
         std::os::unix::fs::symlink(&target, &link).expect("symlink");
         let before = fingerprint(&target);
-        let side = matches!(name, "history.jsonl" | "archive.jsonl");
+        // The side files are read by log and check only (and by show and list for archived
+        // nodes); a write does not need them until it compacts. compact.lock is only
+        // opened by a compaction.
+        let side = matches!(name, "history.jsonl" | "archive.jsonl" | "compact.lock");
+        let read = name != "compact.lock";
         for args in every_kind_of_command(&ids) {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
             let r = run_args(&s, &a);
-            // The side files are read by log and check only (and by show and list for
-            // archived nodes); a write does not need them until it compacts.
-            let needs = !side || matches!(a[0], "log" | "check");
+            let needs = !side || (read && matches!(a[0], "log" | "check"));
             if needs {
                 refused_io(&r, &link, "symbolic link", &format!("{name}: {a:?}"));
             } else if r.code != Some(0) {
@@ -213,7 +227,7 @@ fn a_symlink_in_place_of_a_store_file_is_refused_and_its_target_left_untouched()
                 "{name}: {a:?} touched the target"
             );
         }
-        if side {
+        if side && read {
             // Archived nodes are read from archive.jsonl, with the history.
             let r = run_args(&s, &["show", &ids[0]]);
             refused_io(
@@ -229,19 +243,15 @@ fn a_symlink_in_place_of_a_store_file_is_refused_and_its_target_left_untouched()
                 "symbolic link",
                 &format!("{name}: list --archived"),
             );
+        }
+        if side {
             // A write that compacts the journal still commits: the compaction fails on the
             // link, leaves the target alone and is retried by a later write. (An archived
             // node in the journal makes the compaction append to archive.jsonl too.)
             let extra = s.upsert("archived before the compaction", &[]);
             s.ok(&["complete", &extra, "--status", "cancelled", "--gen", "1"]);
             s.ok(&["archive", &extra]);
-            let label = "c".repeat(240);
-            let labels: Vec<String> = (0..4400).map(|i| format!("{i}-{label}")).collect();
-            let mut args = vec!["upsert", "--summary", "compacts"];
-            for l in &labels {
-                args.extend(["--label", l.as_str()]);
-            }
-            let r = run_args(&s, &args);
+            let r = run_args(&s, &compacting_write());
             assert_eq!(r.code, Some(0), "{name}: a compacting write: {}", r.stderr);
             assert_eq!(
                 fingerprint(&target),
@@ -281,6 +291,7 @@ fn a_dangling_symlink_is_never_created_through() {
         "journal",
         "history.jsonl",
         "archive.jsonl",
+        "compact.lock",
         "snapshot.json.tmp",
     ] {
         let s = Store::new();
@@ -303,6 +314,14 @@ fn a_dangling_symlink_is_never_created_through() {
                     std::fs::symlink_metadata(&link).is_err(),
                     "the link is still there"
                 );
+            }
+            "compact.lock" => {
+                // Only a compaction opens it: the write commits, a compacting one too, and
+                // the compaction gives up on the link.
+                assert_eq!(r.code, Some(0), "{name}: {}", r.stderr);
+                let r = run_args(&s, &compacting_write());
+                assert_eq!(r.code, Some(0), "{name}: a compacting write: {}", r.stderr);
+                assert!(!s.dir.join("history.jsonl").exists(), "{name}: compacted");
             }
             _ => {
                 // Side files are only read by log and check (written at compaction).
@@ -334,19 +353,26 @@ fn a_fifo_in_place_of_a_store_file_is_refused_without_hanging() {
         "journal",
         "history.jsonl",
         "archive.jsonl",
+        "compact.lock",
     ] {
         let s = Store::new();
         copy_dir(&template.dir, &s.dir);
         let path = s.dir.join(name);
         std::fs::remove_file(&path).expect("remove");
         mkfifo(&path);
-        let side = matches!(name, "history.jsonl" | "archive.jsonl");
+        let side = matches!(name, "history.jsonl" | "archive.jsonl" | "compact.lock");
+        let read = name != "compact.lock";
         for args in every_kind_of_command(&ids) {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
             let r = run_args(&s, &a);
-            if !side || matches!(a[0], "log" | "check") {
+            if !side || (read && matches!(a[0], "log" | "check")) {
                 refused_io(&r, &path, "not a regular file", &format!("{name}: {a:?}"));
             }
+        }
+        if side {
+            // A compacting write commits; its compaction gives up on the FIFO at once.
+            let r = run_args(&s, &compacting_write());
+            assert_eq!(r.code, Some(0), "{name}: a compacting write: {}", r.stderr);
         }
         let meta = std::fs::symlink_metadata(&path).expect("still there");
         assert!(
