@@ -14,7 +14,10 @@ scripts/bench_profile.sh runs it (after installing valgrind and strace). It prin
 4. 4 processes draining 1,000 nodes with claim-next + complete loops under
    `strace -ff -ttt -T`: per writing process, start-up until the lock is asked for, the wait
    for the lock, the time the lock is held before the append (load + decide), the fsyncs,
-   and the whole time the lock is held; for ours and for claimdag 0.8.
+   and the whole time the lock is held; for ours and for claimdag 0.8;
+5. with --store-bench, the same for 4 processes draining 1,000 nodes through the library:
+   per write, the wait for the lock, the time held before the append, the fdatasync and the
+   whole time held.
 
 Figures, not verdicts. Tracing slows the processes a little; compare the parts, not the
 totals, with the table of `make bench`.
@@ -177,11 +180,50 @@ def drain_trace(bin_: str, d: str, kind: str, work: str) -> None:
         print(f"    {what:44} {statistics.median(v):7.3f}  ({statistics.mean(v):.3f})")
 
 
+def library_drain_trace(store_bench: str, ours: str, work: str) -> None:
+    """4 processes drain 1,000 nodes through the library: the lock, section by section."""
+    d = os.path.join(work, "lib")
+    import_plan(ours, d, 1000)
+    prefix = os.path.join(work, "trace-lib")
+    script = os.path.join(work, "lib-drain.sh")
+    with open(script, "w") as f:
+        f.write(f'for k in 1 2 3 4; do "{store_bench}" --child-drain "{d}" $((100 + k)) '
+                ">/dev/null & done; wait\n")
+    subprocess.run(["strace", "-ff", "--seccomp-bpf", "-ttt", "-T", "-e",
+                    "trace=flock,pwrite64,fdatasync", "-o", prefix, "bash", script],
+                   check=True, capture_output=True)
+    wait, before, sync, held = [], [], [], []
+    for path in glob.glob(prefix + ".*"):
+        locked = first = None
+        for line in open(path):
+            m = re.match(r"([\d.]+)\s+(\w+)\((.*)\)\s+=\s+(-?\d+).*<([\d.]+)>", line)
+            if not m:
+                continue
+            ts, name, args, _, dur = float(m.group(1)), m.group(2), m.group(3), 0, float(m.group(5))
+            if name == "flock" and "LOCK_EX" in args:
+                locked, first = ts + dur, None
+                wait.append(dur * 1e3)
+            elif name == "pwrite64" and locked and first is None:
+                first = ts
+                before.append((ts - locked) * 1e3)
+            elif name == "fdatasync" and locked:
+                sync.append(dur * 1e3)
+            elif name == "flock" and "LOCK_UN" in args and locked:
+                held.append((ts - locked) * 1e3)
+                locked = None
+    print(f"  {len(held)} locked sections (medians, mean in brackets, ms)")
+    for what, v in (("waiting for the lock", wait), ("lock held before the append", before),
+                    ("fdatasync", sync), ("lock held in total", held)):
+        if v:
+            print(f"    {what:44} {statistics.median(v):7.3f}  ({statistics.mean(v):.3f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ours", default="target/release/claimdag")
     ap.add_argument("--v08")
     ap.add_argument("--work", default="target/bench-work/profile")
+    ap.add_argument("--store-bench", help="the benches/store.rs program (for section 5)")
     args = ap.parse_args()
     ours = os.path.abspath(args.ours)
     v08 = os.path.abspath(args.v08) if args.v08 and os.path.exists(args.v08) else None
@@ -225,6 +267,9 @@ def main() -> None:
         for i in range(1000):
             run([v08, "--dir", d8, "upsert", "--summary", f"bench node {i}"])
         drain_trace(v08, d8, "v08", work)
+    if args.store_bench and os.path.exists(args.store_bench):
+        print("\n5. 4 processes draining 1,000 nodes through the library (strace -ff -ttt -T)")
+        library_drain_trace(os.path.abspath(args.store_bench), ours, work)
     shutil.rmtree(work, ignore_errors=True)
 
 

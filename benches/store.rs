@@ -200,9 +200,10 @@ fn size(work: &Path, n: usize, quick: bool) {
     let dir = fresh(&work.join(format!("ours-{label}")));
     let store = open(&dir, true);
     note(&format!("ours: importing {n} nodes"));
+    let plan = plan(n);
     let t = Instant::now();
     let ids: Vec<Id> = store
-        .import("", plan(n))
+        .import("", plan)
         .expect("import")
         .into_iter()
         .map(|(id, _)| id)

@@ -28,5 +28,12 @@ v08=()
 if [[ -x target/alt/claimdag08/bin/claimdag ]]; then
     v08=(--v08 target/alt/claimdag08/bin/claimdag)
 fi
+$CARGO bench --no-run --bench store --message-format=json >target/bench-bin/profile-build.json
+store=$(python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "store" and m.get("executable"):
+        print(m["executable"])' <target/bench-bin/profile-build.json)
+cp "$store" target/bench-bin/store-profile
 python3 benches/attribute.py --ours target/bench-bin/claimdag-profile "${v08[@]}" \
-    --work target/bench-work/profile
+    --store-bench target/bench-bin/store-profile --work target/bench-work/profile
