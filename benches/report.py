@@ -155,8 +155,10 @@ def main() -> None:
           "or our rate over the alternative's; below 1 the alternative is ahead. "
           "ours ÷ floor: the median over samples of our durable write (per write) over the "
           "bare append + fdatasync timed just before it. '-': not measured for that system.")
+    if footnotes:
+        print()
     for i, f in enumerate(footnotes, 1):
-        print(f"[{i}] {f}")
+        print(f"- [{i}] {f}")
     print()
     targets(values)
 
