@@ -964,3 +964,31 @@ fn a_compaction_that_runs_out_of_space_keeps_the_committed_write() {
     let r = run(&["--json", "log"]);
     assert_eq!(r.json().as_array().map(Vec::len), Some(ids.len() + 1));
 }
+
+#[test]
+fn a_store_directory_another_user_owns_is_refused() {
+    let s = Store::new();
+    let other = if is_root() {
+        // Root could use anything: give the directory to another user.
+        s.upsert("made by its owner", &[]);
+        chown_tree(&s.dir, NOBODY);
+        s.dir.clone()
+    } else {
+        // Not root: a directory root owns is another user's.
+        PathBuf::from("/")
+    };
+    let before = is_root().then(|| common::files_of(&other));
+    for args in [
+        vec!["list"],
+        vec!["check"],
+        vec!["upsert", "--summary", "not here"],
+    ] {
+        let mut c = common::command();
+        c.arg("--dir").arg(&other).args(&args);
+        let r = run_bounded(c, &format!("{args:?}"));
+        refused_io(&r, &other, "owned by another user", &format!("{args:?}"));
+    }
+    if let Some(before) = before {
+        assert_files_eq(&before, &common::files_of(&other), "another user's store");
+    }
+}
