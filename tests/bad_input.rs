@@ -435,11 +435,7 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
     let me = actor(7);
     // now + ttl overflows: 213503982334 days is 18446744073657600000 ms, less than 2^64 but
     // not once the clock is added. One unit more does not fit in 64 bits at all.
-    let overflow = [
-        "213503982334d",
-        "18446744073709551615ms",
-        "5124095576030h",
-    ];
+    let overflow = ["213503982334d", "18446744073709551615ms", "5124095576030h"];
     let too_long = ["213503982335d", "5124095576031h", "307445734561826m"];
     for ttl in overflow {
         for args in [
