@@ -35,3 +35,8 @@ bench:
 # Long crash and SIGKILL runs: thousands of kills instead of a few hundred (minutes).
 soak:
 	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test torture --test crash_loop -- --nocapture
+
+# Every cargo-fuzz target for five minutes each (cargo-fuzz is installed into target/tools;
+# the stable toolchain runs it with RUSTC_BOOTSTRAP=1).
+fuzz:
+	CARGO=$(CARGO) bash scripts/fuzz.sh 300
