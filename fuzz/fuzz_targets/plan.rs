@@ -16,7 +16,7 @@ fn small_state() -> &'static State {
     static STATE: OnceLock<State> = OnceLock::new();
     STATE.get_or_init(|| {
         let mut s = State::default();
-        let mut run = |s: &mut State, req: Request| {
+        let run = |s: &mut State, req: Request| {
             let e = rules::apply(s, &req, NOW).expect("setup");
             s.apply(&e.change);
         };
