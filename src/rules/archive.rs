@@ -65,7 +65,7 @@ impl Tx<'_> {
         }
         let mut n = node.clone();
         n.archived = false;
-        n.updated_at = self.now;
+        n.updated_at = n.updated_at.max(self.now);
         self.event("unarchive", Some(&n), None, Some(n.status.to_string()));
         let out = Output::Completed(n.id, n.status);
         self.put(n);

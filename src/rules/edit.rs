@@ -50,7 +50,7 @@ impl Tx<'_> {
                 self.check_resources(&n)?;
             }
             if &n != existing {
-                n.updated_at = self.now;
+                n.updated_at = n.updated_at.max(self.now);
                 self.event("update", Some(&n), None, None);
                 self.put(n);
             }
@@ -140,7 +140,7 @@ impl Tx<'_> {
         } else {
             c.deps.push(parent);
         }
-        c.updated_at = self.now;
+        c.updated_at = c.updated_at.max(self.now);
         let detail = format!("{} {}", if soft { "soft" } else { "hard" }, parent);
         self.event("link", Some(&c), None, Some(detail));
         self.put(c);
@@ -175,7 +175,7 @@ impl Tx<'_> {
         }
         c.deps.retain(|d| *d != parent);
         c.soft_deps.retain(|d| *d != parent);
-        c.updated_at = self.now;
+        c.updated_at = c.updated_at.max(self.now);
         self.event("unlink", Some(&c), None, Some(parent.hex()));
         self.put(c);
         Ok(Output::Unit)

@@ -83,7 +83,7 @@ impl Tx<'_> {
         n.claimed_at = Some(self.now);
         n.renewed_at = Some(self.now);
         n.ttl_ms = Some(ttl);
-        n.updated_at = self.now;
+        n.updated_at = n.updated_at.max(self.now);
         self.event("claim", Some(&n), Some(actor), None);
         let g = n.generation;
         self.put(n);
@@ -188,7 +188,7 @@ impl Tx<'_> {
         if let Some(t) = ttl {
             n.ttl_ms = Some(t);
         }
-        n.updated_at = self.now;
+        n.updated_at = n.updated_at.max(self.now);
         self.event("renew", Some(&n), Some(actor), None);
         self.put(n);
         Ok(Output::Unit)
@@ -289,7 +289,7 @@ impl Tx<'_> {
         if let Some(t) = note {
             n.note = Some(t.to_string());
         }
-        n.updated_at = self.now;
+        n.updated_at = n.updated_at.max(self.now);
         self.event(
             "complete",
             Some(&n),
@@ -320,7 +320,7 @@ impl Tx<'_> {
         n.status = Status::Todo;
         n.generation += 1;
         n.completed_by = None;
-        n.updated_at = self.now;
+        n.updated_at = n.updated_at.max(self.now);
         self.event("reopen", Some(&n), None, None);
         let g = n.generation;
         self.put(n);

@@ -446,7 +446,7 @@ impl<'a> Tx<'a> {
         node.claimed_at = None;
         node.renewed_at = None;
         node.ttl_ms = None;
-        node.updated_at = self.now;
+        node.updated_at = node.updated_at.max(self.now);
         self.event(verb, Some(&node), holder, None);
         let g = node.generation;
         self.put(node);

@@ -264,7 +264,7 @@ impl Tx<'_> {
                     self.event("link", Some(&node), None, Some(detail));
                 }
             }
-            node.updated_at = self.now;
+            node.updated_at = node.updated_at.max(self.now);
             self.put(node);
         }
         if let Some(id) = self.find_cycle(workspace) {

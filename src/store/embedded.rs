@@ -407,6 +407,17 @@ impl Embedded {
         let Some(f) = self.journal.as_ref() else {
             return Ok(false);
         };
+        // A compaction replaces the journal file: an open one that is no longer the file
+        // at the path (an unlocked preload can open the old journal after the new snapshot)
+        // must not be read or appended to.
+        let at_path = match std::fs::symlink_metadata(&jpath) {
+            Ok(m) => m,
+            Err(_) => return Ok(false),
+        };
+        let open = f.metadata().map_err(|e| fsutil::describe(&jpath, &e))?;
+        if !same_file(&open, &at_path) {
+            return Ok(false);
+        }
         let len = f
             .metadata()
             .map_err(|e| fsutil::describe(&jpath, &e))?
@@ -619,6 +630,12 @@ impl Embedded {
         self.last_frame = None;
         Ok(())
     }
+}
+
+/// True when two metadata describe the same file (device and inode).
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
 }
 
 /// Appends complete lines to a side file, first dropping a torn last line.
