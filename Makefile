@@ -1,16 +1,17 @@
 # Two commands do everything on a fresh machine:
 #   make demo   the walkthrough of the README on the embedded default store
-#   make test   every test the project has: lint, Rust, C (sanitizers) and Python
+#   make test   every test the project has: lint, Rust, C (sanitizers), a short fuzz pass
+#               and Python
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: demo test lint test-rust test-c test-python header bench soak fuzz
+.PHONY: demo test lint test-rust test-c test-fuzz test-python header bench soak fuzz
 
 demo:
 	$(CARGO) build --release --bin claimdag
 	PATH="$(CURDIR)/target/release:$$PATH" bash scripts/demo.sh
 
-test: lint test-rust test-c test-python
+test: lint test-rust test-c test-fuzz test-python
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -21,6 +22,11 @@ test-rust:
 
 test-c:
 	bash tests/c/run.sh
+
+# Ten seconds of each cargo-fuzz target over the committed seeds (the first run installs
+# cargo-fuzz into target/tools).
+test-fuzz:
+	CARGO=$(CARGO) bash scripts/fuzz.sh 10
 
 test-python:
 	bash tests/python/run.sh
