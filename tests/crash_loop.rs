@@ -253,9 +253,12 @@ fn crash_at(s: &Store, point: &str, args: &[String]) -> Run {
     r
 }
 
-/// Picks a random write that the oracle (a copy of `s`) accepts; returns it and the oracle.
+/// Picks a random write that the oracle (a copy of `s`) accepts and that changes something
+/// (a write that changes nothing, such as linking twice, appends nothing and so never
+/// reaches a crash point); returns it and the oracle.
 fn write_and_oracle(rng: &mut Rng, s: &Store, n: usize) -> (Vec<String>, Seen) {
     let plan = s.scratch().join("plan.json");
+    let before = seen(s);
     for _ in 0..200 {
         let Some(args) = random_write(rng, s, n, &plan) else {
             continue;
@@ -265,7 +268,9 @@ fn write_and_oracle(rng: &mut Rng, s: &Store, n: usize) -> (Vec<String>, Seen) {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         if twin.run(&a).code == Some(0) {
             let after = seen(&twin);
-            return (args, after);
+            if after != before {
+                return (args, after);
+            }
         }
     }
     panic!("no write applies to the store after 200 picks");
