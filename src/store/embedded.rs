@@ -56,11 +56,19 @@ pub struct Tuning {
     pub compact_min_bytes: u64,
 }
 
+/// The journal size below which a store is never compacted, unless
+/// `$CLAIMDAG_COMPACT_MIN_BYTES` says otherwise (tests use it to pin the threshold).
+pub const COMPACT_MIN_BYTES: u64 = 64 << 10;
+
 impl Default for Tuning {
     fn default() -> Self {
+        let min = std::env::var("CLAIMDAG_COMPACT_MIN_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(COMPACT_MIN_BYTES);
         Tuning {
             sync: true,
-            compact_min_bytes: 1 << 20,
+            compact_min_bytes: min,
         }
     }
 }

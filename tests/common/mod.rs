@@ -14,7 +14,8 @@ pub fn bin() -> &'static str {
 }
 
 /// A command for the binary with the environment variables that choose a store, a workspace
-/// or a crash point removed, so that only what a test passes counts.
+/// or a crash point removed, so that only what a test passes counts, and the compaction
+/// threshold pinned at 1 MiB.
 pub fn command() -> Command {
     let mut c = Command::new(bin());
     for k in [
@@ -25,6 +26,8 @@ pub fn command() -> Command {
     ] {
         c.env_remove(k);
     }
+    // The tests that build a journal just under the compaction threshold assume 1 MiB.
+    c.env("CLAIMDAG_COMPACT_MIN_BYTES", (1u64 << 20).to_string());
     c.stdin(Stdio::null());
     c
 }
