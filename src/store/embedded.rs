@@ -39,6 +39,9 @@ pub struct ArchiveLine {
 pub struct Logs {
     pub history: Vec<HistoryLine>,
     pub archive: std::collections::HashMap<crate::id::Id, crate::model::Node>,
+    /// Where each archived node's last line stands in the archive (file, then journal):
+    /// nodes archived together keep the order they had in the live state.
+    pub archive_order: std::collections::HashMap<crate::id::Id, usize>,
 }
 
 const HEADER_LEN: u64 = journal::HEADER.len() as u64;
@@ -210,6 +213,7 @@ impl Embedded {
     /// Runs `f` on the state and the logs, read together under one shared lock.
     pub fn with_logs<R>(&mut self, dir: &Path, f: impl FnOnce(&State, Logs) -> R) -> Result<R> {
         let mut logs = Logs::default();
+        let mut order = 0usize;
         self.read(dir, |_| ())?;
         let Some(lock) = self.lock.take() else {
             return Ok(f(&self.state, logs));
@@ -226,6 +230,9 @@ impl Embedded {
             let apath = dir.join(ARCHIVE);
             if let Some(f) = fsutil::open_existing(&apath)? {
                 for line in journal::parse_lines::<ArchiveLine>(&read_all(f, &apath)?, &apath)? {
+                    order += 1;
+                    let at = order;
+                    logs.archive_order.insert(line.node.id, at);
                     logs.archive.insert(line.node.id, line.node);
                 }
             }
@@ -240,6 +247,9 @@ impl Embedded {
                     journal::scan(&journal_bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
                 for rec in scan.records {
                     for n in rec.change.archived {
+                        order += 1;
+                        let at = order;
+                        logs.archive_order.insert(n.id, at);
                         logs.archive.insert(n.id, n);
                     }
                     if rec.seq > last {

@@ -356,13 +356,11 @@ impl Store {
             }
         }
         let archive = if filter.archived || filter.only_archived {
-            let mut v: Vec<_> = self
-                .inner()
-                .logs(&self.dir)?
-                .archive
-                .into_values()
-                .collect();
-            v.sort_by_key(|n| (n.created_at, n.id));
+            let logs = self.inner().logs(&self.dir)?;
+            let mut v: Vec<_> = logs.archive.into_values().collect();
+            // Creation time, then the order they were archived in (a batch keeps the order
+            // of the live state, which is creation order).
+            v.sort_by_key(|n| (n.created_at, logs.archive_order.get(&n.id).copied()));
             v
         } else {
             Vec::new()
