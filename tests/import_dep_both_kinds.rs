@@ -35,3 +35,21 @@ fn a_prerequisite_named_hard_and_soft_is_refused_or_idempotent() {
         common::assert_files_eq(&before, &s.files(), &format!("re-import {round}"));
     }
 }
+
+/// The same prerequisite named once by key and once by id prefix is still one prerequisite
+/// named as both kinds: refused whole, naming the key (found by the plan fuzzer).
+#[test]
+fn a_prerequisite_named_by_key_and_by_prefix_as_both_kinds_is_refused() {
+    let s = T::new();
+    let first = s.import_ok(&json!({"nodes": [{"key": "p", "summary": "parent node"}]}));
+    let p = id_of(&first, "p").to_string();
+    let plan = json!({"nodes": [
+        {"key": "p", "summary": "parent node"},
+        {"key": "c", "summary": "child", "deps": ["p"], "soft_deps": [&p[..8]]}
+    ]});
+    let before = s.files();
+    let r = s.import(&plan);
+    assert_eq!(r.code, Some(2), "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("\"c\""), "{}", r.stderr);
+    common::assert_files_eq(&before, &s.files(), "refused plan");
+}

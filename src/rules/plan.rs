@@ -224,6 +224,18 @@ impl Tx<'_> {
                     wanted.push((dep, soft));
                 }
             }
+            // One prerequisite named twice (a key and its id, say) must be one kind of link.
+            if let Some((d, _)) = wanted
+                .iter()
+                .find(|(d, soft)| wanted.iter().any(|(e, s)| e == d && s != soft))
+            {
+                return Err(Error::invalid(format!(
+                    "plan node {:?}: {d} is both a hard and a soft prerequisite; a link is either hard or soft",
+                    n.key
+                )));
+            }
+            wanted.sort();
+            wanted.dedup();
             let Some(node) = self.get(&ids[i]) else {
                 continue; // an archived node of an earlier import: left as it ended
             };
