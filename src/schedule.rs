@@ -164,46 +164,6 @@ pub fn best(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
         .map(|i| cp.pick(i))
 }
 
-/// Ready node ids in `next`'s order, produced lazily: the best is found in one pass, and
-/// the rest are sorted only if the caller asks for a second one.
-pub fn ids_in_order(tx: &Tx<'_>, workspace: &str, role: &str) -> impl Iterator<Item = Id> {
-    let cp = critical(tx, workspace);
-    let mut picks = candidates(&cp, tx, role);
-    if let Some(best) = (0..picks.len()).min_by(|&a, &b| rank(&cp, role, picks[a], picks[b])) {
-        picks.swap(0, best);
-    }
-    let ids: Vec<Id> = picks.iter().map(|&i| cp.nodes[i].id).collect();
-    let keys: Vec<(u64, i64, bool)> = picks
-        .iter()
-        .map(|&i| {
-            (
-                cp.critical[i],
-                cp.nodes[i].priority,
-                cp.nodes[i].role == role,
-            )
-        })
-        .collect();
-    let mut sorted = false;
-    let mut at = 0;
-    let mut order: Vec<usize> = (0..ids.len()).collect();
-    std::iter::from_fn(move || {
-        if at == 1 && !sorted {
-            // A second candidate is wanted (the first was refused): rank the rest.
-            order[1..].sort_unstable_by(|&a, &b| {
-                let (ka, kb) = (keys[a], keys[b]);
-                kb.0.cmp(&ka.0)
-                    .then(kb.1.cmp(&ka.1))
-                    .then(kb.2.cmp(&ka.2))
-                    .then(picks[a].cmp(&picks[b]))
-            });
-            sorted = true;
-        }
-        let id = order.get(at).map(|&k| ids[k]);
-        at += 1;
-        id
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,14 +208,12 @@ mod tests {
     }
 
     #[test]
-    fn lazy_order_and_best_agree_with_the_full_order() {
+    fn best_agrees_with_the_full_order() {
         let s = state();
         for role in ["", "review"] {
             let tx = rules::view_at(&s, 9000);
             let full: Vec<Id> = order(&tx, "", role).into_iter().map(|p| p.id).collect();
             assert!(full.len() > 3, "the fixture has several ready nodes");
-            let lazy: Vec<Id> = ids_in_order(&tx, "", role).collect();
-            assert_eq!(lazy, full);
             assert_eq!(best(&tx, "", role).map(|p| p.id), full.first().copied());
         }
     }

@@ -101,13 +101,21 @@ impl Tx<'_> {
         if let Some(r) = role {
             validate_word("role", r, 0)?;
         }
-        // The first candidate a claim accepts. A resource held by another claim moves on to
-        // the next candidate; every other refusal (the actor is busy) holds for all of them.
-        // The order is owned data, so claiming (which changes the view) may go on while it
-        // is walked; it ranks beyond the best candidate only when one is refused.
-        for id in schedule::ids_in_order(self, workspace, role.unwrap_or("")) {
-            match self.claim(id, actor, None, ttl) {
-                Ok(g) => return Ok(Output::Claimed(Some((id, g)))),
+        // The best candidate, found in one pass. Only when a resource held by another claim
+        // refuses it are the rest ranked and tried in order; every other refusal (the actor
+        // is busy) holds for all of them.
+        let role = role.unwrap_or("");
+        let Some(best) = schedule::best(self, workspace, role) else {
+            return Ok(Output::Claimed(None));
+        };
+        match self.claim(best.id, actor, None, ttl) {
+            Ok(g) => return Ok(Output::Claimed(Some((best.id, g)))),
+            Err(Error::ResourceConflict { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        for pick in schedule::order(self, workspace, role).into_iter().skip(1) {
+            match self.claim(pick.id, actor, None, ttl) {
+                Ok(g) => return Ok(Output::Claimed(Some((pick.id, g)))),
                 Err(Error::ResourceConflict { .. }) => continue,
                 Err(e) => return Err(e),
             }

@@ -114,16 +114,9 @@ fn read_all(mut f: impl Read, path: &Path) -> Result<Vec<u8>> {
 impl Embedded {
     /// Runs `f` on the current state under a shared lock.
     pub fn read<R>(&mut self, dir: &Path, f: impl FnOnce(&State) -> R) -> Result<R> {
-        match std::fs::metadata(dir) {
-            Ok(m) => fsutil::check_dir(dir, &m)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                *self = Embedded::default();
-                return Ok(f(&self.state));
-            }
-            Err(e) => return Err(fsutil::describe(dir, &e)),
+        if !self.open_for_read(dir)? {
+            return Ok(f(&self.state));
         }
-        self.open_lock(dir, false)?;
-        self.preload(dir);
         let lock = self
             .lock
             .take()
@@ -137,6 +130,22 @@ impl Embedded {
         })();
         self.lock = Some(lock);
         result
+    }
+
+    /// Opens the lock file of an existing store (and preloads a cold cache); `false`, with
+    /// an empty state, when the store does not exist yet.
+    fn open_for_read(&mut self, dir: &Path) -> Result<bool> {
+        match std::fs::metadata(dir) {
+            Ok(m) => fsutil::check_dir(dir, &m)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                *self = Embedded::default();
+                return Ok(false);
+            }
+            Err(e) => return Err(fsutil::describe(dir, &e)),
+        }
+        self.open_lock(dir, false)?;
+        self.preload(dir);
+        Ok(true)
     }
 
     /// Runs `decide` on the current state under the exclusive lock and commits the change it
@@ -214,7 +223,9 @@ impl Embedded {
     pub fn with_logs<R>(&mut self, dir: &Path, f: impl FnOnce(&State, Logs) -> R) -> Result<R> {
         let mut logs = Logs::default();
         let mut order = 0usize;
-        self.read(dir, |_| ())?;
+        if !self.open_for_read(dir)? {
+            return Ok(f(&self.state, logs));
+        }
         let Some(lock) = self.lock.take() else {
             return Ok(f(&self.state, logs));
         };
