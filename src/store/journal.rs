@@ -127,6 +127,8 @@ pub struct Scan {
     pub records: Vec<Record>,
     /// Bytes of good records, from the start of the scanned slice.
     pub valid_len: usize,
+    /// Bytes after `valid_len` that are a torn tail.
+    pub torn: usize,
     /// Where the last good record starts, from the start of the scanned slice.
     pub last: Option<usize>,
     /// Where each good record ends, from the start of the scanned slice.
@@ -170,6 +172,7 @@ pub fn scan(buf: &[u8], path: &Path, base: u64) -> Result<Scan> {
                         ),
                     ));
                 }
+                out.torn = buf.len() - pos;
                 break;
             }
         }
