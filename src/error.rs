@@ -97,11 +97,12 @@ pub enum Error {
         holder: Id,
         generation: u64,
     },
-    #[error("actor {actor} already holds {held} live claim(s) in this workspace (max_held={max_held}); cannot claim node {node}")]
+    #[error("actor {actor} already holds {} live claim(s) in this workspace (max_held={max_held}): {}; cannot claim node {node}", held.len(), id_list(held))]
     AssigneeBusy {
         node: Id,
         actor: Id,
-        held: u64,
+        /// The nodes the actor holds, oldest claim first.
+        held: Vec<Id>,
         max_held: u64,
     },
     #[error("node {node} is not ready: {why}")]
@@ -155,6 +156,10 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn id_list(ids: &[Id]) -> String {
+    ids.iter().map(|i| i.hex()).collect::<Vec<_>>().join(", ")
+}
 
 /// `given` of a stale generation: 0 when the caller gave none (its claim was handed back).
 fn given_text(given: u64) -> String {
@@ -254,6 +259,14 @@ impl Error {
             | Error::ResourceConflict { generation, .. }
             | Error::StaleGeneration { generation, .. }
             | Error::NotHolder { generation, .. } => Some(*generation),
+            _ => None,
+        }
+    }
+
+    /// The nodes an actor already holds (`assignee_busy`).
+    pub fn held(&self) -> Option<&[Id]> {
+        match self {
+            Error::AssigneeBusy { held, .. } => Some(held),
             _ => None,
         }
     }

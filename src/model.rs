@@ -293,10 +293,28 @@ pub struct Event {
 }
 
 /// What stays in the live state of an archived node: enough for a node waiting on it to know
-/// how it ended. The node itself lives in the archive file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// how it ended, which workspace it belongs to (links never cross workspaces), and the
+/// generation it was archived at (an unarchive restores exactly that node, never an older
+/// copy). The node itself lives in the archive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArchivedStub {
     pub status: Status,
+    /// 0 only in stubs read from a snapshot of format 1, until they are completed from the
+    /// archive (see `store::snapshot`).
+    #[serde(default)]
+    pub generation: u64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub workspace: String,
+}
+
+impl ArchivedStub {
+    pub fn of(node: &Node) -> ArchivedStub {
+        ArchivedStub {
+            status: node.status,
+            generation: node.generation,
+            workspace: node.workspace.clone(),
+        }
+    }
 }
 
 /// The whole live state of a store, as the rules see it.
@@ -386,6 +404,29 @@ impl State {
             .or_else(|| self.archived.get(id).map(|a| a.status))
     }
 
+    /// The workspace of a live or archived node, `None` when unknown.
+    pub fn workspace_of(&self, id: &Id) -> Option<&str> {
+        self.get(id)
+            .map(|n| n.workspace.as_str())
+            .or_else(|| self.archived.get(id).map(|a| a.workspace.as_str()))
+    }
+
+    /// Completes stubs read from an older snapshot with the archived nodes' own values.
+    pub fn complete_stubs(&mut self, archive: &dyn Fn(&Id) -> Option<Node>) {
+        for (id, stub) in self.archived.iter_mut() {
+            if stub.generation == 0 {
+                if let Some(n) = archive(id) {
+                    *stub = ArchivedStub::of(&n);
+                }
+            }
+        }
+    }
+
+    /// True when some archived stub still lacks its generation (an older snapshot).
+    pub fn has_incomplete_stubs(&self) -> bool {
+        self.archived.values().any(|s| s.generation == 0)
+    }
+
     /// Inserts or replaces a node, keeping creation order for new ones.
     pub fn put(&mut self, node: Node) {
         if node.status == Status::Claimed {
@@ -409,8 +450,7 @@ impl State {
             return;
         }
         for n in nodes {
-            self.archived
-                .insert(n.id, ArchivedStub { status: n.status });
+            self.archived.insert(n.id, ArchivedStub::of(n));
             self.claimed.remove(&n.id);
         }
         self.nodes.retain(|n| !self.archived.contains_key(&n.id));

@@ -186,7 +186,7 @@ mod tests {
                 }),
                 ..Upsert::default()
             };
-            let e = rules::apply(&s, &Request::Upsert(u), 1000 + i).unwrap();
+            let e = rules::apply(&s, &rules::NoArchive, &Request::Upsert(u), 1000 + i).unwrap();
             if let Output::Upserted { id, .. } = e.output {
                 ids.push(id);
             }
@@ -199,7 +199,7 @@ mod tests {
                     child: ids[(i * 7 + 3) % 40],
                     soft: i % 3 == 0,
                 };
-                if let Ok(e) = rules::apply(&s, &req, 5000) {
+                if let Ok(e) = rules::apply(&s, &rules::NoArchive, &req, 5000) {
                     s.apply(&e.change);
                 }
             }

@@ -7,6 +7,7 @@ mod plan_common;
 
 use common::{actor, short};
 use plan_common::T;
+use serde_json::json;
 
 /// A store with a done, a failed, a cancelled and a todo node.
 struct Four {
@@ -310,4 +311,41 @@ fn upserting_an_archived_nodes_fields_returns_its_id_and_changes_nothing() {
     assert_eq!(shown["archived"], true);
     assert_eq!(shown["priority"], 0);
     assert_eq!(s.ok(&["list"]), "");
+}
+
+/// A store written by an older claimdag keeps only the status of an archived node in its
+/// snapshot: it is read, the node is unarchived exactly as it was archived, and `check`
+/// agrees; the next compaction writes the newer format.
+#[test]
+fn an_older_snapshot_is_migrated_and_unarchive_restores_the_archived_node() {
+    let s = T::new();
+    let a = s.upsert("finished long ago", &[]);
+    let g = s.finish(&a, "done");
+    s.ok(&["archive", &a]);
+    s.fold_journal();
+    let snap = s.snapshot();
+    assert_eq!(snap["format"], 1);
+    assert_eq!(snap["archived"][&a], json!({"status": "done"}));
+    assert_eq!(s.run(&["check"]).code, Some(0));
+    assert_eq!(s.ok(&["unarchive", &a]), format!("{}  done\n", short(&a)));
+    let n = s.node(&a);
+    assert_eq!(n["generation"], g);
+    assert_eq!(n["archived"], false);
+    assert_eq!(s.run(&["check"]).code, Some(0));
+}
+
+/// A node that waits on another may be archived, and the other then made to wait on it
+/// (links do not look inside the archive). Bringing the first back would close a cycle: it
+/// is refused, and the store stays as it was.
+#[test]
+fn unarchive_that_would_close_a_cycle_is_refused() {
+    let s = T::new();
+    let a = s.upsert("first", &[]);
+    let b = s.upsert("second", &[]);
+    s.ok(&["link", &a, &b]);
+    s.ok(&["complete", &b, "--status", "cancelled", "--gen", "1"]);
+    s.ok(&["archive", &b]);
+    s.ok(&["link", &b, &a]);
+    s.refused(&["unarchive", &b], 2, "cycle", "cycle");
+    assert_eq!(s.run(&["check"]).code, Some(0));
 }

@@ -301,7 +301,7 @@ fn ids_and_actors_of_the_wrong_length_or_alphabet_are_invalid_input() {
 }
 
 #[test]
-fn generations_of_zero_are_invalid_and_of_u64_max_are_stale_or_not_claimed() {
+fn generations_of_zero_are_invalid_and_of_u64_max_are_stale() {
     let (s, [todo, held, done]) = store();
     let me = actor(7);
     // Generation 0 does not exist.
@@ -322,10 +322,8 @@ fn generations_of_zero_are_invalid_and_of_u64_max_are_stale_or_not_claimed() {
     ] {
         s.refused(&args, 2, "generation 0", "invalid_input");
     }
-    // 2^64-1 is a number: a generation nobody holds. Where the node is claimed it is not the
-    // current generation (stale_generation); on a todo node, what only a claim could make
-    // true is not_claimed, and what needs the current generation (claim, cancel, reopen) is
-    // stale_generation.
+    // 2^64-1 is a number: a generation nobody holds, so it is not the node's current one,
+    // which is stale_generation before any other refusal (claimed, todo or finished).
     for (args, exit, phrase, code) in [
         (
             vec!["claim", todo.as_str(), "--assignee", &me, "--gen", MAX],
@@ -353,21 +351,21 @@ fn generations_of_zero_are_invalid_and_of_u64_max_are_stale_or_not_claimed() {
         ),
         (
             vec!["renew", todo.as_str(), "--actor", &me, "--gen", MAX],
-            4,
-            "not claimed",
-            "not_claimed",
+            5,
+            "stale generation",
+            "stale_generation",
         ),
         (
             vec!["release", todo.as_str(), "--actor", &me, "--gen", MAX],
-            4,
-            "not claimed",
-            "not_claimed",
+            5,
+            "stale generation",
+            "stale_generation",
         ),
         (
             vec!["complete", todo.as_str(), "--status", "done", "--gen", MAX],
-            4,
-            "not claimed",
-            "not_claimed",
+            5,
+            "stale generation",
+            "stale_generation",
         ),
         (
             vec![

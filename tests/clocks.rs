@@ -233,7 +233,7 @@ proptest! {
             let mut live: BTreeMap<Id, Vec<Grant>> = BTreeMap::new();
             for &(id, g, a) in &grants {
                 let renew = Request::Renew { node: id, actor: a, gen: Some(g), ttl_ms: None };
-                if rules::apply(&state, &renew, now).is_ok() {
+                if rules::apply(&state, &rules::NoArchive, &renew, now).is_ok() {
                     live.entry(id).or_default().push((id, g, a));
                 }
             }

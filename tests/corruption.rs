@@ -136,7 +136,7 @@ fn a_snapshot_of_a_newer_format_is_refused() {
     let (s, ids) = three_nodes();
     let snap = s.dir.join("snapshot.json");
     let text = String::from_utf8(std::fs::read(&snap).expect("read")).expect("utf-8");
-    let newer = text.replacen("{\"format\":1", "{\"format\":99", 1);
+    let newer = text.replacen("{\"format\":2", "{\"format\":99", 1);
     assert_ne!(text, newer);
     std::fs::write(&snap, &newer).expect("write");
     all_refused_as_corrupt(&s, &ids, "snapshot.json");

@@ -36,8 +36,24 @@ fn not_found_exits_3() {
         "not_found",
     );
     let b = s.upsert("reject a manifest with no header", &[]);
-    // Unlinking a link that is not there.
-    s.refused(&["unlink", &a, &b], 3, "not found", "not_found");
+    // Unlinking from a node that does not exist.
+    s.refused(&["unlink", missing, &b], 3, "not found", "not_found");
+    s.refused(&["unlink", &a, missing], 3, "not found", "not_found");
+}
+
+#[test]
+fn unlinking_a_link_that_is_not_there_is_a_no_op() {
+    let (s, a) = one_node();
+    let b = s.upsert("reject a manifest with no header", &[]);
+    let before = s.files();
+    assert_eq!(s.ok(&["unlink", &a, &b]), "");
+    assert_eq!(s.files(), before, "a no-op unlink writes nothing");
+    s.ok(&["link", &a, &b]);
+    s.ok(&["unlink", &a, &b]);
+    let after = s.files();
+    // Retried, as a plan that is run twice retries it: still fine, still nothing written.
+    s.ok(&["unlink", &a, &b]);
+    assert_eq!(s.files(), after);
 }
 
 #[test]
@@ -71,12 +87,16 @@ fn assignee_busy_exits_4_with_the_default_max_held_of_one() {
         "assignee_busy",
     );
     assert_eq!(e["node"], b.as_str());
-    s.refused(
+    // The error names the claim the actor already holds, so an agent can find its place.
+    assert_eq!(e["held"], serde_json::json!([a]));
+    assert!(e["message"].as_str().unwrap().contains(&a));
+    let e = s.refused(
         &["claim-next", "--assignee", &me],
         4,
         "already holds",
         "assignee_busy",
     );
+    assert_eq!(e["held"], serde_json::json!([a]));
 }
 
 #[test]

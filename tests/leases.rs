@@ -275,3 +275,39 @@ fn claim_next_picks_claims_and_prints_id_and_generation() {
 fn config_value(s: &Store, key: &str) -> String {
     s.ok(&["config", key]).trim().to_string()
 }
+
+#[test]
+fn a_handed_back_holder_is_stale_even_after_the_node_finished_under_someone_else() {
+    let s = Store::new();
+    let a = s.upsert("parse the manifest header", &[]);
+    let (me, you) = (actor(7), actor(8));
+    assert_eq!(s.claim(&a, &me, &[]), 2);
+    s.ok(&["reclaim", "--lease", "0"]);
+    assert_eq!(s.claim(&a, &you, &[]), 4);
+    s.ok(&["complete", &a, "--status", "done", "--gen", "4"]);
+    let before = s.files();
+    // The stalled worker wakes up: every one of its calls is a stale generation (exit 5),
+    // not "terminal", so a loop that catches only stale generations does the right thing.
+    for args in [
+        vec!["complete", &a, "--status", "done", "--gen", "2"],
+        vec![
+            "complete", &a, "--status", "failed", "--gen", "2", "--actor", &me,
+        ],
+        vec!["release", &a, "--actor", &me, "--gen", "2"],
+        vec!["renew", &a, "--actor", &me, "--gen", "2"],
+        vec!["renew", &a, "--actor", &me],
+        vec!["claim", &a, "--assignee", &me, "--gen", "2"],
+        vec!["reopen", &a, "--gen", "2"],
+    ] {
+        let e = s.refused(&args, 5, "stale generation", "stale_generation");
+        assert_eq!(e["generation"], 4, "{args:?}");
+    }
+    assert_files_eq(&before, &s.files(), "stale calls");
+    // Without a generation, anyone else is told how the node stands.
+    s.refused(
+        &["renew", &a, "--actor", &actor(9)],
+        4,
+        "terminal",
+        "terminal",
+    );
+}

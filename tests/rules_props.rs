@@ -8,11 +8,11 @@
 //! of the files equals the state the writer holds in memory.
 
 use claimdag::model::{Node, State, Status};
-use claimdag::rules::{self, Output, Readiness, Request, Upsert};
+use claimdag::rules::{self, Output, Plan, PlanNode, Readiness, Request, Upsert};
 use claimdag::store::{Clock, Tuning};
 use claimdag::{Error, Id, Settings, Store};
 use proptest::prelude::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -70,13 +70,28 @@ enum Op {
     Config {
         max_held: u64,
     },
+    Archive {
+        n: Option<usize>,
+    },
+    Unarchive {
+        n: usize,
+    },
+    /// A plan of up to three nodes: (summary, dep on the previous plan node, dep on an
+    /// existing node by id).
+    Import {
+        nodes: Vec<(usize, bool, Option<usize>)>,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let n = 0..SUMMARIES.len();
     let a = 0u8..3;
     let gen = -1i8..=1;
+    let plan_node = (n.clone(), any::<bool>(), proptest::option::of(n.clone()));
     prop_oneof![
+        2 => proptest::option::of(n.clone()).prop_map(|n| Op::Archive { n }),
+        2 => n.clone().prop_map(|n| Op::Unarchive { n }),
+        2 => proptest::collection::vec(plan_node, 1..4).prop_map(|nodes| Op::Import { nodes }),
         3 => (n.clone(), proptest::option::of(0..RESOURCES.len()), proptest::option::of(1u32..3))
             .prop_map(|(s, res, cap)| Op::Upsert { s, res, cap }),
         2 => (n.clone(), n.clone(), any::<bool>()).prop_map(|(p, c, soft)| Op::Link { p, c, soft }),
@@ -167,12 +182,95 @@ fn request(state: &State, op: &Op) -> Request {
             max_held,
             ..Settings::default()
         }),
+        Op::Archive { n } => Request::Archive {
+            workspace: String::new(),
+            nodes: n.map(node_id).into_iter().collect(),
+            older_than_ms: None,
+        },
+        Op::Unarchive { n } => Request::Unarchive { node: node_id(n) },
+        Op::Import { ref nodes } => {
+            let mut plan = Plan::default();
+            for (k, (s, dep_prev, dep_existing)) in nodes.iter().enumerate() {
+                let mut deps = Vec::new();
+                if *dep_prev && k > 0 {
+                    deps.push(format!("k{}", k - 1));
+                }
+                if let Some(e) = dep_existing {
+                    if state.status_of(&node_id(*e)).is_some() && *e != *s {
+                        deps.push(node_id(*e).hex());
+                    }
+                }
+                plan.nodes.push(PlanNode {
+                    key: format!("k{k}"),
+                    summary: SUMMARIES[*s].to_string(),
+                    deps,
+                    ..PlanNode::default()
+                });
+            }
+            Request::Import {
+                workspace: String::new(),
+                plan,
+            }
+        }
+    }
+}
+
+/// The archive the pure rules read: each archived node's last value.
+fn archive_after(archive: &mut HashMap<Id, Node>, effect_change: &claimdag::model::Change) {
+    for n in &effect_change.nodes {
+        archive.remove(&n.id);
+    }
+    for n in &effect_change.archived {
+        archive.insert(n.id, n.clone());
+    }
+}
+
+/// Generations never go back and no (node, generation) is granted twice, whether the node
+/// is live or archived in between.
+fn check_history(
+    after: &State,
+    highest: &mut HashMap<Id, u64>,
+    granted: &mut HashSet<(Id, u64)>,
+    output: &Result<Output, Error>,
+    req: &Request,
+) {
+    for n in after.nodes() {
+        let h = highest.entry(n.id).or_insert(n.generation);
+        assert!(
+            n.generation >= *h,
+            "generation of {} went back from {h} to {}",
+            n.id,
+            n.generation
+        );
+        *h = n.generation;
+    }
+    for (id, stub) in after.archived() {
+        let h = highest.entry(*id).or_insert(stub.generation);
+        assert!(
+            stub.generation >= *h,
+            "archived generation of {id} went back"
+        );
+        *h = stub.generation;
+    }
+    let grant = match (req, output) {
+        (Request::Claim { node, .. }, Ok(Output::Generation(g))) => Some((*node, *g)),
+        (Request::ClaimNext { .. }, Ok(Output::Claimed(Some((id, g))))) => Some((*id, *g)),
+        _ => None,
+    };
+    if let Some(g) = grant {
+        assert!(
+            granted.insert(g),
+            "generation {} of {} granted twice",
+            g.1,
+            g.0
+        );
     }
 }
 
 /// Checks one step: `before` --req at now--> `after` with `result`.
 fn check_step(
     before: &State,
+    archive: &HashMap<Id, Node>,
     after: &State,
     req: &Request,
     now: u64,
@@ -189,13 +287,18 @@ fn check_step(
                 n.id
             );
             assert!(n.attempts >= old.attempts, "attempts went back on {}", n.id);
+        } else if let Some(stub) = before.archived().get(&n.id) {
+            assert_eq!(
+                n.generation, stub.generation,
+                "unarchive changed the generation"
+            );
         } else {
             assert_eq!(n.generation, 1);
             assert_eq!(n.attempts, 0);
         }
     }
     if result.is_ok() {
-        let effect = rules::apply(before, req, now).expect("deterministic");
+        let effect = rules::apply(before, archive, req, now).expect("deterministic");
         let mut moves: HashMap<Id, u64> = HashMap::new();
         for e in &effect.change.events {
             if matches!(
@@ -206,7 +309,11 @@ fn check_step(
             }
         }
         for n in after.nodes() {
-            let old = before.get(&n.id).map(|o| o.generation).unwrap_or(1);
+            let old = before
+                .get(&n.id)
+                .map(|o| o.generation)
+                .or_else(|| before.archived().get(&n.id).map(|a| a.generation))
+                .unwrap_or(1);
             let m = moves.get(&n.id).copied().unwrap_or(0);
             assert_eq!(
                 n.generation,
@@ -309,17 +416,23 @@ proptest! {
         let mut state = State::default();
         let mut now = 1_000_000u64;
         let mut grants = HashMap::new();
+        let mut archive = HashMap::new();
+        let mut highest = HashMap::new();
+        let mut granted = HashSet::new();
         for (op, step) in &ops {
             now += step;
             let req = request(&state, op);
             // (A refused call cannot change the state here: the rules only borrow it. The
             // store-level property below checks the files and a reload after refusals.)
             let before = state.clone();
-            let result = rules::apply(&state, &req, now).map(|e| {
+            let archive_before = archive.clone();
+            let result = rules::apply(&state, &archive, &req, now).map(|e| {
                 state.apply(&e.change);
+                archive_after(&mut archive, &e.change);
                 e.output
             });
-            check_step(&before, &state, &req, now, &result, &mut grants);
+            check_step(&before, &archive_before, &state, &req, now, &result, &mut grants);
+            check_history(&state, &mut highest, &mut granted, &result, &req);
         }
     }
 }
@@ -360,14 +473,19 @@ proptest! {
         // A tiny compaction threshold makes every few writes compact.
         let tuning = Tuning { sync: false, compact_min_bytes: if compact { 1 } else { 1 << 20 } };
         let store = Store::with(dir.clone(), tuning.clone(), clock.clone());
+        let mut highest = HashMap::new();
+        let mut granted = HashSet::new();
         for (op, step) in &ops {
             clock.0.fetch_add(*step, Ordering::SeqCst);
             let state = store.read(|s, _| s.clone()).unwrap();
             let before = files(&dir);
             let req = request(&state, op);
-            if store.execute(&req).is_err() {
+            let result = store.execute(&req);
+            if result.is_err() {
                 prop_assert_eq!(files(&dir), before, "a refused {:?} changed the files", req);
             }
+            let after = store.read(|s, _| s.clone()).unwrap();
+            check_history(&after, &mut highest, &mut granted, &result, &req);
             let mine = store.read(|s, _| s.clone()).unwrap();
             let fresh = Store::with(dir.clone(), tuning.clone(), clock.clone());
             let loaded = fresh.read(|s, _| s.clone()).unwrap();

@@ -206,3 +206,74 @@ fn two_workspaces_in_one_store_never_refuse_each_other() {
     let check = s.run(&["check"]);
     assert_eq!(check.code, Some(0), "{}{}", check.stdout, check.stderr);
 }
+
+/// Links never cross workspaces, whichever path adds them: `link`, and `import` naming an
+/// existing node of another workspace as a prerequisite, live or archived. So a cycle can
+/// never close across two workspaces.
+#[test]
+fn no_path_links_across_workspaces() {
+    let s = T::new();
+    let x = s.upsert_ws("b", "x", &[]);
+    let plan_in_a = json!({"nodes": [{"key": "y", "summary": "y", "deps": [x]}]});
+    let r = s.run_full(
+        &["--workspace", "a", "import", "-"],
+        &[],
+        Some(plan_in_a.to_string().into_bytes()),
+        std::time::Duration::from_secs(20),
+    );
+    r.refused(2, "across workspaces");
+    assert!(
+        r.stderr.contains("\"y\""),
+        "names the plan key: {}",
+        r.stderr
+    );
+    let y = s.upsert_ws("a", "y", &[]);
+    s.refused(
+        &["--workspace", "a", "link", &x, &y],
+        2,
+        "across workspaces",
+        "invalid_input",
+    );
+    // The reverse import, which closed the cycle before, is refused as well.
+    let plan_in_b = json!({"nodes": [{"key": "x", "summary": "x", "deps": [y]}]});
+    let before = s.files();
+    let r = s.run_full(
+        &["--workspace", "b", "import", "-"],
+        &[],
+        Some(plan_in_b.to_string().into_bytes()),
+        std::time::Duration::from_secs(20),
+    );
+    r.refused(2, "across workspaces");
+    assert_eq!(before, s.files(), "a refused import writes nothing");
+    assert_eq!(s.run(&["check"]).code, Some(0));
+}
+
+#[test]
+fn a_finished_and_archived_node_stays_in_its_workspace() {
+    let s = T::new();
+    let x = s.upsert_ws("b", "x", &[]);
+    let y = s.upsert_ws("a", "y", &[]);
+    let plan_in_a = json!({"nodes": [{"key": "y", "summary": "y", "deps": [x]}]});
+    s.finish_ws("b", &x);
+    s.ok_ws("b", &["archive", &x]);
+    for fold in [false, true] {
+        if fold {
+            // A snapshot of the older format keeps only the status of an archived node.
+            s.fold_journal();
+        }
+        s.refused(
+            &["--workspace", "a", "link", &x, &y],
+            2,
+            "across workspaces",
+            "invalid_input",
+        );
+        let r = s.run_full(
+            &["--workspace", "a", "import", "-"],
+            &[],
+            Some(plan_in_a.to_string().into_bytes()),
+            std::time::Duration::from_secs(20),
+        );
+        r.refused(2, "across workspaces");
+    }
+    assert_eq!(s.run(&["check"]).code, Some(0));
+}

@@ -17,7 +17,7 @@ fn small_state() -> &'static State {
     STATE.get_or_init(|| {
         let mut s = State::default();
         let run = |s: &mut State, req: Request| {
-            let e = rules::apply(s, &req, NOW).expect("setup");
+            let e = rules::apply(s, &rules::NoArchive, &req, NOW).expect("setup");
             s.apply(&e.change);
         };
         let mut ids = Vec::new();
@@ -74,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
         workspace: String::new(),
         plan,
     };
-    let Ok(effect) = rules::apply(state, &req, NOW) else {
+    let Ok(effect) = rules::apply(state, &rules::NoArchive, &req, NOW) else {
         return;
     };
     let mut after = state.clone();
@@ -84,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
         problems.is_empty(),
         "an accepted import broke the state: {problems:?}"
     );
-    let again = rules::apply(&after, &req, NOW).expect("the same import again");
+    let again = rules::apply(&after, &rules::NoArchive, &req, NOW).expect("the same import again");
     assert!(
         again.change.is_empty(),
         "importing the same plan again changed the state: {:?}",

@@ -122,6 +122,9 @@ fn report(e: &Error, json: bool) -> i32 {
         if let Some(g) = e.generation() {
             body["generation"] = json!(g);
         }
+        if let Some(h) = e.held() {
+            body["held"] = json!(h);
+        }
         if let Some(p) = e.path() {
             body["path"] = json!(p.display().to_string());
         }

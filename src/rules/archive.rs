@@ -1,10 +1,11 @@
 //! Archive and unarchive: finished nodes move out of the live state and back. A node waiting
 //! on an archived node still sees how it ended, so archiving never makes a node unclaimable.
 
-use super::{Output, Tx};
+use super::{Archive, Output, Tx};
 use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::Node;
+use std::path::Path;
 
 impl Tx<'_> {
     pub(super) fn archive(
@@ -56,14 +57,38 @@ impl Tx<'_> {
         Ok(Output::Archived(count))
     }
 
-    pub(super) fn unarchive(&mut self, node: &Node) -> Result<Output> {
-        if self.get(&node.id).is_some() {
-            return Err(Error::invalid(format!("node {} is not archived", node.id)));
+    pub(super) fn unarchive(&mut self, id: Id, archive: &dyn Archive) -> Result<Output> {
+        if self.get(&id).is_some() {
+            return Err(Error::invalid(format!("node {id} is not archived")));
         }
-        if !self.state.archived().contains_key(&node.id) {
-            return Err(Error::node_not_found(node.id));
+        let Some(stub) = self.state.archived().get(&id) else {
+            return Err(Error::node_not_found(id));
+        };
+        let mut n = archive.archived_node(&id)?.ok_or_else(|| {
+            Error::corrupt(
+                Path::new("archive"),
+                format!("archived node {id} is missing from the archive"),
+            )
+        })?;
+        if n.id != id || (stub.generation != 0 && n.generation != stub.generation) {
+            return Err(Error::corrupt(
+                Path::new("archive"),
+                format!(
+                    "archived node {id} is at generation {} in the archive but {} in the state",
+                    n.generation, stub.generation
+                ),
+            ));
         }
-        let mut n = node.clone();
+        // While it was archived, a node it waits on may have come to wait on it (links do
+        // not look inside the archive): bringing it back must not close a cycle.
+        if let Some((dep, _)) = n.prerequisites().find(|(d, _)| self.reaches(*d, id)) {
+            return Err(Error::Cycle {
+                node: id,
+                detail: format!(
+                    "unarchiving {id} would close a cycle: it waits on {dep}, which now waits on it"
+                ),
+            });
+        }
         n.archived = false;
         n.updated_at = n.updated_at.max(self.now);
         self.event("unarchive", Some(&n), None, Some(n.status.to_string()));

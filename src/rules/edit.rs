@@ -104,14 +104,7 @@ impl Tx<'_> {
         if !p_exists {
             return Err(Error::node_not_found(parent));
         }
-        if let Some(p) = self.get(&parent) {
-            if p.workspace != c.workspace {
-                return Err(Error::invalid(format!(
-                    "cannot link across workspaces ({:?} and {:?})",
-                    p.workspace, c.workspace
-                )));
-            }
-        }
+        self.same_workspace(&parent, &c.workspace)?;
         let has_hard = c.deps.contains(&parent);
         let has_soft = c.soft_deps.contains(&parent);
         if (soft && has_soft) || (!soft && has_hard) {
@@ -148,7 +141,7 @@ impl Tx<'_> {
     }
 
     /// True when `from` already waits, directly or not, on `target`.
-    fn reaches(&self, from: Id, target: Id) -> bool {
+    pub(super) fn reaches(&self, from: Id, target: Id) -> bool {
         let mut stack = vec![from];
         let mut seen = std::collections::HashSet::new();
         while let Some(id) = stack.pop() {
@@ -167,11 +160,12 @@ impl Tx<'_> {
 
     pub(super) fn unlink(&mut self, parent: Id, child: Id) -> Result<Output> {
         let mut c = self.node(child)?;
+        if self.status_of(&parent).is_none() {
+            return Err(Error::node_not_found(parent));
+        }
         if !c.deps.contains(&parent) && !c.soft_deps.contains(&parent) {
-            return Err(Error::NotFound {
-                what: format!("link {parent} -> {child}"),
-                node: Some(child),
-            });
+            // Not linked: nothing to do, as linking twice is nothing to do.
+            return Ok(Output::Unit);
         }
         c.deps.retain(|d| *d != parent);
         c.soft_deps.retain(|d| *d != parent);

@@ -19,6 +19,7 @@ impl Tx<'_> {
         let ttl = ttl.unwrap_or(self.settings().default_ttl_ms);
         check_ttl(self.now, ttl, "ttl")?;
         let mut n = self.node(id)?;
+        check_gen(&n, gen)?;
         if n.status.is_terminal() {
             return Err(Error::Terminal {
                 node: id,
@@ -31,15 +32,6 @@ impl Tx<'_> {
                 holder: n.holder.unwrap_or_default(),
                 generation: n.generation,
             });
-        }
-        if let Some(g) = gen {
-            if g != n.generation {
-                return Err(Error::StaleGeneration {
-                    node: id,
-                    given: g,
-                    generation: n.generation,
-                });
-            }
         }
         match self.readiness(&n) {
             Readiness::Ready => {}
@@ -62,15 +54,17 @@ impl Tx<'_> {
         }
         let max_held = self.settings().max_held;
         if max_held > 0 {
-            let held = self
+            let mut held: Vec<(u64, Id)> = self
                 .claimed()
                 .filter(|c| c.workspace == n.workspace && c.holder == Some(actor))
-                .count() as u64;
-            if held >= max_held {
+                .map(|c| (c.claimed_at.unwrap_or(0), c.id))
+                .collect();
+            if held.len() as u64 >= max_held {
+                held.sort();
                 return Err(Error::AssigneeBusy {
                     node: id,
                     actor,
-                    held,
+                    held: held.into_iter().map(|(_, id)| id).collect(),
                     max_held,
                 });
             }
@@ -123,9 +117,21 @@ impl Tx<'_> {
         Ok(Output::Claimed(None))
     }
 
-    /// The node claimed by `actor` at `gen` (if given), checked for renew and release.
+    /// The node claimed by `actor` at `gen` (if given), checked for renew and release. A
+    /// generation that is not the node's current one is stale before anything else; so is
+    /// an actor whose claim was handed back (and that gives no generation), whatever the
+    /// node did since.
     fn held_by(&self, id: Id, actor: Actor, gen: Option<u64>) -> Result<Node> {
         let n = self.node(id)?;
+        check_gen(&n, gen)?;
+        let holds = n.status == Status::Claimed && n.holder == Some(actor);
+        if !holds && gen.is_none() && n.last_holder == Some(actor) {
+            return Err(Error::StaleGeneration {
+                node: id,
+                given: 0,
+                generation: n.generation,
+            });
+        }
         if n.status.is_terminal() {
             return Err(Error::Terminal {
                 node: id,
@@ -133,44 +139,12 @@ impl Tx<'_> {
             });
         }
         if n.status != Status::Claimed {
-            // Handed back already: the old holder, or an old generation, is stale; anyone
-            // else finds the node not claimed.
-            let handed_back_now = n.last_holder == Some(actor);
-            return match gen {
-                Some(g) if g < n.generation => Err(Error::StaleGeneration {
-                    node: id,
-                    given: g,
-                    generation: n.generation,
-                }),
-                None if handed_back_now => Err(Error::StaleGeneration {
-                    node: id,
-                    given: 0,
-                    generation: n.generation,
-                }),
-                _ => Err(Error::NotClaimed {
-                    node: id,
-                    status: n.status.to_string(),
-                }),
-            };
-        }
-        if let Some(g) = gen {
-            if g != n.generation {
-                return Err(Error::StaleGeneration {
-                    node: id,
-                    given: g,
-                    generation: n.generation,
-                });
-            }
-        }
-        if n.holder != Some(actor) && gen.is_none() && n.last_holder == Some(actor) {
-            // Its claim was handed back and the node claimed again by someone else.
-            return Err(Error::StaleGeneration {
+            return Err(Error::NotClaimed {
                 node: id,
-                given: 0,
-                generation: n.generation,
+                status: n.status.to_string(),
             });
         }
-        if n.holder != Some(actor) {
+        if !holds {
             return Err(Error::NotHolder {
                 node: id,
                 actor,
@@ -250,6 +224,7 @@ impl Tx<'_> {
             check_text("note", t, 65536)?;
         }
         let mut n = self.node(id)?;
+        check_gen(&n, Some(gen))?;
         if n.status.is_terminal() {
             return Err(Error::Terminal {
                 node: id,
@@ -257,36 +232,20 @@ impl Tx<'_> {
             });
         }
         if n.status == Status::Todo {
-            if gen != n.generation && (gen < n.generation || status == Status::Cancelled) {
-                return Err(Error::StaleGeneration {
-                    node: id,
-                    given: gen,
-                    generation: n.generation,
-                });
-            }
             if status != Status::Cancelled {
                 return Err(Error::NotClaimed {
                     node: id,
                     status: n.status.to_string(),
                 });
             }
-        } else {
-            if gen != n.generation {
-                return Err(Error::StaleGeneration {
+        } else if let Some(a) = actor {
+            if n.holder != Some(a) {
+                return Err(Error::NotHolder {
                     node: id,
-                    given: gen,
+                    actor: a,
+                    holder: n.holder.unwrap_or_default(),
                     generation: n.generation,
                 });
-            }
-            if let Some(a) = actor {
-                if n.holder != Some(a) {
-                    return Err(Error::NotHolder {
-                        node: id,
-                        actor: a,
-                        holder: n.holder.unwrap_or_default(),
-                        generation: n.generation,
-                    });
-                }
             }
         }
         n.completed_by = n.holder.take().or(actor);
@@ -310,15 +269,7 @@ impl Tx<'_> {
 
     pub(super) fn reopen(&mut self, id: Id, gen: Option<u64>) -> Result<Output> {
         let mut n = self.node(id)?;
-        if let Some(g) = gen {
-            if g != n.generation {
-                return Err(Error::StaleGeneration {
-                    node: id,
-                    given: g,
-                    generation: n.generation,
-                });
-            }
-        }
+        check_gen(&n, gen)?;
         if !n.status.is_terminal() {
             return Err(Error::invalid(format!(
                 "node {id} is not terminal (status {}); only a finished node can be reopened",
@@ -356,5 +307,18 @@ impl Tx<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// A given generation that is not the node's current one is `stale_generation`, before any
+/// other refusal: the caller's claim (or view) is from another time.
+fn check_gen(n: &Node, gen: Option<u64>) -> Result<()> {
+    match gen {
+        Some(g) if g != n.generation => Err(Error::StaleGeneration {
+            node: n.id,
+            given: g,
+            generation: n.generation,
+        }),
+        _ => Ok(()),
     }
 }

@@ -92,10 +92,33 @@ pub enum Request {
         nodes: Vec<Id>,
         older_than_ms: Option<u64>,
     },
-    /// Brings an archived node (its last value, read from the archive) back.
+    /// Brings an archived node back, exactly as it was archived (its last value, which the
+    /// backend reads from the archive inside the same locked step).
     Unarchive {
-        node: Node,
+        node: Id,
     },
+}
+
+/// Where the rules read an archived node's last value. A backend answers from inside the
+/// same locked step (transaction) the rules run in, so what it returns is the node that the
+/// state's stub stands for.
+pub trait Archive {
+    fn archived_node(&self, id: &Id) -> Result<Option<Node>>;
+}
+
+/// An archive with nothing in it (a state without archived nodes, or a read-only view).
+pub struct NoArchive;
+
+impl Archive for NoArchive {
+    fn archived_node(&self, _: &Id) -> Result<Option<Node>> {
+        Ok(None)
+    }
+}
+
+impl<S: std::hash::BuildHasher> Archive for std::collections::HashMap<Id, Node, S> {
+    fn archived_node(&self, id: &Id) -> Result<Option<Node>> {
+        Ok(self.get(id).cloned())
+    }
 }
 
 /// The fields of an upsert. `None` means "not given": on an existing node it leaves the
@@ -145,8 +168,8 @@ pub struct Effect {
     pub output: Output,
 }
 
-/// Evaluates `req` against `state` at time `now`.
-pub fn apply(state: &State, req: &Request, now: Millis) -> Result<Effect> {
+/// Evaluates `req` against `state` (whose archived nodes `archive` holds) at time `now`.
+pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -> Result<Effect> {
     let given_gen = match req {
         Request::Claim { gen, .. } | Request::Renew { gen, .. } | Request::Reopen { gen, .. } => {
             *gen
@@ -161,6 +184,7 @@ pub fn apply(state: &State, req: &Request, now: Millis) -> Result<Effect> {
     }
     let mut tx = Tx::begin(state, now);
     let output = match req {
+        Request::Unarchive { node } => tx.unarchive(*node, archive)?,
         Request::Upsert(u) => tx.upsert(u)?,
         Request::Link {
             parent,
@@ -212,7 +236,6 @@ pub fn apply(state: &State, req: &Request, now: Millis) -> Result<Effect> {
             nodes,
             older_than_ms,
         } => tx.archive(workspace, nodes, *older_than_ms)?,
-        Request::Unarchive { node } => tx.unarchive(node)?,
     };
     Ok(Effect {
         change: tx.finish(),
@@ -359,6 +382,25 @@ impl<'a> Tx<'a> {
         match self.pos.get(id) {
             Some(&i) => Some(self.changed[i].status),
             None => self.state.status_of(id),
+        }
+    }
+
+    /// The workspace of a live or archived node.
+    pub fn workspace_of(&self, id: &Id) -> Option<&str> {
+        match self.pos.get(id) {
+            Some(&i) => Some(self.changed[i].workspace.as_str()),
+            None => self.state.workspace_of(id),
+        }
+    }
+
+    /// Refuses a prerequisite from another workspace: links never cross workspaces, so
+    /// that a cycle can never close across them.
+    fn same_workspace(&self, dep: &Id, workspace: &str) -> Result<()> {
+        match self.workspace_of(dep) {
+            Some(w) if w != workspace => Err(Error::invalid(format!(
+                "cannot link across workspaces: {dep} is in workspace {w:?}, not {workspace:?}"
+            ))),
+            _ => Ok(()),
         }
     }
 

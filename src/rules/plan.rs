@@ -215,7 +215,11 @@ impl Tx<'_> {
             for (list, soft) in [(&n.deps, false), (&n.soft_deps, true)] {
                 for d in list {
                     let dep = match self.plan_ref(&keys, &[], d).map_err(|e| named(&n.key, e))? {
-                        Ref::Id(id) => id,
+                        Ref::Id(id) => {
+                            self.same_workspace(&id, workspace)
+                                .map_err(|e| named(&n.key, e))?;
+                            id
+                        }
                         Ref::Key(j) => ids[j],
                     };
                     if dep == ids[i] {

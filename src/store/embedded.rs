@@ -13,7 +13,8 @@ use super::fsutil::{self, FileId, Mode};
 use super::journal::{self, Head, HistoryLine, Record};
 use super::snapshot;
 use crate::error::{Error, Result};
-use crate::model::{Change, Millis, State};
+use crate::model::{Change, Millis, Node, State};
+use crate::rules::{Archive, NoArchive};
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
@@ -46,8 +47,9 @@ pub struct Logs {
 
 const HEADER_LEN: u64 = journal::HEADER.len() as u64;
 
-/// Decides a write: the state and the time in, the change to commit and the answer out.
-pub type Decide<'a, R> = dyn Fn(&State, Millis) -> Result<(Change, R)> + 'a;
+/// Decides a write: the state, its archive and the time in, the change to commit and the
+/// answer out.
+pub type Decide<'a, R> = dyn Fn(&State, &dyn Archive, Millis) -> Result<(Change, R)> + 'a;
 
 /// Tuning of the embedded store.
 #[derive(Debug, Clone)]
@@ -114,22 +116,57 @@ fn read_all(mut f: impl Read, path: &Path) -> Result<Vec<u8>> {
 impl Embedded {
     /// Runs `f` on the current state under a shared lock.
     pub fn read<R>(&mut self, dir: &Path, f: impl FnOnce(&State) -> R) -> Result<R> {
-        if !self.open_for_read(dir)? {
+        let Some(lock) = self.acquire(dir, false)? else {
             return Ok(f(&self.state));
-        }
-        let lock = self
-            .lock
-            .take()
-            .ok_or_else(|| Error::Internal("no lock".into()))?;
+        };
         let result = (|| {
-            lock.lock_shared()
-                .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
             let _held = Held(&lock);
             self.refresh(dir)?;
             Ok(f(&self.state))
         })();
         self.lock = Some(lock);
         result
+    }
+
+    /// Takes the OS lock on `dir/lock` (exclusive for a write, shared for a read) and makes
+    /// sure it is the lock file at the path: a handle whose directory was removed (and maybe
+    /// made again by another process) would otherwise lock a deleted file that nobody else
+    /// locks, and write through stale files. Such a handle drops everything it holds and
+    /// opens the store at the path afresh. `None` for a read of a store that does not exist.
+    /// The lock is taken out of `self`; the caller puts it back once it is released.
+    fn acquire(&mut self, dir: &Path, exclusive: bool) -> Result<Option<File>> {
+        for _ in 0..3 {
+            if exclusive {
+                fsutil::ensure_dir(dir)?;
+            } else if !self.open_for_read(dir)? {
+                return Ok(None);
+            }
+            self.open_lock(dir, exclusive)?;
+            self.preload(dir);
+            let lock = self
+                .lock
+                .take()
+                .ok_or_else(|| Error::Internal("no lock".into()))?;
+            let taken = if exclusive {
+                lock.lock()
+            } else {
+                lock.lock_shared()
+            };
+            taken.map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
+            if lock_is_at_path(&lock, dir) {
+                return Ok(Some(lock));
+            }
+            let _ = lock.unlock();
+            *self = Embedded {
+                pid: self.pid,
+                ..Embedded::default()
+            };
+        }
+        Err(Error::Io {
+            path: dir.to_path_buf(),
+            message: "the store directory keeps being replaced while in use".into(),
+            errno: None,
+        })
     }
 
     /// Opens the lock file of an existing store (and preloads a cold cache); `false`, with
@@ -143,8 +180,6 @@ impl Embedded {
             }
             Err(e) => return Err(fsutil::describe(dir, &e)),
         }
-        self.open_lock(dir, false)?;
-        self.preload(dir);
         Ok(true)
     }
 
@@ -159,22 +194,17 @@ impl Embedded {
     ) -> Result<R> {
         if !dir.exists() {
             // Nothing exists yet: a refused call must not create the store either.
-            decide(&State::default(), now())?;
+            decide(&State::default(), &NoArchive, now())?;
         }
-        fsutil::ensure_dir(dir)?;
-        self.open_lock(dir, true)?;
-        self.preload(dir);
         let lock = self
-            .lock
-            .take()
+            .acquire(dir, true)?
             .ok_or_else(|| Error::Internal("no lock".into()))?;
         let result = (|| {
-            lock.lock()
-                .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
             let _held = Held(&lock);
             self.refresh(dir)?;
             let at = now();
-            let (change, out) = decide(&self.state, at)?;
+            let archive = ArchiveFiles(dir);
+            let (change, out) = decide(&self.state, &archive, at)?;
             if change.is_empty() {
                 return Ok((out, false));
             }
@@ -188,6 +218,18 @@ impl Embedded {
             };
             self.append(dir, &journal::encode(&rec), tuning.sync)?;
             crash("after-sync");
+            if !lock_is_at_path(&lock, dir) {
+                // The directory was removed while this write held its lock: the record went
+                // to a deleted file, so it is not committed.
+                self.snap = None;
+                return Err(Error::Io {
+                    path: dir.to_path_buf(),
+                    message: "the store directory was removed or replaced during the write; \
+                              the write is not in the store"
+                        .into(),
+                    errno: None,
+                });
+            }
             self.seq = rec.seq;
             self.state.apply(&rec.change);
             let used = self.journal_end - HEADER_LEN;
@@ -216,66 +258,24 @@ impl Embedded {
     /// The history (oldest first) and the archived nodes (last value of each), from the
     /// side files and the journal records not yet moved there.
     pub fn logs(&mut self, dir: &Path) -> Result<Logs> {
-        self.with_logs(dir, |_, logs| logs)
+        self.with_logs(dir, true, |_, logs| logs)
     }
 
-    /// Runs `f` on the state and the logs, read together under one shared lock.
-    pub fn with_logs<R>(&mut self, dir: &Path, f: impl FnOnce(&State, Logs) -> R) -> Result<R> {
-        let mut logs = Logs::default();
-        let mut order = 0usize;
-        if !self.open_for_read(dir)? {
-            return Ok(f(&self.state, logs));
-        }
-        let Some(lock) = self.lock.take() else {
-            return Ok(f(&self.state, logs));
+    /// Runs `f` on the state and the logs, read together under one shared lock. Without
+    /// `history` only the archive is read.
+    pub fn with_logs<R>(
+        &mut self,
+        dir: &Path,
+        history: bool,
+        f: impl FnOnce(&State, Logs) -> R,
+    ) -> Result<R> {
+        let Some(lock) = self.acquire(dir, false)? else {
+            return Ok(f(&self.state, Logs::default()));
         };
         let result = (|| {
-            lock.lock_shared()
-                .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
             let _held = Held(&lock);
             self.refresh(dir)?;
-            let hpath = dir.join(HISTORY);
-            if let Some(f) = fsutil::open_existing(&hpath)? {
-                logs.history = journal::parse_history(&read_all(f, &hpath)?, &hpath)?;
-            }
-            let apath = dir.join(ARCHIVE);
-            if let Some(f) = fsutil::open_existing(&apath)? {
-                for line in journal::parse_lines::<ArchiveLine>(&read_all(f, &apath)?, &apath)? {
-                    order += 1;
-                    let at = order;
-                    logs.archive_order.insert(line.node.id, at);
-                    logs.archive.insert(line.node.id, line.node);
-                }
-            }
-            let jpath = dir.join(JOURNAL);
-            let journal_bytes = match fsutil::open_existing(&jpath)? {
-                Some(f) => read_all(f, &jpath)?,
-                None => Vec::new(),
-            };
-            let last = logs.history.last().map(|h| h.seq).unwrap_or(0);
-            if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
-                let scan =
-                    journal::scan(&journal_bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
-                for rec in scan.records {
-                    for n in rec.change.archived {
-                        order += 1;
-                        let at = order;
-                        logs.archive_order.insert(n.id, at);
-                        logs.archive.insert(n.id, n);
-                    }
-                    if rec.seq > last {
-                        let seq = rec.seq;
-                        logs.history
-                            .extend(rec.change.events.into_iter().enumerate().map(|(i, event)| {
-                                HistoryLine {
-                                    seq,
-                                    i: i as u32,
-                                    event,
-                                }
-                            }));
-                    }
-                }
-            }
+            let mut logs = read_logs(dir, history)?;
             // Only nodes archived now: an unarchived node is live again.
             let archived = self.state.archived();
             logs.archive.retain(|id, _| archived.contains_key(id));
@@ -414,6 +414,11 @@ impl Embedded {
             } else {
                 journal_end = 0;
             }
+        }
+        if state.has_incomplete_stubs() {
+            // A snapshot of format 1: complete its archived stubs from the archive.
+            let logs = read_logs(dir, false)?;
+            state.complete_stubs(&|id| logs.archive.get(id).cloned());
         }
         *self = Embedded {
             pid: self.pid,
@@ -590,6 +595,10 @@ impl Embedded {
         lock.lock()
             .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
         let _held = Held(lock);
+        if !lock_is_at_path(lock, dir) {
+            let _ = std::fs::remove_file(&tmp);
+            return Ok(()); // the directory was replaced meanwhile
+        }
         let spath = dir.join(SNAPSHOT);
         let now = std::fs::symlink_metadata(&spath).map_err(|e| fsutil::describe(&spath, &e))?;
         if FileId::of(&now) != base {
@@ -658,6 +667,74 @@ impl Embedded {
         self.journal_len = HEADER_LEN;
         self.last_frame = None;
         Ok(())
+    }
+}
+
+/// The history (when asked) and the archived nodes, from the side files and the journal
+/// records not yet moved there. The caller holds the lock.
+fn read_logs(dir: &Path, history: bool) -> Result<Logs> {
+    let mut logs = Logs::default();
+    let mut order = 0usize;
+    let mut archived = |logs: &mut Logs, n: Node| {
+        order += 1;
+        logs.archive_order.insert(n.id, order);
+        logs.archive.insert(n.id, n);
+    };
+    if history {
+        let hpath = dir.join(HISTORY);
+        if let Some(f) = fsutil::open_existing(&hpath)? {
+            logs.history = journal::parse_history(&read_all(f, &hpath)?, &hpath)?;
+        }
+    }
+    let apath = dir.join(ARCHIVE);
+    if let Some(f) = fsutil::open_existing(&apath)? {
+        for line in journal::parse_lines::<ArchiveLine>(&read_all(f, &apath)?, &apath)? {
+            archived(&mut logs, line.node);
+        }
+    }
+    let jpath = dir.join(JOURNAL);
+    let journal_bytes = match fsutil::open_existing(&jpath)? {
+        Some(f) => read_all(f, &jpath)?,
+        None => Vec::new(),
+    };
+    let last = logs.history.last().map(|h| h.seq).unwrap_or(0);
+    if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
+        let scan = journal::scan(&journal_bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
+        for rec in scan.records {
+            for n in rec.change.archived {
+                archived(&mut logs, n);
+            }
+            if history && rec.seq > last {
+                let seq = rec.seq;
+                logs.history
+                    .extend(rec.change.events.into_iter().enumerate().map(|(i, event)| {
+                        HistoryLine {
+                            seq,
+                            i: i as u32,
+                            event,
+                        }
+                    }));
+            }
+        }
+    }
+    Ok(logs)
+}
+
+/// The archive of a store whose lock the caller holds, read when the rules ask for a node.
+struct ArchiveFiles<'a>(&'a Path);
+
+impl Archive for ArchiveFiles<'_> {
+    fn archived_node(&self, id: &crate::id::Id) -> Result<Option<Node>> {
+        Ok(read_logs(self.0, false)?.archive.remove(id))
+    }
+}
+
+/// True when `lock` is the file at `dir/lock` (and the store has not been moved or removed
+/// under this handle).
+fn lock_is_at_path(lock: &File, dir: &Path) -> bool {
+    match (lock.metadata(), std::fs::symlink_metadata(dir.join(LOCK))) {
+        (Ok(open), Ok(at_path)) => same_file(&open, &at_path),
+        _ => false,
     }
 }
 

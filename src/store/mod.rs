@@ -154,8 +154,8 @@ impl Store {
             &self.dir,
             &self.tuning,
             &move || clock.now_ms(),
-            &|state, now| {
-                let effect = rules::apply(state, req, now)?;
+            &|state, archive, now| {
+                let effect = rules::apply(state, archive, req, now)?;
                 Ok((effect.change, effect.output))
             },
         )
@@ -334,18 +334,24 @@ impl Store {
         self.execute(&Request::Configure(settings)).map(|_| ())
     }
 
-    /// One node with its derived display and readiness; archived nodes are found too.
+    /// One node with its derived display and readiness; archived nodes are found too. The
+    /// live state and the archive are read as one snapshot.
     pub fn get(&self, id: Id) -> Result<NodeView> {
         if let Some(v) = self.read(|s, now| s.get(&id).map(|n| NodeView::of(s, n, now)))? {
             return Ok(v);
         }
-        let logs = self.inner().logs(&self.dir)?;
         let now = self.now();
-        self.read(|s, _| logs.archive.get(&id).map(|n| NodeView::of(s, n, now)))?
+        self.inner()
+            .with_logs(&self.dir, false, |s, logs| {
+                s.get(&id)
+                    .or_else(|| logs.archive.get(&id))
+                    .map(|n| NodeView::of(s, n, now))
+            })?
             .ok_or_else(|| Error::node_not_found(id))
     }
 
-    /// Nodes in creation order, filtered.
+    /// Nodes in creation order, filtered; the live state and the archive are read as one
+    /// snapshot.
     pub fn list(&self, filter: &ListFilter) -> Result<Vec<NodeView>> {
         if let Some(st) = &filter.status {
             if !STATUS_WORDS.contains(&st.as_str()) {
@@ -355,19 +361,10 @@ impl Store {
                 )));
             }
         }
-        let archive = if filter.archived || filter.only_archived {
-            let logs = self.inner().logs(&self.dir)?;
-            let mut v: Vec<_> = logs.archive.into_values().collect();
-            // Creation time, then the order they were archived in (a batch keeps the order
-            // of the live state, which is creation order).
-            v.sort_by_key(|n| (n.created_at, logs.archive_order.get(&n.id).copied()));
-            v
-        } else {
-            Vec::new()
-        };
-        self.read(|s, now| {
+        let now = self.now();
+        let pick = |s: &State, archive: &[&crate::model::Node]| -> Vec<NodeView> {
             let live = s.nodes().iter().filter(|_| !filter.only_archived);
-            live.chain(archive.iter())
+            live.chain(archive.iter().copied())
                 .filter(|n| filter.workspace.as_deref().is_none_or(|w| n.workspace == w))
                 .filter(|n| filter.holder.is_none_or(|h| n.holder == Some(h)))
                 .map(|n| NodeView::of(s, n, now))
@@ -376,6 +373,16 @@ impl Store {
                     None => v.node.archived || filter.terminal || !v.node.status.is_terminal(),
                 })
                 .collect()
+        };
+        if !(filter.archived || filter.only_archived) {
+            return self.read(|s, _| pick(s, &[]));
+        }
+        self.inner().with_logs(&self.dir, false, |s, logs| {
+            let mut v: Vec<_> = logs.archive.values().collect();
+            // Creation time, then the order they were archived in (a batch keeps the order
+            // of the live state, which is creation order).
+            v.sort_by_key(|n| (n.created_at, logs.archive_order.get(&n.id).copied()));
+            pick(s, &v)
         })
     }
 
@@ -409,20 +416,10 @@ impl Store {
         }
     }
 
-    /// Brings an archived node back into the live state; returns its status.
+    /// Brings an archived node back into the live state, exactly as it was archived, in one
+    /// locked step; returns its status.
     pub fn unarchive(&self, id: Id) -> Result<Status> {
-        // The handle's lock is released before the next call takes it again.
-        let found = self.inner().logs(&self.dir)?.archive.remove(&id);
-        let node = match found {
-            Some(n) => n,
-            None => {
-                return Err(match self.read(|s, _| s.get(&id).is_some())? {
-                    true => Error::invalid(format!("node {id} is not archived")),
-                    false => Error::node_not_found(id),
-                })
-            }
-        };
-        match self.execute(&Request::Unarchive { node })? {
+        match self.execute(&Request::Unarchive { node: id })? {
             Output::Completed(_, st) => Ok(st),
             o => Err(unexpected(o)),
         }
@@ -467,7 +464,7 @@ impl Store {
     /// invariants. Damaged files are an `Err(corrupt)`; broken invariants are `problems`.
     pub fn check(&self) -> Result<Report> {
         let mut fresh = Embedded::default();
-        let (nodes, archived, problems, events) = fresh.with_logs(&self.dir, |s, logs| {
+        let (nodes, archived, problems, events) = fresh.with_logs(&self.dir, true, |s, logs| {
             let mut p = crate::verify::problems(s);
             p.extend(crate::verify::history_problems(
                 s,

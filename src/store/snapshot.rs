@@ -1,8 +1,12 @@
 //! `snapshot.json`: the whole state as of journal record `seq`.
 //!
 //! ```json
-//! {"format": 1, "seq": 42, "settings": {...}, "archived": {"<id>": {"status": "done"}}, "nodes": [...]}
+//! {"format": 2, "seq": 42, "settings": {...},
+//!  "archived": {"<id>": {"status": "done", "generation": 3, "workspace": "a"}}, "nodes": [...]}
 //! ```
+//!
+//! Format 1 kept only the status of an archived node; such stubs are read with generation 0
+//! and completed from the archive when the store is loaded. Format 2 is written.
 
 use crate::error::{Error, Result};
 use crate::id::IdMap;
@@ -10,7 +14,9 @@ use crate::model::{ArchivedStub, Node, Settings, State};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-pub const FORMAT: u64 = 1;
+pub const FORMAT: u64 = 2;
+/// The oldest format this version reads (and migrates).
+pub const OLDEST_FORMAT: u64 = 1;
 
 #[derive(Serialize)]
 struct Out<'a> {
@@ -56,7 +62,7 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Error::corrupt(path, format!("not a claimdag snapshot: not UTF-8 ({e})")))?;
     match serde_json::from_str::<In>(text) {
-        Ok(s) if s.format == FORMAT => {
+        Ok(s) if (OLDEST_FORMAT..=FORMAT).contains(&s.format) => {
             let count = s.nodes.len();
             let state = State::from_parts(s.settings, s.nodes, s.archived);
             if state.len() != count {
@@ -66,7 +72,7 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
         }
         Ok(s) => Err(newer(path, s.format)),
         Err(e) => match serde_json::from_str::<FormatOnly>(text) {
-            Ok(f) if f.format != FORMAT => Err(newer(path, f.format)),
+            Ok(f) if !(OLDEST_FORMAT..=FORMAT).contains(&f.format) => Err(newer(path, f.format)),
             _ => Err(Error::corrupt(
                 path,
                 format!("not a claimdag snapshot: {e}"),
@@ -79,7 +85,7 @@ fn newer(path: &Path, format: u64) -> Error {
     Error::corrupt(
         path,
         format!(
-            "snapshot format {format} is not supported by this claimdag (it reads format {FORMAT})"
+            "snapshot format {format} is not supported by this claimdag (it reads formats {OLDEST_FORMAT} to {FORMAT})"
         ),
     )
 }

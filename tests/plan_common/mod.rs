@@ -214,6 +214,15 @@ impl T {
         g
     }
 
+    /// [`T::finish`] in workspace `ws`, with `done`.
+    pub fn finish_ws(&self, ws: &str, id: &str) -> u64 {
+        let who = common::actor(0xf1f1);
+        let g = common::parse_gen(&self.ok_ws(ws, &["claim", id, "--assignee", &who]));
+        let gs = g.to_string();
+        self.ok_ws(ws, &["complete", id, "--status", "done", "--gen", &gs]);
+        g
+    }
+
     /// Every file of the store directory and its bytes.
     pub fn files(&self) -> BTreeMap<String, Vec<u8>> {
         self.store.files()
