@@ -4,14 +4,17 @@
 #               and Python
 SHELL := /bin/bash
 CARGO ?= cargo
+# Where cargo puts what it builds: $CARGO_TARGET_DIR when set (relative to this directory),
+# else target/.
+TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 
-.PHONY: demo test lint test-rust test-c test-fuzz test-python header bench soak fuzz
+.PHONY: demo test lint test-rust test-c test-shipped test-fuzz test-python header bench soak fuzz
 
 demo:
 	$(CARGO) build --release --bin claimdag
-	PATH="$(CURDIR)/target/release:$$PATH" bash scripts/demo.sh
+	PATH="$(TARGET_DIR)/release:$$PATH" bash scripts/demo.sh
 
-test: lint test-rust test-c test-fuzz test-python
+test: lint test-rust test-c test-shipped test-fuzz test-python
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -29,6 +32,10 @@ test-c:
 test-fuzz:
 	FUZZ_SEED=1 CARGO=$(CARGO) bash scripts/fuzz.sh 10
 
+# The release command and C library carry no test hooks.
+test-shipped:
+	CARGO=$(CARGO) bash tests/shipped.sh
+
 test-python:
 	bash tests/python/run.sh
 
@@ -41,7 +48,7 @@ bench:
 
 # Long crash and SIGKILL runs: thousands of kills instead of a few hundred (minutes).
 soak:
-	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test torture --test crash_loop -- --nocapture
+	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test torture --test crash_loop --test interleavings -- --nocapture
 
 # Every cargo-fuzz target for five minutes each (cargo-fuzz is installed into target/tools;
 # the stable toolchain runs it with RUSTC_BOOTSTRAP=1).

@@ -27,9 +27,14 @@ pub fn parse_ms(text: &str) -> Result<u64> {
     if num.is_empty() || !num.bytes().all(|c| c.is_ascii_digit()) {
         return Err(bad());
     }
-    let n: u64 = num.parse().map_err(|_| bad())?;
-    n.checked_mul(mult)
-        .ok_or_else(|| Error::invalid(format!("duration {text:?} is too long")))
+    let too_large = || {
+        Error::invalid(format!(
+            "duration {text:?} is too large (at most {} ms)",
+            u64::MAX
+        ))
+    };
+    let n: u64 = num.parse().map_err(|_| too_large())?;
+    n.checked_mul(mult).ok_or_else(too_large)
 }
 
 /// Formats milliseconds the way [`parse_ms`] reads them, in the largest exact unit.
@@ -63,8 +68,19 @@ mod tests {
 
     #[test]
     fn refuses_bad_durations() {
-        for bad in ["", "-5", "1.5s", "5x", "ms", "99999999999999999999d", "1e3"] {
-            assert!(parse_ms(bad).is_err(), "{bad}");
+        for bad in ["", "-5", "1.5s", "5x", "ms", "1e3"] {
+            assert!(parse_ms(bad)
+                .unwrap_err()
+                .to_string()
+                .contains("bad duration"));
+        }
+        for big in [
+            "99999999999999999999",
+            "99999999999999999999d",
+            "18446744073709552s",
+        ] {
+            let e = parse_ms(big).unwrap_err().to_string();
+            assert!(e.contains("too large"), "{big}: {e}");
         }
     }
 

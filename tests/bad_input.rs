@@ -453,7 +453,7 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
             vec!["archive", "--older-than", ttl],
             vec!["config", "default_ttl", ttl],
         ] {
-            s.refused(&args, 2, "too long", "invalid_input");
+            s.refused(&args, 2, "too large", "invalid_input");
         }
     }
     for ttl in [
@@ -469,11 +469,12 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
         "s",
         "18446744073709551616ms",
         "99999999999999999999999d",
+        "99999999999999999999",
         "5S",
         "",
     ] {
         let arg = format!("--ttl={ttl}");
-        s.refused(
+        let message = s.refused(
             &["claim", &todo, "--assignee", &me, &arg],
             2,
             if ttl.starts_with('0') {
@@ -483,6 +484,14 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
             },
             "invalid_input",
         );
+        // A number too large for the clock is "too large", not a malformed duration.
+        if ttl.starts_with("999") || ttl.starts_with("1844") {
+            let m = message["message"].as_str().unwrap_or_default();
+            assert!(
+                m.contains("too large") && !m.contains("bad duration"),
+                "{ttl}: {m}"
+            );
+        }
     }
     // A negative number is an option the command line does not know.
     usage_error(

@@ -992,3 +992,39 @@ fn a_store_directory_another_user_owns_is_refused() {
         assert_files_eq(&before, &common::files_of(&other), "another user's store");
     }
 }
+
+/// A compaction that cannot write its new snapshot (here a directory stands where its
+/// temporary file goes) leaves every write committed, and `check` says the store could not
+/// be compacted, and why; once the obstacle is gone, the next write compacts and the note
+/// goes away.
+#[test]
+fn a_compaction_that_keeps_failing_is_reported_by_check() {
+    let s = Store::new();
+    let small = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
+    s.run_env(&["upsert", "--summary", "first"], &small).ok();
+    let blocker = s.dir.join("snapshot.json.tmp");
+    std::fs::create_dir(&blocker).expect("mkdir");
+    std::fs::write(blocker.join("inside"), b"x").expect("write");
+    for i in 0..5 {
+        let summary = format!("node {i}");
+        s.run_env(&["upsert", "--summary", &summary], &small).ok();
+    }
+    assert_eq!(s.ok(&["list"]).lines().count(), 6, "every write committed");
+    let r = s.run_env(&["check"], &small);
+    let out = r.ok();
+    assert!(
+        out.contains("note: ") && out.contains("could not be compacted"),
+        "{out}"
+    );
+    assert!(
+        out.contains("snapshot.json.tmp"),
+        "the note says why: {out}"
+    );
+    let j = s.run_env(&["--json", "check"], &small).json();
+    assert_eq!(j["ok"], true);
+    assert_eq!(j["notes"].as_array().map(Vec::len), Some(1), "{j}");
+    std::fs::remove_dir_all(&blocker).expect("rmdir");
+    s.run_env(&["upsert", "--summary", "after"], &small).ok();
+    let j = s.run_env(&["--json", "check"], &small).json();
+    assert_eq!(j["notes"], serde_json::json!([]), "{j}");
+}

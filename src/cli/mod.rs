@@ -395,12 +395,15 @@ fn execute(cli: Cli) -> Result<Done> {
                 r.archived,
                 r.events
             ));
+            for n in &r.notes {
+                text.push_str(&format!("note: {n}\n"));
+            }
             Done {
                 exit: if ok { 0 } else { 6 },
                 ..Done::new(
                     text,
                     json!({"ok": ok, "nodes": r.nodes, "archived": r.archived,
-                           "events": r.events, "problems": r.problems}),
+                           "events": r.events, "problems": r.problems, "notes": r.notes}),
                 )
             }
         }

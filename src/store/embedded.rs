@@ -61,21 +61,31 @@ pub struct Tuning {
     pub compact_min_bytes: u64,
 }
 
-/// The journal size below which a store is never compacted, unless
-/// `$CLAIMDAG_COMPACT_MIN_BYTES` says otherwise (tests use it to pin the threshold).
+/// The journal size below which a store is never compacted.
 pub const COMPACT_MIN_BYTES: u64 = 64 << 10;
 
 impl Default for Tuning {
     fn default() -> Self {
-        let min = std::env::var("CLAIMDAG_COMPACT_MIN_BYTES")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(COMPACT_MIN_BYTES);
         Tuning {
             sync: true,
-            compact_min_bytes: min,
+            compact_min_bytes: compact_min_bytes(),
         }
     }
+}
+
+/// With the `testing` feature, `$CLAIMDAG_COMPACT_MIN_BYTES` pins the threshold (the tests
+/// that build a journal just under it); shipped builds ignore the variable.
+#[cfg(feature = "testing")]
+fn compact_min_bytes() -> u64 {
+    std::env::var("CLAIMDAG_COMPACT_MIN_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(COMPACT_MIN_BYTES)
+}
+
+#[cfg(not(feature = "testing"))]
+fn compact_min_bytes() -> u64 {
+    COMPACT_MIN_BYTES
 }
 
 /// The cached view of one store directory, owned by one `Store` handle.
@@ -590,6 +600,43 @@ impl Embedded {
             return Ok(()); // another process is compacting
         }
         let _compacting = Held(&guard);
+        let result = self.compact_locked(dir, lock, base);
+        // compact.lock keeps the reason of the last failure, for `check` to report.
+        match &result {
+            Err(e) => {
+                let _ = guard.set_len(0);
+                let _ = guard.write_all_at(format!("{e}\n").as_bytes(), 0);
+            }
+            Ok(()) if guard.metadata().is_ok_and(|m| m.len() > 0) => {
+                let _ = guard.set_len(0);
+            }
+            Ok(()) => {}
+        }
+        result
+    }
+
+    /// Why the journal is past the compaction threshold, if it is: the store could not be
+    /// compacted (`check` reports it). Uses what the last load read.
+    pub fn compaction_backlog(&self, dir: &Path, tuning: &Tuning) -> Option<String> {
+        let used = self.journal_end.saturating_sub(HEADER_LEN);
+        let limit = tuning.compact_min_bytes.max(self.snapshot_len);
+        if self.snap.is_none() || used <= limit {
+            return None;
+        }
+        let reason = std::fs::read_to_string(dir.join(COMPACT_LOCK))
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .map(|t| format!("; the last attempt failed: {t}"))
+            .unwrap_or_default();
+        Some(format!(
+            "the journal holds {used} bytes, past the compaction threshold of {limit} bytes: \
+             the store could not be compacted yet (the next write tries again){reason}"
+        ))
+    }
+
+    /// The body of [`Embedded::compact`], with `compact.lock` held.
+    fn compact_locked(&mut self, dir: &Path, lock: &File, base: FileId) -> Result<()> {
         let (state, seq) = (&self.state, self.seq);
         let tmp = fsutil::write_synced(dir, SNAPSHOT, &mut |w| snapshot::write(w, state, seq))?;
         lock.lock()

@@ -1,13 +1,17 @@
 //! Crash points for tests: `CLAIMDAG_CRASH_AT=<point>[:<n>]` makes the process kill itself
 //! with SIGKILL the `n`th time (default 1st) it reaches `<point>` on the write path. Unset,
-//! a crash point costs one branch on a cached value.
+//! a crash point costs one branch on a cached value. Compiled in only with the `testing`
+//! feature (the tests turn it on); in every shipped build a crash point is nothing at all
+//! and the variable is ignored.
 //!
 //! Points, in write order: `before-append`, `mid-append` (half a record written),
 //! `after-append` (before the sync), `after-sync` (committed, before the call returns),
 //! `compact-after-history`, `compact-before-rename`, `compact-after-rename`,
 //! `compact-before-truncate`.
 
+#[cfg(feature = "testing")]
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(feature = "testing")]
 use std::sync::OnceLock;
 
 pub const POINTS: [&str; 8] = [
@@ -21,9 +25,17 @@ pub const POINTS: [&str; 8] = [
     "compact-before-truncate",
 ];
 
+#[cfg(feature = "testing")]
 static TARGET: OnceLock<Option<(String, u64)>> = OnceLock::new();
+#[cfg(feature = "testing")]
 static HITS: AtomicU64 = AtomicU64::new(0);
 
+#[cfg(not(feature = "testing"))]
+fn target() -> &'static Option<(String, u64)> {
+    &None
+}
+
+#[cfg(feature = "testing")]
 fn target() -> &'static Option<(String, u64)> {
     TARGET.get_or_init(|| {
         let v = std::env::var("CLAIMDAG_CRASH_AT").ok()?;
@@ -41,6 +53,12 @@ pub fn armed(point: &str) -> bool {
 }
 
 /// Dies here if this is the configured point and its count is reached.
+#[cfg(not(feature = "testing"))]
+#[inline(always)]
+pub fn crash(_point: &str) {}
+
+/// Dies here if this is the configured point and its count is reached.
+#[cfg(feature = "testing")]
 pub fn crash(point: &str) {
     if let Some((name, n)) = target() {
         if name == point && HITS.fetch_add(1, Ordering::SeqCst) + 1 == *n {

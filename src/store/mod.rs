@@ -456,7 +456,10 @@ pub struct Report {
     pub nodes: usize,
     pub archived: usize,
     pub events: usize,
+    /// Broken invariants: the store is not sound.
     pub problems: Vec<String>,
+    /// Things worth knowing that break nothing (a journal that could not be compacted).
+    pub notes: Vec<String>,
 }
 
 impl Store {
@@ -473,11 +476,16 @@ impl Store {
             ));
             (s.len(), s.archived().len(), p, logs.history.len())
         })?;
+        let notes = fresh
+            .compaction_backlog(&self.dir, &self.tuning)
+            .into_iter()
+            .collect();
         Ok(Report {
             nodes,
             archived,
             events,
             problems,
+            notes,
         })
     }
 }

@@ -17,8 +17,10 @@ lib="$target/debug"
 build="$root/tests/c/build"
 mkdir -p "$build"
 
-echo "== cargo build -p claimdag-capi"
-"$CARGO" build -p claimdag-capi
+# --features testing: claimdag_testing_panic (test_errors calls it) and the core's fault
+# injection. The shipped library has neither; tests/shipped.sh checks that.
+echo "== cargo build -p claimdag-capi --features testing"
+"$CARGO" build -p claimdag-capi --features testing
 
 # The system libraries libclaimdag.a needs on Linux, as printed by
 #   cargo rustc -p claimdag-capi --lib --crate-type staticlib -- --print native-static-libs

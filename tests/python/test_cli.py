@@ -94,3 +94,18 @@ def test_python_dash_m(store_dir: pathlib.Path, argv0: str) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["default_ttl 15m", "max_held 1", "max_attempts none"]
+
+
+def test_log_events_read_the_same_as_the_cli(store_dir: pathlib.Path) -> None:
+    store = claimdag.Store(store_dir)
+    store.import_plan({"nodes": [{"key": "a", "summary": "a"},
+                                 {"key": "b", "summary": "b", "deps": ["a"]}]})
+    (a, _), = [(n.id, n) for n in store.list() if n.summary == "a"]
+    store.complete(a, gen=store.claim(a, ME))
+    events = store.log()
+    # One write (the import) recorded several events: each has its place in it.
+    first = [e for e in events if e.seq == events[0].seq]
+    assert [e.i for e in first] == list(range(len(first))) and len(first) >= 2
+    cli = _run("--dir", str(store_dir), "--json", "log")
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout) == [e.to_dict() for e in events]

@@ -204,3 +204,65 @@ def test_store_io_error(tmp_path: pathlib.Path) -> None:
 def test_errors_can_be_caught_by_the_base(store: claimdag.Store) -> None:
     with pytest.raises(claimdag.ClaimdagError):
         store.get("0" * 32)
+
+
+GEN_CALLS = {
+    "claim": lambda s, a, g: s.claim(a, YOU, gen=g),
+    "renew": lambda s, a, g: s.renew(a, ME, gen=g),
+    "release": lambda s, a, g: s.release(a, ME, g),
+    "complete": lambda s, a, g: s.complete(a, gen=g),
+    "reopen": lambda s, a, g: s.reopen(a, gen=g),
+}
+
+
+@pytest.mark.parametrize("verb", sorted(GEN_CALLS))
+@pytest.mark.parametrize("gen", [2**64, 10**30, -1])
+def test_generations_out_of_range_are_invalid_input_naming_gen(
+    store: claimdag.Store, verb: str, gen: int
+) -> None:
+    a = store.upsert("a")
+    store.claim(a, ME)
+    e = _raises(claimdag.InvalidInput, GEN_CALLS[verb], store, a, gen)
+    assert "gen" in str(e)
+    assert store.get(a).generation == 2 and store.get(a).holder == ME
+
+
+@pytest.mark.parametrize("verb", sorted(GEN_CALLS))
+@pytest.mark.parametrize("gen", [2**63, 2**64 - 1])
+def test_large_valid_generations_are_stale(store: claimdag.Store, verb: str, gen: int) -> None:
+    a = store.upsert("a")
+    store.claim(a, ME)
+    if verb == "reopen":
+        store.complete(a, gen=2)
+    e = _raises(claimdag.StaleGeneration, GEN_CALLS[verb], store, a, gen)
+    assert e.generation == 2
+
+
+def test_a_bool_is_not_an_integer(store: claimdag.Store) -> None:
+    a = store.upsert("a")
+    with pytest.raises(TypeError, match="gen"):
+        store.claim(a, ME, gen=True)
+    assert store.get(a).status == "todo", "gen=True was not taken as generation 1"
+    with pytest.raises(TypeError, match="priority"):
+        store.upsert("b", priority=False)
+    with pytest.raises(TypeError, match="max_held"):
+        store.config(max_held=True)
+
+
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda s: s.upsert("a", priority=2**63), "priority"),
+        (lambda s: s.upsert("a", estimate=2**64), "estimate"),
+        (lambda s: s.upsert("a", max_attempts=2**32), "max_attempts"),
+        (lambda s: s.config(max_held=2**64), "max_held"),
+        (lambda s: s.config(max_attempts=2**40), "max_attempts"),
+    ],
+)
+def test_other_integers_out_of_range_are_invalid_input(
+    store: claimdag.Store, call, name: str  # type: ignore[no-untyped-def]
+) -> None:
+    with pytest.raises(claimdag.InvalidInput, match=name):
+        call(store)
+    assert store.list() == []
+    assert store.upsert("z", priority=-(2**63)) and store.upsert("y", priority=2**63 - 1)

@@ -57,8 +57,9 @@ fn panic_message(name: &str, payload: Box<dyn Any + Send>) -> String {
 }
 
 /// Panics inside the boundary, so tests in C can see `CLAIMDAG_INTERNAL` come back as a
-/// code. Present only in debug builds and not declared in the header.
-#[cfg(debug_assertions)]
+/// code. Present only with the `testing` feature (the C tests build with it; the shipped
+/// library does not have it) and not declared in the header.
+#[cfg(feature = "testing")]
 #[no_mangle]
 pub extern "C" fn claimdag_testing_panic() -> claimdag_code {
     ffi_boundary("claimdag_testing_panic", || {
@@ -89,7 +90,7 @@ mod tests {
         );
     }
 
-    #[cfg(debug_assertions)]
+    #[cfg(feature = "testing")]
     #[test]
     fn the_test_hook_panics_inside_the_boundary() {
         assert_eq!(claimdag_testing_panic(), claimdag_code::CLAIMDAG_INTERNAL);

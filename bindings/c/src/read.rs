@@ -417,7 +417,7 @@ fn check(store: &Store) -> Result<Value, Failure> {
         });
     }
     Ok(json!({"ok": true, "nodes": r.nodes, "archived": r.archived,
-              "events": r.events, "problems": r.problems}))
+              "events": r.events, "problems": r.problems, "notes": r.notes}))
 }
 
 #[cfg(test)]

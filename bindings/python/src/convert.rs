@@ -63,6 +63,40 @@ pub fn millis(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     )))
 }
 
+/// An integer argument (`gen`, `priority`, `estimate`, `max_attempts`, `max_held`) as `T`:
+/// a Python int from `min` to `T`'s largest value. Out of range (however large) is
+/// `InvalidInput` naming the argument; a bool, or anything that is not an int, is a
+/// `TypeError` (True is not the generation 1).
+pub fn int<T: TryFrom<i128>>(what: &str, obj: &Bound<'_, PyAny>, min: i128) -> PyResult<T> {
+    let py = obj.py();
+    if obj.is_instance_of::<PyBool>() || !obj.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be an int, got {}",
+            obj.get_type().name()?
+        )));
+    }
+    let too_large = || invalid(py, format!("{what} is too large: {obj}"));
+    let v: i128 = obj.extract().map_err(|_| too_large())?;
+    if v < min {
+        return Err(invalid(
+            py,
+            format!("{what} must be at least {min}, got {v}"),
+        ));
+    }
+    T::try_from(v).map_err(|_| too_large())
+}
+
+/// An optional integer argument: None is "not given".
+pub fn opt_int<T: TryFrom<i128>>(
+    what: &str,
+    obj: Option<&Bound<'_, PyAny>>,
+    min: i128,
+) -> PyResult<Option<T>> {
+    obj.filter(|o| !o.is_none())
+        .map(|o| int(what, o, min))
+        .transpose()
+}
+
 /// An optional duration argument.
 pub fn opt_millis(what: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
     obj.filter(|o| !o.is_none())

@@ -3,7 +3,7 @@
 //! released ([`detach`]). Node arguments take a full id or a unique prefix of at least 8 hex
 //! characters ([`claimdag::Store::resolve`]).
 
-use crate::convert::{millis, opt_millis, plan_bytes};
+use crate::convert::{int, millis, opt_int, opt_millis, plan_bytes};
 use crate::error::{detach, invalid, to_py_err};
 use crate::types::{Event, Node, Pick, Report, Settings};
 use claimdag::graph::{self, Format};
@@ -36,25 +36,6 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {
 pub struct Store {
     workspace: String,
     core: claimdag::Store,
-}
-
-fn whole<T: TryFrom<i64>>(py: Python<'_>, what: &str, v: i64, min: i64) -> PyResult<T> {
-    if v < min {
-        return Err(invalid(
-            py,
-            format!("{what} must be at least {min}, got {v}"),
-        ));
-    }
-    T::try_from(v).map_err(|_| invalid(py, format!("{what} is too large: {v}")))
-}
-
-fn opt_whole<T: TryFrom<i64>>(
-    py: Python<'_>,
-    what: &str,
-    v: Option<i64>,
-    min: i64,
-) -> PyResult<Option<T>> {
-    v.map(|v| whole(py, what, v, min)).transpose()
 }
 
 fn actor(text: &str, what: &str) -> claimdag::Result<Actor> {
@@ -142,12 +123,12 @@ impl Store {
         kind: &str,
         parent: Option<String>,
         role: Option<String>,
-        priority: Option<i64>,
-        estimate: Option<i64>,
+        priority: Option<&Bound<'_, PyAny>>,
+        estimate: Option<&Bound<'_, PyAny>>,
         labels: Option<Vec<String>>,
         resources: Option<Vec<String>>,
         r#ref: Option<String>,
-        max_attempts: Option<i64>,
+        max_attempts: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
     ) -> PyResult<String> {
         let mut u = Upsert {
@@ -156,12 +137,12 @@ impl Store {
             summary,
             parent: None,
             role,
-            priority,
-            estimate: opt_whole(py, "estimate", estimate, 1)?,
+            priority: opt_int("priority", priority, i64::MIN.into())?,
+            estimate: opt_int("estimate", estimate, 1)?,
             labels,
             resources,
             ref_: r#ref,
-            max_attempts: opt_whole(py, "max_attempts", max_attempts, 1)?,
+            max_attempts: opt_int("max_attempts", max_attempts, 1)?,
         };
         let store = &self.core;
         detach(py, move || {
@@ -197,10 +178,10 @@ impl Store {
         py: Python<'_>,
         node: String,
         assignee: String,
-        gen: Option<i64>,
+        gen: Option<&Bound<'_, PyAny>>,
         ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let gen = opt_whole(py, "gen", gen, 0)?;
+        let gen = opt_int("gen", gen, 0)?;
         let ttl = opt_millis("ttl", ttl)?;
         let store = &self.core;
         detach(py, move || {
@@ -216,10 +197,10 @@ impl Store {
         py: Python<'_>,
         node: String,
         actor: String,
-        gen: Option<i64>,
+        gen: Option<&Bound<'_, PyAny>>,
         ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let gen = opt_whole(py, "gen", gen, 0)?;
+        let gen = opt_int("gen", gen, 0)?;
         let ttl = opt_millis("ttl", ttl)?;
         let store = &self.core;
         detach(py, move || {
@@ -229,8 +210,14 @@ impl Store {
     }
 
     /// Hands `actor`'s claim at `gen` back; returns the node's new generation.
-    fn release(&self, py: Python<'_>, node: String, actor: String, gen: i64) -> PyResult<u64> {
-        let gen = whole(py, "gen", gen, 0)?;
+    fn release(
+        &self,
+        py: Python<'_>,
+        node: String,
+        actor: String,
+        gen: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        let gen = int("gen", gen, 0)?;
         let store = &self.core;
         detach(py, move || {
             let id = store.resolve(&node)?;
@@ -264,12 +251,12 @@ impl Store {
         &self,
         py: Python<'_>,
         node: String,
-        gen: i64,
+        gen: &Bound<'_, PyAny>,
         status: &str,
         actor: Option<String>,
         note: Option<String>,
     ) -> PyResult<()> {
-        let gen = whole(py, "gen", gen, 0)?;
+        let gen = int("gen", gen, 0)?;
         let status = match Status::parse(status) {
             Some(s) if s.is_terminal() => s,
             _ => {
@@ -292,8 +279,13 @@ impl Store {
 
     /// Puts a finished node back to todo (at `gen`, if given); returns the new generation.
     #[pyo3(signature = (node, gen=None))]
-    fn reopen(&self, py: Python<'_>, node: String, gen: Option<i64>) -> PyResult<u64> {
-        let gen = opt_whole(py, "gen", gen, 0)?;
+    fn reopen(
+        &self,
+        py: Python<'_>,
+        node: String,
+        gen: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let gen = opt_int("gen", gen, 0)?;
         let store = &self.core;
         detach(py, move || store.reopen(store.resolve(&node)?, gen))
     }
@@ -412,7 +404,7 @@ impl Store {
         &self,
         py: Python<'_>,
         default_ttl: Given<'_>,
-        max_held: Option<i64>,
+        max_held: Option<&Bound<'_, PyAny>>,
         max_attempts: Given<'_>,
     ) -> PyResult<Settings> {
         // Every argument is checked before the first write. `default_ttl` goes first: it is
@@ -422,12 +414,11 @@ impl Store {
         if let Given::Yes(v) = default_ttl {
             changes.push(("default_ttl", format!("{}ms", millis("default_ttl", &v)?)));
         }
-        if let Some(h) = opt_whole::<u64>(py, "max_held", max_held, 0)? {
+        if let Some(h) = opt_int::<u64>("max_held", max_held, 0)? {
             changes.push(("max_held", h.to_string()));
         }
         if let Given::Yes(v) = max_attempts {
-            let v: Option<i64> = v.extract()?;
-            let cap: Option<u32> = opt_whole(py, "max_attempts", v, 1)?;
+            let cap: Option<u32> = opt_int("max_attempts", Some(&v), 1)?;
             changes.push((
                 "max_attempts",
                 cap.map_or_else(|| "none".to_string(), |c| c.to_string()),

@@ -186,6 +186,11 @@ impl Event {
     fn seq(&self) -> u64 {
         self.0.seq
     }
+    /// Its place among the events of that write.
+    #[getter]
+    fn i(&self) -> u32 {
+        self.0.i
+    }
     /// Milliseconds since the Unix epoch.
     #[getter]
     fn at(&self) -> u64 {
@@ -212,20 +217,17 @@ impl Event {
         self.0.event.detail.as_deref()
     }
 
+    /// The event as a dict, with the keys of the CLI's `log --json` (absent ones left out).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let e = &self.0.event;
-        dict(
-            py,
-            &json!({"seq": self.0.seq, "at": e.at, "verb": e.verb, "node": e.node,
-                    "actor": e.actor, "generation": e.generation, "detail": e.detail}),
-        )
+        dict(py, &serde_json::to_value(&self.0).unwrap_or_default())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let e = &self.0.event;
         let mut s = format!(
-            "Event(seq={}, at={}, verb={}",
+            "Event(seq={}, i={}, at={}, verb={}",
             self.0.seq,
+            self.0.i,
             e.at,
             py_repr(py, &e.verb)?
         );
@@ -315,13 +317,18 @@ impl Report {
     fn problems<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, &self.0.problems)
     }
+    /// What is worth knowing but breaks nothing (a journal that could not be compacted).
+    #[getter]
+    fn notes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.0.notes)
+    }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = &self.0;
         dict(
             py,
             &json!({"ok": r.problems.is_empty(), "nodes": r.nodes, "archived": r.archived,
-                    "events": r.events, "problems": r.problems}),
+                    "events": r.events, "problems": r.problems, "notes": r.notes}),
         )
     }
 
