@@ -1,8 +1,9 @@
 //! Interleavings of many handles on one store (each handle has its own lock file
 //! descriptor, so handles in one process exclude each other exactly as processes do):
 //!
-//! - unarchive, reopen, claim, complete and archive looping on one node in four handles:
-//!   a generation never goes back and is never granted twice, and `check` stays clean;
+//! - unarchive, reopen, claim, complete and archive looping on one node in four handles
+//!   (and in four `claimdag` process loops): a generation never goes back and is never
+//!   granted twice, and `check` stays clean;
 //! - a handle whose store directory was removed (and made again by another handle) never
 //!   writes through the deleted files: every committed write is in the store;
 //! - reads are one snapshot: while a node moves in and out of the archive, `get` always
@@ -101,6 +102,60 @@ fn unarchive_races_never_move_a_generation_back_or_grant_it_twice() {
     // The node ends at a generation at least as high as every grant.
     let last = open(&dir).get(node).unwrap().node.generation;
     assert!(last >= *grants.iter().max().unwrap());
+}
+
+/// The same loop with four `claimdag` processes per step, as the CLI runs it.
+#[test]
+fn unarchive_races_between_processes_never_grant_a_generation_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let s = open(&dir);
+    let node = upsert(&s, "churned by processes");
+    let g = s.claim(node, actor(1), None, None).unwrap();
+    s.complete(node, Status::Done, g, None, None).unwrap();
+    s.archive("", &[node], None).unwrap();
+    let cli = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_claimdag"))
+            .arg("--dir")
+            .arg(&dir)
+            .args(args)
+            .env_remove("CLAIMDAG_CRASH_AT")
+            .output()
+            .expect("run claimdag")
+    };
+    let until = Instant::now() + run_for();
+    let grants = Mutex::new(Vec::new());
+    let id = node.hex();
+    std::thread::scope(|scope| {
+        for w in 0..4u8 {
+            let (cli, grants, id) = (&cli, &grants, &id);
+            scope.spawn(move || {
+                let me = actor(20 + w).hex();
+                while Instant::now() < until {
+                    cli(&["unarchive", id]);
+                    cli(&["reopen", id]);
+                    let out = cli(&["claim", id, "--assignee", &me]);
+                    if out.status.success() {
+                        let text = String::from_utf8_lossy(&out.stdout);
+                        let g = text.trim().trim_start_matches("gen=").to_string();
+                        grants.lock().unwrap().push(g.parse::<u64>().unwrap());
+                        cli(&["complete", id, "--status", "done", "--gen", &g]);
+                    }
+                    cli(&["archive", id]);
+                }
+            });
+        }
+    });
+    let grants = grants.into_inner().unwrap();
+    let distinct: HashSet<u64> = grants.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        grants.len(),
+        "a generation was granted twice"
+    );
+    assert!(!grants.is_empty());
+    let report = open(&dir).check().unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
 }
 
 #[test]
