@@ -115,7 +115,7 @@ fn child_load(dir: &Path, expect: usize) {
     let before = vm_kib("VmRSS");
     let t = Instant::now();
     let store = open(dir, true);
-    let n = store.read(|s, _| s.len()).expect("read");
+    let n = store.inspect(|s, _| s.len()).expect("read");
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let after = vm_kib("VmRSS");
     let hwm = vm_kib("VmHWM");

@@ -250,6 +250,14 @@ extern "C" {
 const char *claimdag_last_error(void);
 
 /**
+ * This thread's last failure as the JSON error body every front door gives (SPEC section
+ * 4): `{"code": "...", "message": "...", ...}` with the node, holder, generation, the nodes
+ * an actor holds and the path when the error names them. "" when the last call succeeded.
+ * Valid until this thread's next call into the library; never NULL, never freed.
+ */
+const char *claimdag_last_error_json(void);
+
+/**
  * The stable name of a code: "ok", "not_found", "already_claimed", ... (the `code` word
  * of the CLI's JSON errors); "unknown" for a value that is not a code. Never NULL.
  *
@@ -312,6 +320,40 @@ void claimdag_string_free(char *s);
  * The version of this library, e.g. "0.1.0". Static text: never free it.
  */
 const char *claimdag_version(void);
+
+/**
+ * Runs any verb by name with JSON arguments, as the CLI's `--json` would, and writes its
+ * reply to `*out_json` (free it with `claimdag_string_free`): the one door to every verb.
+ *
+ * `verb` is a verb's name (`claim_next` or `claim-next`, `upsert`, `list`, ...;
+ * docs/reference.md lists them) and `args_json` a JSON object of its arguments, named as
+ * the CLI's long options with `_` for `-` (`{"node": "092dca29", "assignee":
+ * "name:codex-1", "ttl": "10m"}`); NULL or "" is `{}`. Nodes, actors (`name:NAME` too),
+ * durations and status words are read as everywhere. The reply is the JSON the CLI
+ * prints with `--json`: `null` when `next` or `claim_next` found nothing ready (the call
+ * still returns `CLAIMDAG_OK`). An unknown verb, an unknown or mistyped argument is
+ * `CLAIMDAG_INVALID_INPUT` naming it. `claimdag_last_error_json` gives a refusal's body.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
+ * writable.
+ */
+enum claimdag_code claimdag_call_json(struct claimdag_store *s,
+                                      const char *verb,
+                                      const char *args_json,
+                                      char **out_json);
+
+/**
+ * Writes the actor a name stands for (SPEC section 8: the first 16 bytes of SHA-256 over
+ * `claimdag-actor-v1` and `name`, each as its byte length, 8 bytes big endian, and its
+ * bytes) to `out_id` as 32 lowercase hex characters and a NUL. Every function that takes
+ * an actor also takes `name:NAME` for it. `CLAIMDAG_INVALID_INPUT` unless `name` is 1-64
+ * characters of `[A-Za-z0-9._@-]`.
+ *
+ * # Safety
+ * `name` is NUL-terminated or NULL; `out_id` is NULL or has room for 33 bytes.
+ */
+enum claimdag_code claimdag_actor(const char *name, char out_id[33]);
 
 /**
  * Creates a node, or finds the node with the same identity, and writes its id (32

@@ -81,6 +81,54 @@ impl Id {
         Id(out)
     }
 
+    /// The actor minted from a name (SPEC section 8): the first 16 bytes of SHA-256 over
+    /// `claimdag-actor-v1` and the name, each as its UTF-8 byte length (8 bytes, big
+    /// endian) followed by its bytes. A name is 1-64 characters of `[A-Za-z0-9._@-]`.
+    ///
+    /// ```
+    /// let a = claimdag::Actor::from_name("codex-1").unwrap();
+    /// assert_eq!(a, claimdag::Actor::parse_actor("name:codex-1", "actor").unwrap());
+    /// assert!(claimdag::Actor::from_name("no spaces").is_err());
+    /// ```
+    pub fn from_name(name: &str) -> Result<Id> {
+        let ok = (1..=64).contains(&name.len())
+            && name
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'@' | b'-'));
+        if !ok {
+            return Err(Error::invalid(format!(
+                "an actor name must be 1-64 characters of [A-Za-z0-9._@-], got {name:?}"
+            )));
+        }
+        let mut h = Sha256::new();
+        for part in ["claimdag-actor-v1", name] {
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part.as_bytes());
+        }
+        let digest = h.finalize();
+        let mut out = [0u8; 16];
+        out.copy_from_slice(&digest[..16]);
+        Ok(Id(out))
+    }
+
+    /// An actor as a user writes it: 32 hex characters (either case), or `name:NAME` for
+    /// the actor minted from NAME ([`Id::from_name`]). `what` names the argument.
+    pub fn parse_actor(text: &str, what: &str) -> Result<Id> {
+        let t = text.trim();
+        match t.strip_prefix("name:") {
+            Some(name) => Id::from_name(name).map_err(|e| match e {
+                Error::InvalidInput(m) => Error::InvalidInput(format!("{what}: {m}")),
+                e => e,
+            }),
+            None => Id::parse(t, what).map_err(|e| match e {
+                Error::InvalidInput(m) => {
+                    Error::InvalidInput(format!("{m} (or name:NAME for a named actor)"))
+                }
+                e => e,
+            }),
+        }
+    }
+
     /// True when the hex form starts with `prefix` (lowercase hex).
     pub fn starts_with_hex(&self, prefix: &str) -> bool {
         let hex = self.hex();
@@ -158,6 +206,20 @@ impl<'de> Deserialize<'de> for Id {
     }
 }
 
+impl schemars::JsonSchema for Id {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Id".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^[0-9a-f]{32}$",
+            "description": "32 lowercase hex characters"
+        })
+    }
+}
+
 /// Hashes an [`Id`] by its first 8 bytes: ids are SHA-256 output (or actor identities
 /// chosen by workers), so they need no further mixing, and lookups stay cheap.
 #[derive(Default, Clone, Copy)]
@@ -198,6 +260,31 @@ mod tests {
         assert!(Id::parse("abc", "id").is_err());
         assert!(Id::parse("g0000000000000000000000000000000", "id").is_err());
         assert!(Id::parse("é000000000000000000000000000000", "id").is_err());
+    }
+
+    #[test]
+    fn actor_names_follow_the_recipe() {
+        let mut h = Sha256::new();
+        for part in ["claimdag-actor-v1", "codex-1"] {
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part.as_bytes());
+        }
+        let d = h.finalize();
+        let a = Id::from_name("codex-1").unwrap();
+        assert_eq!(&a.0[..], &d[..16]);
+        assert_eq!(Id::parse_actor(" name:codex-1 ", "actor").unwrap(), a);
+        assert_eq!(
+            Id::parse_actor(&a.hex().to_uppercase(), "actor").unwrap(),
+            a
+        );
+        for bad in [
+            "name:",
+            "name:a b",
+            "name:é",
+            &format!("name:{}", "x".repeat(65)),
+        ] {
+            assert!(Id::parse_actor(bad, "actor").is_err(), "{bad}");
+        }
     }
 
     #[test]

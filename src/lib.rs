@@ -3,7 +3,10 @@
 //!
 //! - [`rules`]: the rules of SPEC section 3, pure (state, request, now) -> change or error.
 //! - [`schedule`]: critical paths and the order `next` picks ready nodes in.
-//! - [`store`]: the embedded store on disk and the [`Store`] API every front door uses.
+//! - [`store`]: the [`Store`] every front door uses, over a backend (the embedded store on
+//!   disk is one).
+//! - [`verbs`]: every verb as a typed request and reply, with one JSON shape and one text
+//!   form; the CLI, C, Python and MCP front doors all go through it.
 
 pub mod duration;
 pub mod error;
@@ -13,6 +16,7 @@ pub mod model;
 pub mod rules;
 pub mod schedule;
 pub mod store;
+pub mod verbs;
 pub mod verify;
 pub mod view;
 

@@ -14,7 +14,7 @@ pub const DEFAULT_TTL_MS: u64 = 15 * 60 * 1000;
 pub const MAX_SUMMARY_BYTES: usize = 4096;
 
 /// The stored status of a node (SPEC section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Todo,
@@ -58,7 +58,7 @@ impl std::fmt::Display for Status {
 }
 
 /// The derived display word (SPEC section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Display {
     Ready,
@@ -290,6 +290,89 @@ pub struct Event {
     /// Extra words: the status reached, the linked node, the setting changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+/// One transition in the history, with the committed write it came from (`seq`, which
+/// only grows) and its place among that write's events (`i`). In JSON, on disk and in every
+/// front door it is one flat object: `{"seq", "i", "at", "verb", ...}` (absent fields left
+/// out).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "HistoryWire")]
+pub struct HistoryLine {
+    pub seq: u64,
+    /// The event's index within its record.
+    pub i: u32,
+    pub event: Event,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "Event")]
+struct HistoryWire {
+    seq: u64,
+    #[serde(default)]
+    i: u32,
+    at: Millis,
+    verb: String,
+    #[serde(default)]
+    node: Option<Id>,
+    #[serde(default)]
+    actor: Option<Id>,
+    #[serde(default)]
+    generation: Option<u64>,
+    #[serde(default)]
+    detail: Option<String>,
+}
+
+impl schemars::JsonSchema for HistoryLine {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        HistoryWire::schema_name()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        HistoryWire::json_schema(g)
+    }
+}
+
+impl From<HistoryWire> for HistoryLine {
+    fn from(w: HistoryWire) -> HistoryLine {
+        HistoryLine {
+            seq: w.seq,
+            i: w.i,
+            event: Event {
+                at: w.at,
+                verb: w.verb,
+                node: w.node,
+                actor: w.actor,
+                generation: w.generation,
+                detail: w.detail,
+            },
+        }
+    }
+}
+
+impl Serialize for HistoryLine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let e = &self.event;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("seq", &self.seq)?;
+        m.serialize_entry("i", &self.i)?;
+        m.serialize_entry("at", &e.at)?;
+        m.serialize_entry("verb", &e.verb)?;
+        if let Some(n) = &e.node {
+            m.serialize_entry("node", n)?;
+        }
+        if let Some(a) = &e.actor {
+            m.serialize_entry("actor", a)?;
+        }
+        if let Some(g) = &e.generation {
+            m.serialize_entry("generation", g)?;
+        }
+        if let Some(d) = &e.detail {
+            m.serialize_entry("detail", d)?;
+        }
+        m.end()
+    }
 }
 
 /// What stays in the live state of an archived node: enough for a node waiting on it to know

@@ -7,7 +7,9 @@ use crate::rules::{Readiness, Tx};
 use std::cmp::Ordering;
 
 /// A ready node as `next` would rank it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Pick {
     pub id: Id,
     /// The largest sum of `estimate` along a chain of unfinished nodes waiting on this one,
@@ -15,6 +17,8 @@ pub struct Pick {
     pub critical: u64,
     /// That chain, this node first.
     pub path: Vec<Id>,
+    /// The node's summary.
+    pub summary: String,
 }
 
 /// The critical paths of a workspace's unfinished nodes.
@@ -52,6 +56,7 @@ impl Critical<'_> {
             id: self.nodes[i].id,
             critical: self.critical[i],
             path: self.path(i),
+            summary: self.nodes[i].summary.clone(),
         }
     }
 }

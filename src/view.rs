@@ -1,10 +1,10 @@
 //! A node as front doors show it: every field, plus the derived `display` word, `ready`,
 //! and why it is not ready.
 
-use crate::id::Id;
+use crate::id::{Actor, Id};
 use crate::model::{Display, Millis, Node, State, Status};
 use crate::rules;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -112,5 +112,123 @@ impl Serialize for NodeView {
             archived: n.archived,
         }
         .serialize(s)
+    }
+}
+
+/// The JSON shape of a node, owned: what a node reads back as (and its JSON Schema).
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "Node")]
+struct Owned {
+    id: Id,
+    workspace: String,
+    kind: String,
+    summary: String,
+    parent: Option<Id>,
+    /// Hard prerequisites: satisfied when done.
+    deps: Vec<Id>,
+    /// Soft prerequisites: satisfied when finished in any status.
+    soft_deps: Vec<Id>,
+    status: Status,
+    /// The derived word: ready, blocked, todo, claimed, expired, done, failed, cancelled.
+    display: Display,
+    ready: bool,
+    /// Why a todo node is not ready (or is blocked).
+    why: Option<String>,
+    /// The fencing token: every grant and hand-back moves it by one.
+    generation: u64,
+    holder: Option<Actor>,
+    attempts: u32,
+    max_attempts: Option<u32>,
+    claimed_at: Option<Millis>,
+    renewed_at: Option<Millis>,
+    ttl_ms: Option<u64>,
+    role: String,
+    priority: i64,
+    estimate: u64,
+    labels: Vec<String>,
+    resources: Vec<String>,
+    #[serde(rename = "ref")]
+    ref_: Option<String>,
+    note: Option<String>,
+    completed_by: Option<Actor>,
+    last_holder: Option<Actor>,
+    created_at: Millis,
+    updated_at: Millis,
+    archived: bool,
+}
+
+impl<'de> Deserialize<'de> for NodeView {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NodeView, D::Error> {
+        let o = Owned::deserialize(d)?;
+        Ok(NodeView {
+            node: Node {
+                id: o.id,
+                workspace: o.workspace,
+                kind: o.kind,
+                summary: o.summary,
+                parent: o.parent,
+                deps: o.deps,
+                soft_deps: o.soft_deps,
+                status: o.status,
+                generation: o.generation,
+                holder: o.holder,
+                attempts: o.attempts,
+                max_attempts: o.max_attempts,
+                claimed_at: o.claimed_at,
+                renewed_at: o.renewed_at,
+                ttl_ms: o.ttl_ms,
+                role: o.role,
+                priority: o.priority,
+                estimate: o.estimate,
+                labels: o.labels,
+                resources: o.resources,
+                ref_: o.ref_,
+                note: o.note,
+                completed_by: o.completed_by,
+                last_holder: o.last_holder,
+                created_at: o.created_at,
+                updated_at: o.updated_at,
+                archived: o.archived,
+            },
+            display: o.display,
+            ready: o.ready,
+            why: o.why,
+        })
+    }
+}
+
+impl schemars::JsonSchema for NodeView {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Owned::schema_name()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Owned::json_schema(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_reads_back_as_it_was_written() {
+        let s = State::default();
+        let e = rules::apply(
+            &s,
+            &rules::NoArchive,
+            &rules::Request::Upsert(rules::Upsert {
+                summary: "parse".into(),
+                labels: Some(vec!["x".into()]),
+                ..rules::Upsert::default()
+            }),
+            7,
+        )
+        .unwrap();
+        let node = &e.change.nodes[0];
+        let v = NodeView::of(&s, node, 9);
+        let back: NodeView = serde_json::from_value(v.to_json()).unwrap();
+        assert_eq!(back, v);
     }
 }

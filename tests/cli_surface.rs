@@ -332,6 +332,11 @@ fn json_works_on_every_verb() {
         json_of(&s, &["graph"]);
         seen.push("graph");
     }
+    if listed.iter().any(|v| v == "actor") {
+        let a = json_of(&s, &["actor", "codex-1"]);
+        assert!(common::is_id(a["actor"].as_str().unwrap()), "{a}");
+        seen.push("actor");
+    }
     let missing: Vec<&String> = listed
         .iter()
         .filter(|v| !seen.contains(&v.as_str()))

@@ -126,6 +126,7 @@ fn request(state: &State, op: &Op, ttl: Option<u64>) -> Option<Request> {
             actor: actor(a),
             role: None,
             ttl_ms: Some(ttl.unwrap_or(t)),
+            resume: false,
         },
         Op::Renew { n, a, gen } => Request::Renew {
             node: node(n),
@@ -202,7 +203,7 @@ proptest! {
                 clock.0.store(now.saturating_add_signed(*d), Ordering::SeqCst);
                 continue;
             }
-            let state = store.read(|s, _| s.clone()).expect("read");
+            let state = store.inspect(|s, _| s.clone()).expect("read");
             let req = request(&state, op, None).expect("a request");
             let granted = match store.execute(&req) {
                 Ok(Output::Generation(g)) => match &req {
@@ -220,7 +221,7 @@ proptest! {
                 prop_assert!(!twice, "step {}: {:?} at generation {} granted twice", step, grant.0, grant.1);
                 grants.insert(grant);
             }
-            let (state, now) = store.read(|s, now| (s.clone(), now)).expect("read");
+            let (state, now) = store.inspect(|s, now| (s.clone(), now)).expect("read");
             // Generations never move backwards.
             for n in state.nodes() {
                 let before = gens.insert(n.id, n.generation).unwrap_or(0);
@@ -289,13 +290,13 @@ proptest! {
                 jumpy_clock.0.store(now.saturating_add_signed(*d), Ordering::SeqCst);
                 continue;
             }
-            let state = steady.read(|s, _| s.clone()).expect("read");
+            let state = steady.inspect(|s, _| s.clone()).expect("read");
             let req = request(&state, op, Some(LONG)).expect("a request");
             let a = answer(steady.execute(&req));
             let b = answer(jumpy.execute(&req));
             prop_assert_eq!(&a, &b, "step {}: {:?} answered differently", step, req);
             let gens = |s: &Store| {
-                s.read(|st, _| st.nodes().iter().map(|n| (n.id, n.generation, n.status)).collect::<Vec<_>>())
+                s.inspect(|st, _| st.nodes().iter().map(|n| (n.id, n.generation, n.status)).collect::<Vec<_>>())
                     .expect("read")
             };
             prop_assert_eq!(gens(&steady), gens(&jumpy), "step {}: generations differ", step);

@@ -56,7 +56,7 @@ fn writes_committed_during_a_compaction_survive_it() {
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     assert!(dir.join("history.jsonl").exists(), "compactions ran");
     let done = fresh
-        .read(|s, _| {
+        .inspect(|s, _| {
             s.nodes()
                 .iter()
                 .filter(|n| n.status == Status::Done)

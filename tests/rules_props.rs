@@ -44,6 +44,7 @@ enum Op {
     ClaimNext {
         a: u8,
         ttl: u64,
+        resume: bool,
     },
     Renew {
         n: usize,
@@ -97,7 +98,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (n.clone(), n.clone(), any::<bool>()).prop_map(|(p, c, soft)| Op::Link { p, c, soft }),
         1 => (n.clone(), n.clone()).prop_map(|(p, c)| Op::Unlink { p, c }),
         4 => (n.clone(), a.clone(), gen.clone(), 1u64..3000).prop_map(|(n, a, gen, ttl)| Op::Claim { n, a, gen, ttl }),
-        3 => (a.clone(), 1u64..3000).prop_map(|(a, ttl)| Op::ClaimNext { a, ttl }),
+        3 => (a.clone(), 1u64..3000, any::<bool>()).prop_map(|(a, ttl, resume)| Op::ClaimNext { a, ttl, resume }),
         2 => (n.clone(), a.clone(), gen.clone()).prop_map(|(n, a, gen)| Op::Renew { n, a, gen }),
         2 => (n.clone(), a.clone(), gen.clone()).prop_map(|(n, a, gen)| Op::Release { n, a, gen }),
         1 => proptest::option::of(0u64..3000).prop_map(|lease| Op::Reclaim { lease }),
@@ -146,11 +147,12 @@ fn request(state: &State, op: &Op) -> Request {
             gen: (gen != -1).then(|| gen_of(state, node_id(n), gen)),
             ttl_ms: Some(ttl),
         },
-        Op::ClaimNext { a, ttl } => Request::ClaimNext {
+        Op::ClaimNext { a, ttl, resume } => Request::ClaimNext {
             workspace: String::new(),
             actor: actor(a),
             role: None,
             ttl_ms: Some(ttl),
+            resume,
         },
         Op::Renew { n, a, gen } => Request::Renew {
             node: node_id(n),
@@ -477,18 +479,18 @@ proptest! {
         let mut granted = HashSet::new();
         for (op, step) in &ops {
             clock.0.fetch_add(*step, Ordering::SeqCst);
-            let state = store.read(|s, _| s.clone()).unwrap();
+            let state = store.inspect(|s, _| s.clone()).unwrap();
             let before = files(&dir);
             let req = request(&state, op);
             let result = store.execute(&req);
             if result.is_err() {
                 prop_assert_eq!(files(&dir), before, "a refused {:?} changed the files", req);
             }
-            let after = store.read(|s, _| s.clone()).unwrap();
+            let after = store.inspect(|s, _| s.clone()).unwrap();
             check_history(&after, &mut highest, &mut granted, &result, &req);
-            let mine = store.read(|s, _| s.clone()).unwrap();
+            let mine = store.inspect(|s, _| s.clone()).unwrap();
             let fresh = Store::with(dir.clone(), tuning.clone(), clock.clone());
-            let loaded = fresh.read(|s, _| s.clone()).unwrap();
+            let loaded = fresh.inspect(|s, _| s.clone()).unwrap();
             prop_assert_eq!(&loaded, &mine);
         }
         let report = store.check().unwrap();

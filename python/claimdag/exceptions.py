@@ -7,14 +7,18 @@ and its context attributes say what the refusal was about:
 - ``node``: the node the error is about (32 hex characters), or None;
 - ``holder``: the actor holding the node's claim, when the error names one, or None;
 - ``generation``: the node's current generation, when the error names it, or None;
-- ``path``: the file or directory of a ``corrupt`` or ``io`` error, or None.
+- ``path``: the file or directory of a ``corrupt`` or ``io`` error, or None;
+- ``held``: for ``assignee_busy``, the nodes the actor already holds, or None;
+- ``body``: the error as every front door reports it in JSON (SPEC section 4):
+  ``{"code", "message", ...context}``, the same dict the CLI's ``--json`` writes under
+  ``"error"`` and C's ``claimdag_last_error_json`` gives.
 
 A refused call changed nothing, on disk or in memory.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Dict, Optional, Type
+from typing import Any, ClassVar, Dict, List, Optional, Type
 
 __all__ = [
     "ClaimdagError",
@@ -45,6 +49,8 @@ class ClaimdagError(Exception):
     holder: Optional[str] = None
     generation: Optional[int] = None
     path: Optional[str] = None
+    held: Optional[List[str]] = None
+    body: Optional[Dict[str, Any]] = None
 
 
 class NotFound(ClaimdagError):
@@ -61,7 +67,9 @@ class AlreadyClaimed(ClaimdagError):
 
 
 class AssigneeBusy(ClaimdagError):
-    """The actor already holds as many live claims as the store's ``max_held`` allows."""
+    """The actor already holds as many live claims as the store's ``max_held`` allows;
+    ``held`` names them (a resumed worker can find its claim, or ask ``claim_next`` with
+    ``resume=True``)."""
 
     code = "assignee_busy"
 

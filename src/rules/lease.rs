@@ -90,10 +90,24 @@ impl Tx<'_> {
         actor: Actor,
         role: Option<&str>,
         ttl: Option<u64>,
+        resume: bool,
     ) -> Result<Output> {
         validate_workspace(workspace)?;
         if let Some(r) = role {
             validate_word("role", r, 0)?;
+        }
+        if let Some(t) = ttl {
+            check_ttl(self.now, t, "ttl")?;
+        }
+        if resume {
+            // Every claim left in this view is live: expired ones were handed back.
+            let held = self
+                .claimed()
+                .filter(|c| c.workspace == workspace && c.holder == Some(actor))
+                .min_by_key(|c| (c.claimed_at, c.id));
+            if let Some(c) = held {
+                return Ok(Output::Resumed(c.id, c.generation));
+            }
         }
         // The best candidate, found in one pass. Only when a resource held by another claim
         // refuses it are the rest ranked and tried in order; every other refusal (the actor

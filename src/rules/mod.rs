@@ -46,6 +46,9 @@ pub enum Request {
         actor: Actor,
         role: Option<String>,
         ttl_ms: Option<u64>,
+        /// When the actor already holds a live claim in the workspace, answer that claim
+        /// (the oldest) instead of claiming another or refusing as `assignee_busy`.
+        resume: bool,
     },
     Renew {
         node: Id,
@@ -149,6 +152,8 @@ pub enum Output {
     Generation(u64),
     /// The claimed node and its generation, or nothing ready (claim-next).
     Claimed(Option<(Id, u64)>),
+    /// The live claim the actor already held (claim-next with `resume`).
+    Resumed(Id, u64),
     /// Nodes handed back and their new generations (reclaim).
     HandedBack(Vec<(Id, u64)>),
     /// The node reached this status (complete), or is back with it (unarchive).
@@ -203,7 +208,8 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             actor,
             role,
             ttl_ms,
-        } => tx.claim_next(workspace, *actor, role.as_deref(), *ttl_ms)?,
+            resume,
+        } => tx.claim_next(workspace, *actor, role.as_deref(), *ttl_ms, *resume)?,
         Request::Renew {
             node,
             actor,

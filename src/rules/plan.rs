@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// A plan: `{"nodes": [...]}`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     pub nodes: Vec<PlanNode>,
@@ -18,7 +18,7 @@ pub struct Plan {
 
 /// One node of a plan. `parent`, `deps` and `soft_deps` name a key of the plan or an
 /// existing node (full id or unique prefix of at least 8 hex characters).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanNode {
     pub key: String,

@@ -1,26 +1,32 @@
-//! The store: where the state lives, and the one API every front door uses. Each verb runs
-//! [`crate::rules::apply`] under the store's lock; the store only loads and saves.
+//! The store: [`Store`], the one API every front door uses, over a [`Backend`] (where the
+//! state lives). Each write runs [`crate::rules::apply`] inside one locked step of the
+//! backend; reads are named queries over one consistent [`View`]. No front door sees the
+//! state itself.
 
-mod embedded;
-pub mod fault;
-mod fsutil;
-pub mod journal;
-pub mod snapshot;
+mod backend;
+pub mod embedded;
+mod query;
 
-pub use embedded::{Logs, Tuning, ARCHIVE, HISTORY, JOURNAL, LOCK, SNAPSHOT};
-pub use journal::HistoryLine;
+pub use crate::model::HistoryLine;
+pub use backend::{Backend, Decide, Need, Report, View};
+pub use embedded::{
+    fault, journal, snapshot, EmbeddedStore, Logs, Tuning, ARCHIVE, COMPACT_MIN_BYTES, HISTORY,
+    JOURNAL, LOCK, SNAPSHOT,
+};
+pub use query::{ListFilter, STATUS_WORDS};
 
 use crate::error::{Error, Result};
+use crate::graph::Format;
 use crate::id::{Actor, Id};
 use crate::model::{Millis, Settings, State, Status};
 use crate::rules::{self, Output, Plan, Request, Upsert};
-use crate::schedule::{self, Pick};
+use crate::schedule::Pick;
 use crate::view::NodeView;
-use embedded::Embedded;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
-/// Where the time comes from. The rules never read a clock; the store asks this once per call.
+/// Where the time comes from. The rules never read a clock; a backend asks this (or its
+/// server) once per call.
 pub trait Clock: Send + Sync {
     fn now_ms(&self) -> Millis;
 }
@@ -66,46 +72,30 @@ pub fn default_workspace() -> Result<String> {
     Ok(ws)
 }
 
-/// The words `list --status` takes: stored statuses and display words.
-pub const STATUS_WORDS: [&str; 8] = [
-    "todo",
-    "ready",
-    "blocked",
-    "claimed",
-    "expired",
-    "done",
-    "failed",
-    "cancelled",
-];
-
-/// Which nodes `list` shows.
-#[derive(Debug, Clone, Default)]
-pub struct ListFilter {
-    /// Only this workspace; `None` for every workspace.
-    pub workspace: Option<String>,
-    /// A stored status or a display word (`ready`, `blocked`, `expired`, ...).
-    pub status: Option<String>,
-    pub holder: Option<Actor>,
-    /// Include finished nodes.
-    pub terminal: bool,
-    /// Include archived nodes.
-    pub archived: bool,
-    /// Show archived nodes only.
-    pub only_archived: bool,
-}
-
-/// A handle on one store directory. Cheap to share between threads (`Arc<Store>`); every
-/// call takes the directory's OS lock, so handles in many processes may use one directory.
+/// A handle on one store. Cheap to clone and to share between threads; every call is one
+/// locked step of the backend, so handles in many processes may use one store.
+///
+/// ```
+/// use claimdag::{Status, Store, Upsert};
+/// # let tmp = tempfile::tempdir().unwrap();
+/// let store = Store::open(Some(&tmp.path().join("claims")))?;
+/// let id = store.upsert(Upsert { summary: "parse the manifest header".into(), ..Upsert::default() })?;
+/// let me = claimdag::Actor::from_name("worker-1")?;
+/// let gen = store.claim(id, me, None, None)?;           // the fencing token
+/// store.complete(id, Status::Done, gen, Some(me), None)?;
+/// assert_eq!(store.get(id)?.node.status, Status::Done);
+/// # Ok::<(), claimdag::Error>(())
+/// ```
+#[derive(Clone)]
 pub struct Store {
-    dir: PathBuf,
-    tuning: Tuning,
-    clock: Arc<dyn Clock>,
-    inner: Mutex<Embedded>,
+    backend: Arc<dyn Backend>,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("dir", &self.dir).finish()
+        f.debug_struct("Store")
+            .field("location", &self.backend.location())
+            .finish()
     }
 }
 
@@ -117,89 +107,77 @@ impl Store {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => default_dir()?,
         };
-        Ok(Store::with(dir, Tuning::default(), Arc::new(SystemClock)))
+        Ok(Store::from_backend(Arc::new(EmbeddedStore::open(dir))))
     }
 
-    /// Opens a store with explicit tuning and clock.
+    /// Opens a store directory with explicit tuning and clock.
     pub fn with(dir: PathBuf, tuning: Tuning, clock: Arc<dyn Clock>) -> Store {
-        Store {
-            dir,
-            tuning,
-            clock,
-            inner: Mutex::new(Embedded::default()),
-        }
+        Store::from_backend(Arc::new(EmbeddedStore::new(dir, tuning, clock)))
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// A store over any backend.
+    pub fn from_backend(backend: Arc<dyn Backend>) -> Store {
+        Store { backend }
     }
 
-    fn inner(&self) -> MutexGuard<'_, Embedded> {
-        // A panic mid-call may leave the cache half-updated: start over from the files.
-        self.inner.lock().unwrap_or_else(|poisoned| {
-            let mut g = poisoned.into_inner();
-            *g = Embedded::default();
-            g
-        })
+    /// Where the store is: a directory, or a database (never with its password).
+    pub fn location(&self) -> String {
+        self.backend.location()
     }
 
-    pub fn now(&self) -> Millis {
-        self.clock.now_ms()
+    /// The store directory, for a directory store.
+    pub fn dir(&self) -> Option<&Path> {
+        self.backend.dir()
     }
 
-    /// Runs one request through the rules and commits what it changes.
+    /// The lease clock's time.
+    pub fn now(&self) -> Result<Millis> {
+        self.backend.now()
+    }
+
+    /// Runs one request through the rules and commits what it changes, in one locked step.
     pub fn execute(&self, req: &Request) -> Result<Output> {
-        let clock = self.clock.clone();
-        self.inner().write(
-            &self.dir,
-            &self.tuning,
-            &move || clock.now_ms(),
-            &|state, archive, now| {
-                let effect = rules::apply(state, archive, req, now)?;
-                Ok((effect.change, effect.output))
-            },
-        )
+        let mut output = None;
+        self.backend.write(&mut |state, archive, now| {
+            let effect = rules::apply(state, archive, req, now)?;
+            output = Some(effect.output);
+            Ok(effect.change)
+        })?;
+        output.ok_or_else(|| Error::Internal("the backend did not run the rules".into()))
     }
 
-    /// Runs `f` on the current state (under a shared lock) at the current time.
-    pub fn read<R>(&self, f: impl FnOnce(&State, Millis) -> R) -> Result<R> {
-        let now = self.now();
-        self.inner().read(&self.dir, |s| f(s, now))
+    /// Runs `f` on the current state at the lease clock's time. For tests and diagnostics:
+    /// front doors use the named queries below.
+    pub fn inspect<R>(&self, f: impl FnOnce(&State, Millis) -> R) -> Result<R> {
+        let mut f = Some(f);
+        let mut out = None;
+        self.backend.read(Need::default(), &mut |v| {
+            if let Some(f) = f.take() {
+                out = Some(f(v.state, v.now));
+            }
+        })?;
+        out.ok_or_else(|| Error::Internal("the backend did not read".into()))
+    }
+
+    /// Runs a query on one consistent view.
+    fn query<R>(&self, need: Need, f: impl FnOnce(&View<'_>) -> R) -> Result<R> {
+        let mut f = Some(f);
+        let mut out = None;
+        self.backend.read(need, &mut |v| {
+            if let Some(f) = f.take() {
+                out = Some(f(v));
+            }
+        })?;
+        out.ok_or_else(|| Error::Internal("the backend did not read".into()))
     }
 
     /// Resolves a node argument: a full id, a unique prefix of at least 8 hex characters,
     /// or the `092dca29...` form `list` prints.
     pub fn resolve(&self, text: &str) -> Result<Id> {
-        let t = text.trim().trim_end_matches("...").to_ascii_lowercase();
-        if t.len() == 32 {
-            return Id::parse(&t, "node id");
-        }
-        if t.len() < 8 || t.len() > 32 || !t.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return Err(Error::invalid(format!(
-                "node must be a 32-hex id or a prefix of at least 8 hex characters, got {text:?}"
-            )));
-        }
-        let matches = self.read(|s, _| {
-            let mut m: Vec<Id> = s
-                .nodes()
-                .iter()
-                .map(|n| n.id)
-                .chain(s.archived().keys().copied())
-                .filter(|id| id.starts_with_hex(&t))
-                .take(2)
-                .collect();
-            m.dedup();
-            m
-        })?;
-        match matches.as_slice() {
-            [one] => Ok(*one),
-            [] => Err(Error::NotFound {
-                what: format!("node {t}..."),
-                node: None,
-            }),
-            _ => Err(Error::invalid(format!(
-                "node prefix {t} is ambiguous: give more characters"
-            ))),
+        let prefix = query::prefix(text)?;
+        match prefix {
+            query::Prefix::Full(id) => Ok(id),
+            query::Prefix::Part(p) => self.query(Need::default(), |v| query::resolve(v, &p))?,
         }
     }
 
@@ -252,8 +230,32 @@ impl Store {
             actor,
             role: role.map(str::to_string),
             ttl_ms,
+            resume: false,
         })? {
             Output::Claimed(c) => Ok(c),
+            o => Err(unexpected(o)),
+        }
+    }
+
+    /// As [`Store::claim_next`], but when `actor` already holds a live claim in
+    /// `workspace`, answers that claim (the oldest) with `true` instead of claiming
+    /// another: a resumed worker finds its place.
+    pub fn resume_or_claim_next(
+        &self,
+        workspace: &str,
+        actor: Actor,
+        role: Option<&str>,
+        ttl_ms: Option<u64>,
+    ) -> Result<Option<(Id, u64, bool)>> {
+        match self.execute(&Request::ClaimNext {
+            workspace: workspace.to_string(),
+            actor,
+            role: role.map(str::to_string),
+            ttl_ms,
+            resume: true,
+        })? {
+            Output::Claimed(c) => Ok(c.map(|(id, g)| (id, g, false))),
+            Output::Resumed(id, g) => Ok(Some((id, g, true))),
             o => Err(unexpected(o)),
         }
     }
@@ -314,7 +316,7 @@ impl Store {
     }
 
     pub fn settings(&self) -> Result<Settings> {
-        self.read(|s, _| s.settings.clone())
+        self.query(Need::default(), |v| v.state.settings.clone())
     }
 
     /// Changes one setting from its text form (`config KEY VALUE`) atomically; returns the
@@ -332,58 +334,6 @@ impl Store {
     /// Replaces all settings at once.
     pub fn configure(&self, settings: Settings) -> Result<()> {
         self.execute(&Request::Configure(settings)).map(|_| ())
-    }
-
-    /// One node with its derived display and readiness; archived nodes are found too. The
-    /// live state and the archive are read as one snapshot.
-    pub fn get(&self, id: Id) -> Result<NodeView> {
-        if let Some(v) = self.read(|s, now| s.get(&id).map(|n| NodeView::of(s, n, now)))? {
-            return Ok(v);
-        }
-        let now = self.now();
-        self.inner()
-            .with_logs(&self.dir, false, |s, logs| {
-                s.get(&id)
-                    .or_else(|| logs.archive.get(&id))
-                    .map(|n| NodeView::of(s, n, now))
-            })?
-            .ok_or_else(|| Error::node_not_found(id))
-    }
-
-    /// Nodes in creation order, filtered; the live state and the archive are read as one
-    /// snapshot.
-    pub fn list(&self, filter: &ListFilter) -> Result<Vec<NodeView>> {
-        if let Some(st) = &filter.status {
-            if !STATUS_WORDS.contains(&st.as_str()) {
-                return Err(Error::invalid(format!(
-                    "unknown status {st:?}: use one of {}",
-                    STATUS_WORDS.join(", ")
-                )));
-            }
-        }
-        let now = self.now();
-        let pick = |s: &State, archive: &[&crate::model::Node]| -> Vec<NodeView> {
-            let live = s.nodes().iter().filter(|_| !filter.only_archived);
-            live.chain(archive.iter().copied())
-                .filter(|n| filter.workspace.as_deref().is_none_or(|w| n.workspace == w))
-                .filter(|n| filter.holder.is_none_or(|h| n.holder == Some(h)))
-                .map(|n| NodeView::of(s, n, now))
-                .filter(|v| match &filter.status {
-                    Some(st) => v.node.status.as_str() == st || v.display.as_str() == st,
-                    None => v.node.archived || filter.terminal || !v.node.status.is_terminal(),
-                })
-                .collect()
-        };
-        if !(filter.archived || filter.only_archived) {
-            return self.read(|s, _| pick(s, &[]));
-        }
-        self.inner().with_logs(&self.dir, false, |s, logs| {
-            let mut v: Vec<_> = logs.archive.values().collect();
-            // Creation time, then the order they were archived in (a batch keeps the order
-            // of the live state, which is creation order).
-            v.sort_by_key(|n| (n.created_at, logs.archive_order.get(&n.id).copied()));
-            pick(s, &v)
-        })
     }
 
     /// Creates or merges every node of a plan, with its links, as one atomic write; returns
@@ -425,78 +375,73 @@ impl Store {
         }
     }
 
-    /// Ready nodes in the order `next` picks them.
+    /// One node with its derived display and readiness; archived nodes are found too. The
+    /// live state and the archive are read as one snapshot.
+    pub fn get(&self, id: Id) -> Result<NodeView> {
+        if let Some(v) = self.query(Need::default(), |v| query::node_view(v, &id))? {
+            return Ok(v);
+        }
+        self.query(Need { archive: true }, |v| query::node_view(v, &id))?
+            .ok_or_else(|| Error::node_not_found(id))
+    }
+
+    /// Nodes in creation order, filtered; the live state and the archive are read as one
+    /// snapshot.
+    pub fn list(&self, filter: &ListFilter) -> Result<Vec<NodeView>> {
+        filter.check()?;
+        let need = Need {
+            archive: filter.archived || filter.only_archived,
+        };
+        self.query(need, |v| query::list(v, filter))
+    }
+
+    /// Ready nodes in the order `next` picks them, each with its critical path and summary.
     pub fn ready(&self, workspace: &str, role: Option<&str>) -> Result<Vec<Pick>> {
-        check_pick_args(workspace, role)?;
-        self.read(|s, now| schedule::order(&rules::view_at(s, now), workspace, role.unwrap_or("")))
+        query::check_pick_args(workspace, role)?;
+        self.query(Need::default(), |v| query::ready(v, workspace, role))
     }
 
     /// The node `next` would pick, if any.
     pub fn next(&self, workspace: &str, role: Option<&str>) -> Result<Option<Pick>> {
-        check_pick_args(workspace, role)?;
-        self.read(|s, now| schedule::best(&rules::view_at(s, now), workspace, role.unwrap_or("")))
+        query::check_pick_args(workspace, role)?;
+        self.query(Need::default(), |v| query::next(v, workspace, role))
+    }
+
+    /// The live claims `actor` holds in `workspace`, oldest claim first.
+    pub fn held_by(&self, workspace: &str, actor: Actor) -> Result<Vec<NodeView>> {
+        rules::validate_workspace(workspace)?;
+        self.query(Need::default(), |v| query::held_by(v, workspace, actor))
+    }
+
+    /// The DAG of `workspace` as Graphviz dot or Mermaid.
+    pub fn graph(&self, workspace: &str, all: bool, format: Format) -> Result<String> {
+        rules::validate_workspace(workspace)?;
+        self.query(Need::default(), |v| {
+            crate::graph::render(v.state, workspace, all, format, v.now)
+        })
     }
 
     /// The history, oldest first; only `node`'s when given.
     pub fn history(&self, node: Option<Id>) -> Result<Vec<HistoryLine>> {
-        let all = self.inner().logs(&self.dir)?.history;
-        Ok(match node {
-            Some(id) => all
-                .into_iter()
-                .filter(|h| h.event.node == Some(id))
-                .collect(),
-            None => all,
-        })
+        self.backend.history(node, 0)
     }
-}
 
-/// What `check` found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    pub nodes: usize,
-    pub archived: usize,
-    pub events: usize,
-    /// Broken invariants: the store is not sound.
-    pub problems: Vec<String>,
-    /// Things worth knowing that break nothing (a journal that could not be compacted).
-    pub notes: Vec<String>,
-}
+    /// The history of the writes after `since` (a [`Store::version`] seen before).
+    pub fn history_since(&self, since: u64, node: Option<Id>) -> Result<Vec<HistoryLine>> {
+        self.backend.history(node, since)
+    }
 
-impl Store {
+    /// The number of the last committed write, by any process: compare it with an earlier
+    /// one to know cheaply whether anything changed since.
+    pub fn version(&self) -> Result<u64> {
+        self.backend.version()
+    }
+
     /// Reads every file of the store afresh (checksums, formats) and verifies the DAG's
     /// invariants. Damaged files are an `Err(corrupt)`; broken invariants are `problems`.
     pub fn check(&self) -> Result<Report> {
-        let mut fresh = Embedded::default();
-        let (nodes, archived, problems, events) = fresh.with_logs(&self.dir, true, |s, logs| {
-            let mut p = crate::verify::problems(s);
-            p.extend(crate::verify::history_problems(
-                s,
-                &logs.history,
-                &logs.archive,
-            ));
-            (s.len(), s.archived().len(), p, logs.history.len())
-        })?;
-        let notes = fresh
-            .compaction_backlog(&self.dir, &self.tuning)
-            .into_iter()
-            .collect();
-        Ok(Report {
-            nodes,
-            archived,
-            events,
-            problems,
-            notes,
-        })
+        self.backend.check()
     }
-}
-
-/// The workspace and role of `next` and `ready`, checked as `claim-next` checks them.
-fn check_pick_args(workspace: &str, role: Option<&str>) -> Result<()> {
-    rules::validate_workspace(workspace)?;
-    if let Some(r) = role {
-        rules::validate_word("role", r, 0)?;
-    }
-    Ok(())
 }
 
 fn generation(o: Output) -> Result<u64> {

@@ -39,7 +39,7 @@ static void not_found(const char *tmp, const char *path) {
   CHECK_CODE(claimdag_claim_next(s, me, id, &gen), CLAIMDAG_NOT_FOUND);
   CHECK(strcmp(id, "untouched") == 0 && gen == 77);
   CHECK_CODE(claimdag_next(s, NULL, NULL, id), CLAIMDAG_NOT_FOUND);
-  CHECK_MESSAGE("no ready node");
+  CHECK_MESSAGE("a ready node in workspace");
   claimdag_close(s);
 }
 

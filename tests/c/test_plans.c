@@ -263,7 +263,7 @@ static void refusals(const char *tmp, const char *path) {
   o.status = NULL;
   o.holder = "not-an-actor";
   CHECK_CODE(claimdag_list_json_opts(s, &o, &json), CLAIMDAG_INVALID_INPUT);
-  CHECK_MESSAGE("options.holder");
+  CHECK_MESSAGE("holder must be 32 hex characters");
   CHECK(json == NULL);
   claimdag_close(s);
 }

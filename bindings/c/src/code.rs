@@ -69,26 +69,19 @@ impl From<claimdag::Code> for claimdag_code {
 }
 
 /// The stable name of a code value, as JSON error bodies write it; "unknown" otherwise.
+/// The stable name of a code value, as static C text (built once from the core's names).
 fn name_of(value: u32) -> &'static CStr {
-    match value {
-        0 => c"ok",
-        1 => c"not_found",
-        2 => c"already_claimed",
-        3 => c"assignee_busy",
-        4 => c"not_ready",
-        5 => c"attempts_exhausted",
-        6 => c"resource_conflict",
-        7 => c"not_claimed",
-        8 => c"terminal",
-        9 => c"stale_generation",
-        10 => c"not_holder",
-        11 => c"cycle",
-        12 => c"invalid_input",
-        13 => c"corrupt",
-        14 => c"io",
-        15 => c"internal",
-        _ => c"unknown",
-    }
+    static NAMES: std::sync::OnceLock<Vec<CString>> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        std::iter::once("ok")
+            .chain(claimdag::Code::ALL.iter().map(|c| c.as_str()))
+            .map(|n| CString::new(n).unwrap_or_default())
+            .collect()
+    });
+    names
+        .get(value as usize)
+        .map(CString::as_c_str)
+        .unwrap_or(c"unknown")
 }
 
 /// How a `claimdag_code` argument arrives from C. A C caller may pass any value of the
@@ -98,25 +91,19 @@ fn name_of(value: u32) -> &'static CStr {
 pub type CodeArg = u32;
 
 /// A failed call: the code to return and the message for `claimdag_last_error`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Failure {
     pub code: claimdag_code,
-    pub message: String,
+    pub error: claimdag::Error,
 }
 
 impl Failure {
     pub fn invalid(message: impl Into<String>) -> Failure {
-        Failure {
-            code: claimdag_code::CLAIMDAG_INVALID_INPUT,
-            message: message.into(),
-        }
+        claimdag::Error::invalid(message).into()
     }
 
-    pub fn not_found(message: impl Into<String>) -> Failure {
-        Failure {
-            code: claimdag_code::CLAIMDAG_NOT_FOUND,
-            message: message.into(),
-        }
+    pub fn internal(message: impl Into<String>) -> Failure {
+        claimdag::Error::Internal(message.into()).into()
     }
 }
 
@@ -124,29 +111,51 @@ impl From<claimdag::Error> for Failure {
     fn from(e: claimdag::Error) -> Failure {
         Failure {
             code: e.code().into(),
-            message: e.to_string(),
+            error: e,
         }
     }
 }
 
-thread_local! {
-    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+/// This thread's last failure: its message and its JSON body.
+struct Last {
+    message: CString,
+    body: CString,
 }
 
-/// Records the outcome of a call on this thread: the message of a failure, or nothing.
-pub(crate) fn set_last_error(message: Option<String>) {
-    let text = message.map(|m| {
-        // A C string ends at the first NUL: keep the rest of the message visible.
-        let bytes = m.replace('\0', "\\0").into_bytes();
-        CString::new(bytes).unwrap_or_default()
+thread_local! {
+    static LAST_ERROR: RefCell<Option<Last>> = const { RefCell::new(None) };
+}
+
+/// A C string of `text`; a NUL inside is written as `\0` so the rest stays visible.
+fn c_text(text: &str) -> CString {
+    CString::new(text.replace('\0', "\\0")).unwrap_or_default()
+}
+
+/// Records the outcome of a call on this thread: the failure, or nothing.
+pub(crate) fn set_last_error(error: Option<&claimdag::Error>) {
+    let last = error.map(|e| Last {
+        message: c_text(&e.to_string()),
+        body: c_text(&claimdag::verbs::error_body(e).to_string()),
     });
     // Neither the thread-local nor the cell can be unavailable here in practice; if one
     // is (a call from a thread-local destructor), the message is dropped, never a panic.
     let _ = LAST_ERROR.try_with(|slot| {
         if let Ok(mut s) = slot.try_borrow_mut() {
-            *s = text;
+            *s = last;
         }
     });
+}
+
+/// A pointer into this thread's last failure, or "" when the last call succeeded.
+fn last_text(pick: fn(&Last) -> &CString) -> *const c_char {
+    let ptr = LAST_ERROR.try_with(|slot| match slot.try_borrow() {
+        Ok(s) => s.as_ref().map(|l| pick(l).as_ptr()),
+        Err(_) => None,
+    });
+    match ptr {
+        Ok(Some(p)) => p,
+        _ => c"".as_ptr(),
+    }
 }
 
 /// The message of the last failed call on this thread, or "" when the last call succeeded
@@ -159,14 +168,18 @@ pub(crate) fn set_last_error(message: Option<String>) {
 #[no_mangle]
 pub extern "C" fn claimdag_last_error() -> *const c_char {
     crate::panic::ffi_boundary_or("claimdag_last_error", c"".as_ptr(), || {
-        let ptr = LAST_ERROR.try_with(|slot| match slot.try_borrow() {
-            Ok(s) => s.as_ref().map(|c| c.as_ptr()),
-            Err(_) => None,
-        });
-        match ptr {
-            Ok(Some(p)) => p,
-            _ => c"".as_ptr(),
-        }
+        last_text(|l| &l.message)
+    })
+}
+
+/// This thread's last failure as the JSON error body every front door gives (SPEC section
+/// 4): `{"code": "...", "message": "...", ...}` with the node, holder, generation, the nodes
+/// an actor holds and the path when the error names them. "" when the last call succeeded.
+/// Valid until this thread's next call into the library; never NULL, never freed.
+#[no_mangle]
+pub extern "C" fn claimdag_last_error_json() -> *const c_char {
+    crate::panic::ffi_boundary_or("claimdag_last_error_json", c"".as_ptr(), || {
+        last_text(|l| &l.body)
     })
 }
 
@@ -199,9 +212,12 @@ mod tests {
 
     #[test]
     fn last_error_is_per_thread_and_cleared() {
-        set_last_error(Some("bad\0thing".into()));
+        set_last_error(Some(&claimdag::Error::invalid("bad\0thing")));
         let here = unsafe { CStr::from_ptr(claimdag_last_error()) };
         assert_eq!(here.to_str().unwrap(), "bad\\0thing");
+        let body = unsafe { CStr::from_ptr(claimdag_last_error_json()) };
+        let body: serde_json::Value = serde_json::from_str(body.to_str().unwrap()).unwrap();
+        assert_eq!(body["code"], "invalid_input");
         std::thread::spawn(|| {
             let there = unsafe { CStr::from_ptr(claimdag_last_error()) };
             assert_eq!(there.to_bytes(), b"");
@@ -210,6 +226,8 @@ mod tests {
         .unwrap();
         set_last_error(None);
         let cleared = unsafe { CStr::from_ptr(claimdag_last_error()) };
+        assert_eq!(cleared.to_bytes(), b"");
+        let cleared = unsafe { CStr::from_ptr(claimdag_last_error_json()) };
         assert_eq!(cleared.to_bytes(), b"");
     }
 }

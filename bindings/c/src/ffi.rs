@@ -4,7 +4,9 @@
 
 use crate::code::Failure;
 use crate::store::claimdag_store;
-use claimdag::{Id, Store};
+use claimdag::id::Id;
+use claimdag::verbs::{Ctx, Reply, Verb};
+use claimdag::Store;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::NonNull;
 
@@ -88,27 +90,24 @@ pub(crate) unsafe fn store_arg<'a>(ptr: *const claimdag_store) -> Result<&'a Sto
     }
 }
 
-/// A node argument in any form the CLI takes: a full id, a unique prefix of at least 8
-/// hex characters, or the `092dca29...` form that lists print.
-pub(crate) fn node(store: &Store, text: &str) -> Result<Id, Failure> {
-    Ok(store.resolve(text)?)
+/// Runs one verb-layer request on the store behind a handle, in the default workspace
+/// (`$CLAIMDAG_WORKSPACE`, else "") unless the request names one. Node, actor, status and
+/// duration arguments are read by the verb layer, as for every front door.
+pub(crate) fn run<V: Verb>(store: &Store, req: &V) -> Result<V::Reply, Failure> {
+    let cx = Ctx::from_env(store, None)?;
+    Ok(req.run(&cx)?)
 }
 
-/// An actor: 32 hex characters, either case.
-pub(crate) fn actor(text: &str, name: &str) -> Result<Id, Failure> {
-    Ok(Id::parse(text.trim(), name)?)
+/// A reply's JSON, as the CLI's `--json` prints it, as a string for C.
+pub(crate) fn reply_json<R: Reply>(reply: &R) -> Result<CString, Failure> {
+    let text = serde_json::to_string(reply)
+        .map_err(|e| Failure::internal(format!("a reply does not serialise: {e}")))?;
+    c_string(text)
 }
 
-/// A workspace argument: NULL is the default, `$CLAIMDAG_WORKSPACE` (empty counts as
-/// unset), else "". A given workspace is checked as every front door checks it.
-pub(crate) fn workspace(given: Option<&str>) -> Result<String, Failure> {
-    match given {
-        Some(w) => {
-            claimdag::rules::validate_workspace(w)?;
-            Ok(w.to_string())
-        }
-        None => Ok(claimdag::store::default_workspace()?),
-    }
+/// An optional string argument as the owned value a request holds.
+pub(crate) fn owned(text: Option<&str>) -> Option<String> {
+    text.map(str::to_string)
 }
 
 /// 0 means "not given" for generations (a node's generation starts at 1) and durations.
@@ -167,13 +166,5 @@ impl OutId {
 
 /// A string for C, allocated here and freed by `claimdag_string_free`.
 pub(crate) fn c_string(text: String) -> Result<CString, Failure> {
-    CString::new(text).map_err(|_| Failure {
-        code: crate::code::claimdag_code::CLAIMDAG_INTERNAL,
-        message: "internal error: output text contains a NUL byte".into(),
-    })
-}
-
-/// Serialises a JSON value into a string for C.
-pub(crate) fn json_string(value: &serde_json::Value) -> Result<CString, Failure> {
-    c_string(value.to_string())
+    CString::new(text).map_err(|_| Failure::internal("output text contains a NUL byte"))
 }

@@ -17,16 +17,20 @@ pub(crate) fn ffi_boundary(
 ) -> claimdag_code {
     // AssertUnwindSafe: the only state shared across calls is the store handle, whose
     // lock recovers from poisoning by reloading from disk (claimdag::Store).
-    let (code, message) = match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => (claimdag_code::CLAIMDAG_OK, None),
-        Ok(Err(failure)) => (failure.code, Some(failure.message)),
-        Err(payload) => (
-            claimdag_code::CLAIMDAG_INTERNAL,
-            Some(panic_message(name, payload)),
-        ),
-    };
-    set_last_error(message);
-    code
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => {
+            set_last_error(None);
+            claimdag_code::CLAIMDAG_OK
+        }
+        Ok(Err(failure)) => {
+            set_last_error(Some(&failure.error));
+            failure.code
+        }
+        Err(payload) => {
+            set_last_error(Some(&panic_error(name, payload)));
+            claimdag_code::CLAIMDAG_INTERNAL
+        }
+    }
 }
 
 /// Runs the body of an exported function that returns no code; a panic returns `fallback`
@@ -35,13 +39,13 @@ pub(crate) fn ffi_boundary_or<T>(name: &'static str, fallback: T, body: impl FnO
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(value) => value,
         Err(payload) => {
-            set_last_error(Some(panic_message(name, payload)));
+            set_last_error(Some(&panic_error(name, payload)));
             fallback
         }
     }
 }
 
-fn panic_message(name: &str, payload: Box<dyn Any + Send>) -> String {
+fn panic_error(name: &str, payload: Box<dyn Any + Send>) -> claimdag::Error {
     let what = if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
@@ -53,7 +57,7 @@ fn panic_message(name: &str, payload: Box<dyn Any + Send>) -> String {
     if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
         std::mem::forget(again);
     }
-    format!("internal error: {name} panicked: {what} (please report this bug)")
+    claimdag::Error::Internal(format!("{name} panicked: {what} (please report this bug)"))
 }
 
 /// Panics inside the boundary, so tests in C can see `CLAIMDAG_INTERNAL` come back as a

@@ -5,14 +5,12 @@
 
 use crate::code::{claimdag_code, Failure};
 use crate::ffi::{
-    actor, c_string, json_string, node, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg,
-    workspace,
+    c_string, opt_str_arg, out_arg, out_id_arg, owned, reply_json, run, store_arg, str_arg,
 };
 use crate::panic::ffi_boundary;
 use crate::store::{claimdag_store, into_raw, nothing_ready};
-use claimdag::graph::{self, Format};
-use claimdag::{ListFilter, Store};
-use serde_json::{json, Value};
+use claimdag::verbs::{self, Reply};
+use claimdag::Store;
 use std::ffi::c_char;
 
 /// Writes one node as a JSON object to `*out_json` (`CLAIMDAG_NOT_FOUND` when there is no
@@ -32,8 +30,13 @@ pub unsafe extern "C" fn claimdag_get_json(
         let store = unsafe { store_arg(s) }?;
         let id = unsafe { str_arg(id, "id") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let view = store.get(node(store, id)?)?;
-        out.write(into_raw(json_string(&view.to_json())?));
+        let view = run(
+            store,
+            &verbs::Show {
+                node: id.to_string(),
+            },
+        )?;
+        out.write(into_raw(reply_json(&view)?));
         Ok(())
     })
 }
@@ -153,20 +156,18 @@ unsafe fn list(
         let store = unsafe { store_arg(s) }?;
         let ws = unsafe { opt_str_arg(o.workspace, &format!("{prefix}workspace")) }?;
         let status = unsafe { opt_str_arg(o.status, &format!("{prefix}status")) }?;
-        let holder_name = format!("{prefix}holder");
-        let holder = unsafe { opt_str_arg(o.holder, &holder_name) }?;
+        let holder = unsafe { opt_str_arg(o.holder, &format!("{prefix}holder")) }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let filter = ListFilter {
-            workspace: Some(workspace(ws)?),
-            status: status.map(str::to_string),
-            holder: holder.map(|h| actor(h, &holder_name)).transpose()?,
+        let req = verbs::List {
+            status: owned(status),
+            holder: owned(holder),
             terminal: o.terminal,
-            archived: o.archived,
-            only_archived: o.only_archived,
+            archived: o.only_archived,
+            with_archived: o.archived,
+            workspace: owned(ws),
+            ..verbs::List::default()
         };
-        let views = store.list(&filter)?;
-        let list = Value::Array(views.iter().map(|v| v.to_json()).collect());
-        out.write(into_raw(json_string(&list)?));
+        out.write(into_raw(reply_json(&run(store, &req)?)?));
         Ok(())
     })
 }
@@ -192,13 +193,16 @@ pub unsafe extern "C" fn claimdag_next(
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
         let role = unsafe { opt_str_arg(role, "role") }?;
         let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
-        let ws = self::workspace(ws)?;
-        match store.next(&ws, role)? {
+        let req = verbs::Next {
+            role: owned(role),
+            workspace: owned(ws),
+        };
+        match run(store, &req)?.0 {
             Some(pick) => {
                 out_id.write(pick.id);
                 Ok(())
             }
-            None => Err(nothing_ready(&ws, role)),
+            None => Err(nothing_ready(ws, role)),
         }
     })
 }
@@ -225,24 +229,11 @@ pub unsafe extern "C" fn claimdag_ready_json(
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
         let role = unsafe { opt_str_arg(role, "role") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let picks = store.ready(&self::workspace(ws)?, role)?;
-        let summaries = store.read(|state, _| {
-            picks
-                .iter()
-                .map(|p| {
-                    state
-                        .get(&p.id)
-                        .map(|n| n.summary.clone())
-                        .unwrap_or_default()
-                })
-                .collect::<Vec<_>>()
-        })?;
-        let list: Vec<Value> = picks
-            .iter()
-            .zip(&summaries)
-            .map(|(p, s)| json!({"id": p.id, "critical": p.critical, "path": p.path, "summary": s}))
-            .collect();
-        out.write(into_raw(json_string(&Value::Array(list))?));
+        let req = verbs::Ready {
+            role: owned(role),
+            workspace: owned(ws),
+        };
+        out.write(into_raw(reply_json(&run(store, &req)?)?));
         Ok(())
     })
 }
@@ -266,13 +257,11 @@ pub unsafe extern "C" fn claimdag_log_json(
         let store = unsafe { store_arg(s) }?;
         let id = unsafe { opt_str_arg(id, "id") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let id = id.map(|i| node(store, i)).transpose()?;
-        let lines = store.history(id)?;
-        let value = serde_json::to_value(&lines).map_err(|e| Failure {
-            code: claimdag_code::CLAIMDAG_INTERNAL,
-            message: format!("internal error: history does not serialise: {e}"),
-        })?;
-        out.write(into_raw(json_string(&value)?));
+        let req = verbs::Log {
+            node: owned(id),
+            since: None,
+        };
+        out.write(into_raw(reply_json(&run(store, &req)?)?));
         Ok(())
     })
 }
@@ -298,14 +287,14 @@ pub unsafe extern "C" fn claimdag_graph(
         // SAFETY: forwarded from this function's contract.
         let store = unsafe { store_arg(s) }?;
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
-        let format = unsafe { opt_str_arg(format, "format") }?.unwrap_or("dot");
+        let format = unsafe { opt_str_arg(format, "format") }?;
         let out = unsafe { out_arg(out_text, "out_text") }?;
-        let ws = self::workspace(ws)?;
-        let format = Format::parse(format).ok_or_else(|| {
-            Failure::invalid(format!("format must be dot or mermaid, got {format:?}"))
-        })?;
-        let text = store.read(|state, now| graph::render(state, &ws, all, format, now))?;
-        out.write(into_raw(c_string(text)?));
+        let req = verbs::Graph {
+            format: owned(format),
+            all,
+            workspace: owned(ws),
+        };
+        out.write(into_raw(c_string(run(store, &req)?.graph)?));
         Ok(())
     })
 }
@@ -328,8 +317,12 @@ pub unsafe extern "C" fn claimdag_config_get(
         let store = unsafe { store_arg(s) }?;
         let key = unsafe { str_arg(key, "key") }?;
         let out = unsafe { out_arg(out_value, "out_value") }?;
-        let text = store.settings()?.get(key)?;
-        out.write(into_raw(c_string(text)?));
+        let req = verbs::Config {
+            key: Some(key.to_string()),
+            value: None,
+        };
+        let text = run(store, &req)?.text();
+        out.write(into_raw(c_string(text.trim_end_matches('\n').to_string())?));
         Ok(())
     })
 }
@@ -352,7 +345,11 @@ pub unsafe extern "C" fn claimdag_config_set(
         let key = unsafe { str_arg(key, "key") }?;
         let value = unsafe { str_arg(value, "value") }?;
         // One locked write: a concurrent change of another setting is not lost.
-        store.set_setting(key, value)?;
+        let req = verbs::Config {
+            key: Some(key.to_string()),
+            value: Some(value.to_string()),
+        };
+        run(store, &req)?;
         Ok(())
     })
 }
@@ -372,10 +369,8 @@ pub unsafe extern "C" fn claimdag_config_json(
         // SAFETY: forwarded from this function's contract.
         let store = unsafe { store_arg(s) }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let st = store.settings()?;
-        let value = json!({"default_ttl_ms": st.default_ttl_ms, "max_held": st.max_held,
-                           "max_attempts": st.max_attempts});
-        out.write(into_raw(json_string(&value)?));
+        let req = verbs::Config::default();
+        out.write(into_raw(reply_json(&run(store, &req)?)?));
         Ok(())
     })
 }
@@ -399,25 +394,20 @@ pub unsafe extern "C" fn claimdag_check(
         let store = unsafe { store_arg(s) }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
         let report = check(store)?;
-        out.write(into_raw(json_string(&report)?));
+        out.write(into_raw(reply_json(&report)?));
         Ok(())
     })
 }
 
-fn check(store: &Store) -> Result<Value, Failure> {
-    let r = store.check()?;
-    if !r.problems.is_empty() {
-        return Err(Failure {
-            code: claimdag_code::CLAIMDAG_CORRUPT,
-            message: format!(
-                "store is corrupt: {} problem(s): {}",
-                r.problems.len(),
-                r.problems.join("; ")
-            ),
-        });
+fn check(store: &Store) -> Result<verbs::CheckReport, Failure> {
+    let r = run(store, &verbs::Check {})?;
+    if !r.ok {
+        let detail = format!("{} problem(s): {}", r.problems.len(), r.problems.join("; "));
+        return Err(
+            claimdag::Error::corrupt(std::path::Path::new(&store.location()), detail).into(),
+        );
     }
-    Ok(json!({"ok": true, "nodes": r.nodes, "archived": r.archived,
-              "events": r.events, "problems": r.problems, "notes": r.notes}))
+    Ok(r)
 }
 
 #[cfg(test)]

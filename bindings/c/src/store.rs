@@ -1,10 +1,11 @@
 //! The store handle: open, close, resolving node arguments, and freeing returned strings.
 
 use crate::code::{claimdag_code, Failure};
-use crate::ffi::{node, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg};
+use crate::ffi::{c_string, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg};
 use crate::panic::{ffi_boundary, ffi_boundary_or};
+use claimdag::verbs;
 use claimdag::Store;
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
 
 /// A handle on one store directory. Opaque: create it with `claimdag_open`, destroy it with
@@ -88,8 +89,7 @@ pub unsafe extern "C" fn claimdag_resolve(
         let store = unsafe { store_arg(s) }?;
         let text = unsafe { str_arg(text, "text") }?;
         let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
-        let id = node(store, text)?;
-        out_id.write(id);
+        out_id.write(store.resolve(text)?);
         Ok(())
     })
 }
@@ -124,10 +124,91 @@ pub(crate) fn into_raw(s: CString) -> *mut c_char {
     s.into_raw()
 }
 
-/// A read helper used by several verbs: the failure for "nothing ready".
-pub(crate) fn nothing_ready(workspace: &str, role: Option<&str>) -> Failure {
-    Failure::not_found(format!(
-        "no ready node in workspace {workspace:?} for role {:?}",
-        role.unwrap_or("")
-    ))
+/// The failure for "nothing ready" (claim-next and next found no node).
+pub(crate) fn nothing_ready(workspace: Option<&str>, role: Option<&str>) -> Failure {
+    let ws = match workspace {
+        Some(w) => w.to_string(),
+        None => claimdag::store::default_workspace().unwrap_or_default(),
+    };
+    claimdag::Error::NotFound {
+        what: format!(
+            "a ready node in workspace {ws:?} for role {:?}",
+            role.unwrap_or("")
+        ),
+        node: None,
+    }
+    .into()
+}
+
+/// A word of the core (a status) as static C text, made once per word.
+pub(crate) fn static_text(word: &'static str) -> &'static CStr {
+    static WORDS: std::sync::Mutex<Vec<(&'static str, &'static CStr)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut words = WORDS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, c)) = words.iter().find(|(w, _)| *w == word) {
+        return c;
+    }
+    let c: &'static CStr = Box::leak(CString::new(word).unwrap_or_default().into_boxed_c_str());
+    words.push((word, c));
+    c
+}
+
+/// Runs any verb by name with JSON arguments, as the CLI's `--json` would, and writes its
+/// reply to `*out_json` (free it with `claimdag_string_free`): the one door to every verb.
+///
+/// `verb` is a verb's name (`claim_next` or `claim-next`, `upsert`, `list`, ...;
+/// docs/reference.md lists them) and `args_json` a JSON object of its arguments, named as
+/// the CLI's long options with `_` for `-` (`{"node": "092dca29", "assignee":
+/// "name:codex-1", "ttl": "10m"}`); NULL or "" is `{}`. Nodes, actors (`name:NAME` too),
+/// durations and status words are read as everywhere. The reply is the JSON the CLI
+/// prints with `--json`: `null` when `next` or `claim_next` found nothing ready (the call
+/// still returns `CLAIMDAG_OK`). An unknown verb, an unknown or mistyped argument is
+/// `CLAIMDAG_INVALID_INPUT` naming it. `claimdag_last_error_json` gives a refusal's body.
+///
+/// # Safety
+/// `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_call_json(
+    s: *mut claimdag_store,
+    verb: *const c_char,
+    args_json: *const c_char,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_call_json", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let verb = unsafe { str_arg(verb, "verb") }?;
+        let args = unsafe { opt_str_arg(args_json, "args_json") }?.unwrap_or("");
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let args: serde_json::Value = match args.trim() {
+            "" => serde_json::Value::Null,
+            text => serde_json::from_str(text)
+                .map_err(|e| Failure::invalid(format!("args_json is not valid JSON: {e}")))?,
+        };
+        let cx = verbs::Ctx::from_env(store, None)?;
+        let answer = verbs::call(&cx, verb, args)?;
+        out.write(into_raw(c_string(answer.json.to_string())?));
+        Ok(())
+    })
+}
+
+/// Writes the actor a name stands for (SPEC section 8: the first 16 bytes of SHA-256 over
+/// `claimdag-actor-v1` and `name`, each as its byte length, 8 bytes big endian, and its
+/// bytes) to `out_id` as 32 lowercase hex characters and a NUL. Every function that takes
+/// an actor also takes `name:NAME` for it. `CLAIMDAG_INVALID_INPUT` unless `name` is 1-64
+/// characters of `[A-Za-z0-9._@-]`.
+///
+/// # Safety
+/// `name` is NUL-terminated or NULL; `out_id` is NULL or has room for 33 bytes.
+/// cbindgen:ptrs-as-arrays=[[out_id;33]]
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_actor(name: *const c_char, out_id: *mut c_char) -> claimdag_code {
+    ffi_boundary("claimdag_actor", || {
+        // SAFETY: forwarded from this function's contract.
+        let name = unsafe { str_arg(name, "name") }?;
+        let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
+        out_id.write(claimdag::Actor::from_name(name)?);
+        Ok(())
+    })
 }

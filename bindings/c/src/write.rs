@@ -5,15 +5,13 @@
 
 use crate::code::{claimdag_code, Failure};
 use crate::ffi::{
-    actor, given, json_string, node, opt_out_arg, opt_str_arg, out_arg, out_id_arg, store_arg,
-    str_arg, str_array_arg, workspace,
+    given, opt_out_arg, opt_str_arg, out_arg, out_id_arg, owned, reply_json, run, store_arg,
+    str_arg, str_array_arg,
 };
 use crate::panic::ffi_boundary;
-use crate::store::{claimdag_store, into_raw, nothing_ready};
-use claimdag::rules::Plan;
-use claimdag::{Status, Upsert};
-use serde_json::json;
-use std::ffi::{c_char, CStr};
+use crate::store::{claimdag_store, into_raw, nothing_ready, static_text};
+use claimdag::verbs::{self, Dur};
+use std::ffi::c_char;
 
 /// `lease_ms` value of `claimdag_reclaim` and `claimdag_reclaim_json` meaning "no lease":
 /// hand back expired claims only.
@@ -86,15 +84,13 @@ pub unsafe extern "C" fn claimdag_upsert(
         let kind = unsafe { opt_str_arg(kind, "kind") }?;
         let parent = unsafe { opt_str_arg(parent, "parent") }?;
         let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
-        let parent = parent.map(|p| node(store, p)).transpose()?;
-        let id = store.upsert(Upsert {
-            workspace: workspace(None)?,
-            kind: kind.map(str::to_string),
+        let req = verbs::Upsert {
             summary: summary.to_string(),
-            parent,
-            ..Upsert::default()
-        })?;
-        out_id.write(id);
+            kind: owned(kind),
+            parent: owned(parent),
+            ..verbs::Upsert::default()
+        };
+        out_id.write(run(store, &req)?.id);
         Ok(())
     })
 }
@@ -120,26 +116,19 @@ pub unsafe extern "C" fn claimdag_upsert_ex(
         let summary = unsafe { str_arg(summary, "summary") }?;
         let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
         // SAFETY: NULL or a readable struct, as the caller promises.
-        let mut u = match unsafe { options.as_ref() } {
-            Some(o) => unsafe { upsert_fields(store, o) }?,
-            None => Upsert {
-                workspace: workspace(None)?,
-                ..Upsert::default()
-            },
+        let mut req = match unsafe { options.as_ref() } {
+            Some(o) => unsafe { upsert_fields(o) }?,
+            None => verbs::Upsert::default(),
         };
-        u.summary = summary.to_string();
-        let id = store.upsert(u)?;
-        out_id.write(id);
+        req.summary = summary.to_string();
+        out_id.write(run(store, &req)?.id);
         Ok(())
     })
 }
 
 /// # Safety
 /// The pointers in `o` follow the rules of `claimdag_upsert_ex`.
-unsafe fn upsert_fields(
-    store: &claimdag::Store,
-    o: &claimdag_upsert_options,
-) -> Result<Upsert, Failure> {
+unsafe fn upsert_fields(o: &claimdag_upsert_options) -> Result<verbs::Upsert, Failure> {
     // SAFETY (every block): the caller vouches for the pointers inside `o`.
     let ws = unsafe { opt_str_arg(o.workspace, "options.workspace") }?;
     let kind = unsafe { opt_str_arg(o.kind, "options.kind") }?;
@@ -148,17 +137,17 @@ unsafe fn upsert_fields(
     let labels = unsafe { str_array_arg(o.labels, o.labels_len, "options.labels") }?;
     let resources = unsafe { str_array_arg(o.resources, o.resources_len, "options.resources") }?;
     let ticket_ref = unsafe { opt_str_arg(o.ticket_ref, "options.ticket_ref") }?;
-    Ok(Upsert {
-        workspace: workspace(ws)?,
-        kind: kind.map(str::to_string),
+    Ok(verbs::Upsert {
+        workspace: owned(ws),
+        kind: owned(kind),
         summary: String::new(),
-        parent: parent.map(|p| node(store, p)).transpose()?,
-        role: role.map(str::to_string),
+        parent: owned(parent),
+        role: owned(role),
         priority: o.has_priority.then_some(o.priority),
         estimate: given(o.estimate),
         labels,
         resources,
-        ref_: ticket_ref.map(str::to_string),
+        ref_: owned(ticket_ref),
         max_attempts: (o.max_attempts != 0).then_some(o.max_attempts),
     })
 }
@@ -207,7 +196,15 @@ unsafe fn link(
         let store = unsafe { store_arg(s) }?;
         let parent = unsafe { str_arg(parent, "parent") }?;
         let child = unsafe { str_arg(child, "child") }?;
-        store.link(node(store, parent)?, node(store, child)?, soft)?;
+        let (parent, child) = (parent.to_string(), child.to_string());
+        run(
+            store,
+            &verbs::Link {
+                parent,
+                child,
+                soft,
+            },
+        )?;
         Ok(())
     })
 }
@@ -228,7 +225,8 @@ pub unsafe extern "C" fn claimdag_unlink(
         let store = unsafe { store_arg(s) }?;
         let parent = unsafe { str_arg(parent, "parent") }?;
         let child = unsafe { str_arg(child, "child") }?;
-        store.unlink(node(store, parent)?, node(store, child)?)?;
+        let (parent, child) = (parent.to_string(), child.to_string());
+        run(store, &verbs::Unlink { parent, child })?;
         Ok(())
     })
 }
@@ -297,9 +295,13 @@ unsafe fn claim(
         let id = unsafe { str_arg(id, "id") }?;
         let assignee = unsafe { str_arg(assignee, "assignee") }?;
         let out = unsafe { out_arg(out_generation, "out_generation") }?;
-        let who = actor(assignee, "assignee")?;
-        let g = store.claim(node(store, id)?, who, given(gen), given(ttl_ms))?;
-        out.write(g);
+        let req = verbs::Claim {
+            node: id.to_string(),
+            assignee: Some(assignee.to_string()),
+            gen: given(gen),
+            ttl: given(ttl_ms).map(Dur::Ms),
+        };
+        out.write(run(store, &req)?.generation);
         Ok(())
     })
 }
@@ -388,15 +390,20 @@ unsafe fn claim_next(
         let role = unsafe { opt_str_arg(role, "role") }?;
         let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
         let out_gen = unsafe { out_arg(out_generation, "out_generation") }?;
-        let who = actor(assignee, "assignee")?;
-        let ws = workspace(ws)?;
-        match store.claim_next(&ws, who, role, given(ttl_ms))? {
-            Some((id, g)) => {
-                out_id.write(id);
-                out_gen.write(g);
+        let req = verbs::ClaimNext {
+            assignee: Some(assignee.to_string()),
+            role: owned(role),
+            ttl: given(ttl_ms).map(Dur::Ms),
+            resume: false,
+            workspace: owned(ws),
+        };
+        match run(store, &req)?.0 {
+            Some(c) => {
+                out_id.write(c.id);
+                out_gen.write(c.generation);
                 Ok(())
             }
-            None => Err(nothing_ready(&ws, role)),
+            None => Err(nothing_ready(ws, role)),
         }
     })
 }
@@ -448,8 +455,13 @@ unsafe fn renew(
         let store = unsafe { store_arg(s) }?;
         let id = unsafe { str_arg(id, "id") }?;
         let who = unsafe { str_arg(who, "actor") }?;
-        let who = actor(who, "actor")?;
-        store.renew(node(store, id)?, who, given(gen), given(ttl_ms))?;
+        let req = verbs::Renew {
+            node: id.to_string(),
+            actor: Some(who.to_string()),
+            gen: given(gen),
+            ttl: given(ttl_ms).map(Dur::Ms),
+        };
+        run(store, &req)?;
         Ok(())
     })
 }
@@ -474,9 +486,12 @@ pub unsafe extern "C" fn claimdag_release(
         let id = unsafe { str_arg(id, "id") }?;
         let who = unsafe { str_arg(actor, "actor") }?;
         let out = unsafe { out_arg(out_generation, "out_generation") }?;
-        let who = self::actor(who, "actor")?;
-        let g = store.release(node(store, id)?, who, generation)?;
-        out.write(g);
+        let req = verbs::Release {
+            node: id.to_string(),
+            actor: Some(who.to_string()),
+            gen: generation,
+        };
+        out.write(run(store, &req)?.generation);
         Ok(())
     })
 }
@@ -498,8 +513,11 @@ pub unsafe extern "C" fn claimdag_reclaim(
         // SAFETY: forwarded from this function's contract.
         let store = unsafe { store_arg(s) }?;
         let out = unsafe { out_arg(out_count, "out_count") }?;
-        let handed = store.reclaim(&workspace(None)?, lease(lease_ms))?;
-        out.write(handed.len());
+        let req = verbs::Reclaim {
+            lease: lease(lease_ms),
+            workspace: None,
+        };
+        out.write(run(store, &req)?.0.len());
         Ok(())
     })
 }
@@ -524,19 +542,17 @@ pub unsafe extern "C" fn claimdag_reclaim_json(
         let store = unsafe { store_arg(s) }?;
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let handed = store.reclaim(&self::workspace(ws)?, lease(lease_ms))?;
-        let list: Vec<_> = handed
-            .iter()
-            .map(|(id, g)| json!({"id": id, "generation": g}))
-            .collect();
-        let text = json_string(&serde_json::Value::Array(list))?;
-        out.write(into_raw(text));
+        let req = verbs::Reclaim {
+            lease: lease(lease_ms),
+            workspace: owned(ws),
+        };
+        out.write(into_raw(reply_json(&run(store, &req)?)?));
         Ok(())
     })
 }
 
-fn lease(lease_ms: u64) -> Option<u64> {
-    (lease_ms != CLAIMDAG_NO_LEASE).then_some(lease_ms)
+fn lease(lease_ms: u64) -> Option<Dur> {
+    (lease_ms != CLAIMDAG_NO_LEASE).then_some(Dur::Ms(lease_ms))
 }
 
 /// Finishes the claimed node `id` with `status` ("done", "failed" or "cancelled") at the
@@ -612,14 +628,14 @@ unsafe fn complete(
         let status = unsafe { str_arg(status, "status") }?;
         let who = unsafe { opt_str_arg(who, "actor") }?;
         let note = unsafe { opt_str_arg(note, "note") }?;
-        // Only the word is read here; the rules refuse a status that does not finish.
-        let st = Status::parse(status).ok_or_else(|| {
-            Failure::invalid(format!(
-                "status must be done, failed or cancelled, got {status:?}"
-            ))
-        })?;
-        let who = who.map(|a| actor(a, "actor")).transpose()?;
-        store.complete(node(store, id)?, st, gen, who, note)?;
+        let req = verbs::Complete {
+            node: id.to_string(),
+            status: status.to_string(),
+            gen,
+            actor: owned(who),
+            note: owned(note),
+        };
+        run(store, &req)?;
         Ok(())
     })
 }
@@ -642,8 +658,11 @@ pub unsafe extern "C" fn claimdag_reopen(
         let store = unsafe { store_arg(s) }?;
         let id = unsafe { str_arg(id, "id") }?;
         let out = unsafe { out_arg(out_generation, "out_generation") }?;
-        let g = store.reopen(node(store, id)?, given(generation))?;
-        out.write(g);
+        let req = verbs::Reopen {
+            node: id.to_string(),
+            gen: given(generation),
+        };
+        out.write(run(store, &req)?.generation);
         Ok(())
     })
 }
@@ -678,14 +697,8 @@ pub unsafe extern "C" fn claimdag_import_json(
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
         let plan = unsafe { str_arg(plan_json, "plan_json") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let ws = self::workspace(ws)?;
-        let plan = Plan::parse(plan.as_bytes())?;
-        let nodes = store.import(&ws, plan)?;
-        let list: Vec<_> = nodes
-            .iter()
-            .map(|(id, key)| json!({"id": id, "key": key}))
-            .collect();
-        out.write(into_raw(json_string(&serde_json::Value::Array(list))?));
+        let req = verbs::Import::from_bytes(plan.as_bytes(), owned(ws))?;
+        out.write(into_raw(reply_json(&run(store, &req)?)?));
         Ok(())
     })
 }
@@ -730,14 +743,12 @@ pub unsafe extern "C" fn claimdag_archive(
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
         let ids = unsafe { str_array_arg(ids, n_ids, "ids") }?.unwrap_or_default();
         let out = unsafe { out_arg(out_count, "out_count") }?;
-        let ws = self::workspace(ws)?;
-        let ids = ids
-            .iter()
-            .map(|i| node(store, i))
-            .collect::<Result<Vec<_>, _>>()?;
-        let older_than = (older_than_ms != CLAIMDAG_NO_OLDER_THAN).then_some(older_than_ms);
-        let n = store.archive(&ws, &ids, older_than)?;
-        out.write(n);
+        let req = verbs::Archive {
+            nodes: ids,
+            older_than: (older_than_ms != CLAIMDAG_NO_OLDER_THAN).then_some(Dur::Ms(older_than_ms)),
+            workspace: owned(ws),
+        };
+        out.write(run(store, &req)?.archived);
         Ok(())
     })
 }
@@ -765,21 +776,15 @@ pub unsafe extern "C" fn claimdag_unarchive(
         let id = unsafe { str_arg(id, "id") }?;
         // SAFETY: NULL (not wanted) or writable, as the caller promises.
         let out = unsafe { opt_out_arg(out_status) };
-        let st = store.unarchive(node(store, id)?)?;
+        let reply = run(
+            store,
+            &verbs::Unarchive {
+                node: id.to_string(),
+            },
+        )?;
         if let Some(out) = out {
-            out.write(status_text(st).as_ptr());
+            out.write(static_text(reply.status.as_str()).as_ptr());
         }
         Ok(())
     })
-}
-
-/// A status as static C text.
-fn status_text(st: Status) -> &'static CStr {
-    match st {
-        Status::Todo => c"todo",
-        Status::Claimed => c"claimed",
-        Status::Done => c"done",
-        Status::Failed => c"failed",
-        Status::Cancelled => c"cancelled",
-    }
 }

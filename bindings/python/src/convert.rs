@@ -162,8 +162,8 @@ pub fn plan_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     serde_json::to_vec(&value).map_err(|e| invalid(obj.py(), format!("plan: {e}")))
 }
 
-/// A Python value as JSON, the way `json.dumps` maps it.
-fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+/// A Python value as JSON, the way `json.dumps` maps it (verb arguments, plans).
+pub fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     let py = obj.py();
     if depth > MAX_DEPTH {
         return Err(invalid(

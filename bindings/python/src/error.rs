@@ -43,6 +43,13 @@ pub fn to_py_err(py: Python<'_>, err: claimdag::Error) -> PyErr {
         exc.setattr("holder", err.holder().map(|h| h.hex()))?;
         exc.setattr("generation", err.generation())?;
         exc.setattr("path", err.path().map(|p| p.display().to_string()))?;
+        exc.setattr(
+            "held",
+            err.held()
+                .map(|h| h.iter().map(|i| i.hex()).collect::<Vec<_>>()),
+        )?;
+        let body = claimdag::verbs::error_body(&err);
+        exc.setattr("body", crate::convert::json_to_py(py, &body)?)?;
         Ok(PyErr::from_value(exc))
     };
     build().unwrap_or_else(|e| e)

@@ -3,14 +3,12 @@
 //! released ([`detach`]). Node arguments take a full id or a unique prefix of at least 8 hex
 //! characters ([`claimdag::Store::resolve`]).
 
-use crate::convert::{int, millis, opt_int, opt_millis, plan_bytes};
-use crate::error::{detach, invalid, to_py_err};
+use crate::convert::{int, json_to_py, millis, opt_int, opt_millis, plan_bytes, py_to_json};
+use crate::error::{detach, to_py_err};
 use crate::types::{Event, Node, Pick, Report, Settings};
-use claimdag::graph::{self, Format};
-use claimdag::rules::{validate_workspace, Plan};
-use claimdag::{Actor, Id, ListFilter, Status, Upsert};
+use claimdag::verbs::{self, Ctx, Dur, Verb};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use std::path::PathBuf;
 
 /// A keyword argument that tells "not given" apart from an explicit `None`.
@@ -38,24 +36,19 @@ pub struct Store {
     core: claimdag::Store,
 }
 
-fn actor(text: &str, what: &str) -> claimdag::Result<Actor> {
-    Id::parse(text.trim(), what)
-}
-
-fn hex_pair((id, generation): (Id, u64)) -> (String, u64) {
-    (id.hex(), generation)
+fn dur(ms: Option<u64>) -> Option<Dur> {
+    ms.map(Dur::Ms)
 }
 
 impl Store {
-    /// The workspace a call names, or the store's.
-    fn ws(&self, py: Python<'_>, workspace: Option<String>) -> PyResult<String> {
-        match workspace {
-            None => Ok(self.workspace.clone()),
-            Some(w) => {
-                validate_workspace(&w).map_err(|e| to_py_err(py, e))?;
-                Ok(w)
-            }
-        }
+    /// Runs one verb-layer request with the GIL released, in the store's workspace unless
+    /// the request names another.
+    fn run<V: Verb + Send + Sync>(&self, py: Python<'_>, req: V) -> PyResult<V::Reply>
+    where
+        V::Reply: Send,
+    {
+        let (core, ws) = (&self.core, &self.workspace);
+        detach(py, move || req.run(&Ctx::new(core, ws)?))
     }
 }
 
@@ -64,22 +57,20 @@ impl Store {
     #[new]
     #[pyo3(signature = (path=None, workspace=None))]
     fn new(py: Python<'_>, path: Option<PathBuf>, workspace: Option<String>) -> PyResult<Self> {
-        let workspace = match workspace {
-            Some(w) => validate_workspace(&w).map(|()| w),
-            None => claimdag::store::default_workspace(),
-        }
-        .map_err(|e| to_py_err(py, e))?;
         let store = claimdag::Store::open(path.as_deref()).map_err(|e| to_py_err(py, e))?;
+        let workspace = Ctx::from_env(&store, workspace.as_deref())
+            .map_err(|e| to_py_err(py, e))?
+            .workspace;
         Ok(Store {
             workspace,
             core: store,
         })
     }
 
-    /// The store directory.
+    /// Where the store is: its directory (or its database, never with a password).
     #[getter]
     fn path(&self) -> String {
-        self.core.dir().display().to_string()
+        self.core.location()
     }
 
     /// The workspace methods use when they are given none.
@@ -131,11 +122,10 @@ impl Store {
         max_attempts: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
     ) -> PyResult<String> {
-        let mut u = Upsert {
-            workspace: self.ws(py, workspace)?,
-            kind: Some(kind.to_string()),
+        let req = verbs::Upsert {
             summary,
-            parent: None,
+            kind: Some(kind.to_string()),
+            parent,
             role,
             priority: opt_int("priority", priority, i64::MIN.into())?,
             estimate: opt_int("estimate", estimate, 1)?,
@@ -143,30 +133,29 @@ impl Store {
             resources,
             ref_: r#ref,
             max_attempts: opt_int("max_attempts", max_attempts, 1)?,
+            workspace,
         };
-        let store = &self.core;
-        detach(py, move || {
-            u.parent = parent.as_deref().map(|p| store.resolve(p)).transpose()?;
-            store.upsert(u).map(|id| id.hex())
-        })
+        Ok(self.run(py, req)?.id.hex())
     }
 
     /// Makes `child` wait on `parent`: a hard link is satisfied when `parent` is done, a soft
     /// one when it finished in any status. Linking twice is a no-op.
     #[pyo3(signature = (parent, child, soft=false))]
     fn link(&self, py: Python<'_>, parent: String, child: String, soft: bool) -> PyResult<()> {
-        let store = &self.core;
-        detach(py, move || {
-            store.link(store.resolve(&parent)?, store.resolve(&child)?, soft)
-        })
+        self.run(
+            py,
+            verbs::Link {
+                parent,
+                child,
+                soft,
+            },
+        )
+        .map(|_| ())
     }
 
     /// Removes the link that makes `child` wait on `parent`.
     fn unlink(&self, py: Python<'_>, parent: String, child: String) -> PyResult<()> {
-        let store = &self.core;
-        detach(py, move || {
-            store.unlink(store.resolve(&parent)?, store.resolve(&child)?)
-        })
+        self.run(py, verbs::Unlink { parent, child }).map(|_| ())
     }
 
     /// Claims a ready node for `assignee` (32 hex characters) and returns the new generation:
@@ -181,13 +170,13 @@ impl Store {
         gen: Option<&Bound<'_, PyAny>>,
         ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let gen = opt_int("gen", gen, 0)?;
-        let ttl = opt_millis("ttl", ttl)?;
-        let store = &self.core;
-        detach(py, move || {
-            let id = store.resolve(&node)?;
-            store.claim(id, actor(&assignee, "assignee")?, gen, ttl)
-        })
+        let req = verbs::Claim {
+            node,
+            assignee: Some(assignee),
+            gen: opt_int("gen", gen, 0)?,
+            ttl: dur(opt_millis("ttl", ttl)?),
+        };
+        Ok(self.run(py, req)?.generation)
     }
 
     /// Keeps `actor`'s live claim alive: the lease starts again now (with `ttl` if given).
@@ -200,13 +189,13 @@ impl Store {
         gen: Option<&Bound<'_, PyAny>>,
         ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let gen = opt_int("gen", gen, 0)?;
-        let ttl = opt_millis("ttl", ttl)?;
-        let store = &self.core;
-        detach(py, move || {
-            let id = store.resolve(&node)?;
-            store.renew(id, self::actor(&actor, "actor")?, gen, ttl)
-        })
+        let req = verbs::Renew {
+            node,
+            actor: Some(actor),
+            gen: opt_int("gen", gen, 0)?,
+            ttl: dur(opt_millis("ttl", ttl)?),
+        };
+        self.run(py, req).map(|_| ())
     }
 
     /// Hands `actor`'s claim at `gen` back; returns the node's new generation.
@@ -217,12 +206,12 @@ impl Store {
         actor: String,
         gen: &Bound<'_, PyAny>,
     ) -> PyResult<u64> {
-        let gen = int("gen", gen, 0)?;
-        let store = &self.core;
-        detach(py, move || {
-            let id = store.resolve(&node)?;
-            store.release(id, self::actor(&actor, "actor")?, gen)
-        })
+        let req = verbs::Release {
+            node,
+            actor: Some(actor),
+            gen: int("gen", gen, 0)?,
+        };
+        Ok(self.run(py, req)?.generation)
     }
 
     /// Hands back expired claims, and with `lease` (seconds or a timedelta) also claims
@@ -234,13 +223,15 @@ impl Store {
         lease: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
     ) -> PyResult<Vec<(String, u64)>> {
-        let lease = opt_millis("lease", lease)?;
-        let ws = self.ws(py, workspace)?;
-        let store = &self.core;
-        detach(py, move || {
-            let handed = store.reclaim(&ws, lease)?;
-            Ok(handed.into_iter().map(hex_pair).collect())
-        })
+        let req = verbs::Reclaim {
+            lease: dur(opt_millis("lease", lease)?),
+            workspace,
+        };
+        let handed = self.run(py, req)?.0;
+        Ok(handed
+            .into_iter()
+            .map(|g| (g.id.hex(), g.generation))
+            .collect())
     }
 
     /// Finishes the live claim at `gen` with `status` ("done", "failed" or "cancelled"; a
@@ -256,25 +247,14 @@ impl Store {
         actor: Option<String>,
         note: Option<String>,
     ) -> PyResult<()> {
-        let gen = int("gen", gen, 0)?;
-        let status = match Status::parse(status) {
-            Some(s) if s.is_terminal() => s,
-            _ => {
-                return Err(invalid(
-                    py,
-                    format!("status must be done, failed or cancelled, got {status:?}"),
-                ))
-            }
+        let req = verbs::Complete {
+            node,
+            status: status.to_string(),
+            gen: int("gen", gen, 0)?,
+            actor,
+            note,
         };
-        let store = &self.core;
-        detach(py, move || {
-            let id = store.resolve(&node)?;
-            let a = actor
-                .as_deref()
-                .map(|a| self::actor(a, "actor"))
-                .transpose()?;
-            store.complete(id, status, gen, a, note.as_deref())
-        })
+        self.run(py, req).map(|_| ())
     }
 
     /// Puts a finished node back to todo (at `gen`, if given); returns the new generation.
@@ -285,15 +265,16 @@ impl Store {
         node: String,
         gen: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let gen = opt_int("gen", gen, 0)?;
-        let store = &self.core;
-        detach(py, move || store.reopen(store.resolve(&node)?, gen))
+        let req = verbs::Reopen {
+            node,
+            gen: opt_int("gen", gen, 0)?,
+        };
+        Ok(self.run(py, req)?.generation)
     }
 
     /// One node, with its derived display word and readiness.
     fn get(&self, py: Python<'_>, node: String) -> PyResult<Node> {
-        let store = &self.core;
-        detach(py, move || store.get(store.resolve(&node)?)).map(Node)
+        self.run(py, verbs::Show { node }).map(Node)
     }
 
     /// Nodes of the workspace in creation order: unfinished ones, or those whose stored
@@ -313,24 +294,16 @@ impl Store {
         terminal: bool,
         workspace: Option<String>,
     ) -> PyResult<Vec<Node>> {
-        let ws = self.ws(py, workspace)?;
-        let store = &self.core;
-        let views = detach(py, move || {
-            let filter = ListFilter {
-                workspace: Some(ws),
-                status,
-                holder: holder.as_deref().map(|h| actor(h, "holder")).transpose()?,
-                terminal,
-                archived,
-                only_archived: archived,
-            };
-            store.list(&filter)
-        })?;
-        Ok(views
-            .into_iter()
-            .filter(|v| ready.is_none_or(|r| v.ready == r))
-            .map(Node)
-            .collect())
+        let req = verbs::List {
+            status,
+            holder,
+            terminal,
+            archived,
+            ready,
+            workspace,
+            ..verbs::List::default()
+        };
+        Ok(self.run(py, req)?.0.into_iter().map(Node).collect())
     }
 
     /// The id of the ready node to work on next (longest critical path first), or None.
@@ -341,11 +314,8 @@ impl Store {
         role: Option<String>,
         workspace: Option<String>,
     ) -> PyResult<Option<String>> {
-        let ws = self.ws(py, workspace)?;
-        let store = &self.core;
-        detach(py, move || {
-            Ok(store.next(&ws, role.as_deref())?.map(|p| p.id.hex()))
-        })
+        let next = self.run(py, verbs::Next { role, workspace })?;
+        Ok(next.0.map(|n| n.id.hex()))
     }
 
     /// The ready nodes in the order `next` would pick them, each with its critical path.
@@ -356,15 +326,13 @@ impl Store {
         role: Option<String>,
         workspace: Option<String>,
     ) -> PyResult<Vec<Pick>> {
-        let ws = self.ws(py, workspace)?;
-        let store = &self.core;
-        let picks = detach(py, move || store.ready(&ws, role.as_deref()))?;
-        Ok(picks.into_iter().map(Pick).collect())
+        let picks = self.run(py, verbs::Ready { role, workspace })?;
+        Ok(picks.0.into_iter().map(Pick).collect())
     }
 
     /// Picks the next ready node and claims it for `assignee` in one locked step; returns
     /// `(id, generation)`, or None when nothing is ready.
-    #[pyo3(signature = (assignee, role=None, ttl=None, workspace=None))]
+    #[pyo3(signature = (assignee, role=None, ttl=None, workspace=None, resume=false))]
     fn claim_next(
         &self,
         py: Python<'_>,
@@ -372,27 +340,29 @@ impl Store {
         role: Option<String>,
         ttl: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
+        resume: bool,
     ) -> PyResult<Option<(String, u64)>> {
-        let ttl = opt_millis("ttl", ttl)?;
-        let ws = self.ws(py, workspace)?;
-        let store = &self.core;
-        detach(py, move || {
-            let a = actor(&assignee, "assignee")?;
-            Ok(store
-                .claim_next(&ws, a, role.as_deref(), ttl)?
-                .map(hex_pair))
-        })
+        let req = verbs::ClaimNext {
+            assignee: Some(assignee),
+            role,
+            ttl: dur(opt_millis("ttl", ttl)?),
+            resume,
+            workspace,
+        };
+        let got = self.run(py, req)?.0;
+        Ok(got.map(|c| (c.id.hex(), c.generation)))
     }
 
     /// The history, oldest first; only `node`'s transitions when given.
-    #[pyo3(signature = (node=None))]
-    fn log(&self, py: Python<'_>, node: Option<String>) -> PyResult<Vec<Event>> {
-        let store = &self.core;
-        let lines = detach(py, move || {
-            let id = node.as_deref().map(|n| store.resolve(n)).transpose()?;
-            store.history(id)
-        })?;
-        Ok(lines.into_iter().map(Event).collect())
+    #[pyo3(signature = (node=None, since=None))]
+    fn log(
+        &self,
+        py: Python<'_>,
+        node: Option<String>,
+        since: Option<u64>,
+    ) -> PyResult<Vec<Event>> {
+        let lines = self.run(py, verbs::Log { node, since })?;
+        Ok(lines.0.into_iter().map(Event).collect())
     }
 
     /// The store's settings, after changing those given: `default_ttl` (seconds or a
@@ -424,16 +394,20 @@ impl Store {
                 cap.map_or_else(|| "none".to_string(), |c| c.to_string()),
             ));
         }
-        let store = &self.core;
+        let (core, ws) = (&self.core, &self.workspace);
         detach(py, move || {
-            let mut settings = None;
-            for (key, value) in &changes {
-                settings = Some(store.set_setting(key, value)?);
+            let cx = Ctx::new(core, ws)?;
+            let mut reply = verbs::Config::default().run(&cx)?;
+            for (key, value) in changes {
+                let req = verbs::Config {
+                    key: Some(key.to_string()),
+                    value: Some(value),
+                };
+                reply = req.run(&cx)?;
             }
-            match settings {
-                Some(s) => Ok(s),
-                None => store.settings(),
-            }
+            // Every setting, whichever changed last.
+            reply.key = None;
+            Ok(reply)
         })
         .map(Settings)
     }
@@ -450,24 +424,17 @@ impl Store {
         older_than: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
     ) -> PyResult<usize> {
-        let older_than = opt_millis("older_than", older_than)?;
-        let ws = self.ws(py, workspace)?;
-        let store = &self.core;
-        detach(py, move || {
-            let ids = nodes
-                .iter()
-                .map(|n| store.resolve(n))
-                .collect::<claimdag::Result<Vec<_>>>()?;
-            store.archive(&ws, &ids, older_than)
-        })
+        let req = verbs::Archive {
+            nodes,
+            older_than: dur(opt_millis("older_than", older_than)?),
+            workspace,
+        };
+        Ok(self.run(py, req)?.archived)
     }
 
     /// Brings an archived node back into the live state unchanged; returns its status.
     fn unarchive(&self, py: Python<'_>, node: String) -> PyResult<&'static str> {
-        let store = &self.core;
-        detach(py, move || {
-            Ok(store.unarchive(store.resolve(&node)?)?.as_str())
-        })
+        Ok(self.run(py, verbs::Unarchive { node })?.status.as_str())
     }
 
     /// Creates or merges every node of `plan` with its links as one atomic write, like
@@ -482,13 +449,11 @@ impl Store {
         workspace: Option<String>,
     ) -> PyResult<Vec<(String, String)>> {
         let bytes = plan_bytes(plan)?;
-        let ws = self.ws(py, workspace)?;
-        let store = &self.core;
-        detach(py, move || {
-            let plan = Plan::parse(&bytes)?;
-            let ids = store.import(&ws, plan)?;
-            Ok(ids.into_iter().map(|(id, key)| (id.hex(), key)).collect())
-        })
+        let (core, ws) = (&self.core, &self.workspace);
+        let nodes = detach(py, move || {
+            verbs::Import::from_bytes(&bytes, workspace)?.run(&Ctx::new(core, ws)?)
+        })?;
+        Ok(nodes.0.into_iter().map(|n| (n.id.hex(), n.key)).collect())
     }
 
     /// The workspace's DAG as Graphviz dot (`format="dot"`) or Mermaid (`"mermaid"`):
@@ -501,19 +466,47 @@ impl Store {
         all: bool,
         workspace: Option<String>,
     ) -> PyResult<String> {
-        let f = Format::parse(format)
-            .ok_or_else(|| invalid(py, format!("format must be dot or mermaid, got {format:?}")))?;
-        let ws = self.ws(py, workspace)?;
-        let store = &self.core;
-        detach(py, move || {
-            store.read(|s, now| graph::render(s, &ws, all, f, now))
-        })
+        let req = verbs::Graph {
+            format: Some(format.to_string()),
+            all,
+            workspace,
+        };
+        Ok(self.run(py, req)?.graph)
     }
 
     /// Reads every file of the store afresh and verifies the DAG's invariants. Damaged
     /// files raise CorruptStore; broken invariants are listed in the report's `problems`.
     fn check(&self, py: Python<'_>) -> PyResult<Report> {
-        let store = &self.core;
-        detach(py, move || store.check()).map(Report)
+        self.run(py, verbs::Check {}).map(Report)
+    }
+
+    /// Runs any verb by name with its arguments (keywords, or a dict), and returns its reply
+    /// exactly as the CLI's `--json` prints it (`json.loads` of it: a dict, a list, or None
+    /// when `next`/`claim_next` found nothing). `store.call("reclaim", lease=0)`,
+    /// `store.call("claim_next", assignee="name:w1", resume=True)`. Arguments are named as
+    /// the CLI's long options with `_` for `-`; an unknown verb or argument is InvalidInput.
+    #[pyo3(signature = (verb, args=None, **kwargs))]
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        verb: String,
+        args: Option<&Bound<'py, PyDict>>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut merged = serde_json::Map::new();
+        for d in [args, kwargs].into_iter().flatten() {
+            if let serde_json::Value::Object(m) = py_to_json(d.as_any(), 0)? {
+                merged.extend(m);
+            }
+        }
+        let (core, ws) = (&self.core, &self.workspace);
+        let answer = detach(py, move || {
+            verbs::call(
+                &Ctx::new(core, ws)?,
+                &verb,
+                serde_json::Value::Object(merged),
+            )
+        })?;
+        json_to_py(py, &answer.json)
     }
 }

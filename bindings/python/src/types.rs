@@ -2,18 +2,20 @@
 //! readable `repr`, equality, and `to_dict()` (the same keys as the CLI's `--json`).
 
 use crate::convert::json_to_py;
-use claimdag::store::HistoryLine;
+use claimdag::model::HistoryLine;
+use claimdag::verbs::{CheckReport, SettingsReply};
 use claimdag::{Id, NodeView};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use serde_json::json;
 
 fn ids<'py>(py: Python<'py>, ids: &[Id]) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(py, ids.iter().map(Id::hex))
 }
 
-fn dict<'py>(py: Python<'py>, value: &serde_json::Value) -> PyResult<Bound<'py, PyDict>> {
-    Ok(json_to_py(py, value)?.cast_into::<PyDict>()?)
+/// A reply's JSON as a dict: exactly what `json.loads` gives of the CLI's `--json`.
+fn dict<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyDict>> {
+    let value = serde_json::to_value(value).unwrap_or_default();
+    Ok(json_to_py(py, &value)?.cast_into::<PyDict>()?)
 }
 
 /// Python's `repr` of a string: quotes and escapes as Python writes them.
@@ -153,7 +155,7 @@ impl Node {
 
     /// Every field as a dict, with the keys of the CLI's `--json` output.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        dict(py, &self.0.to_json())
+        dict(py, &self.0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -219,7 +221,7 @@ impl Event {
 
     /// The event as a dict, with the keys of the CLI's `log --json` (absent ones left out).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        dict(py, &serde_json::to_value(&self.0).unwrap_or_default())
+        dict(py, &self.0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -269,12 +271,14 @@ impl Pick {
     fn path<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         ids(py, &self.0.path)
     }
+    #[getter]
+    fn summary(&self) -> &str {
+        &self.0.summary
+    }
 
+    /// As the CLI's `ready --json` gives each node.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        dict(
-            py,
-            &json!({"id": self.0.id, "critical": self.0.critical, "path": self.0.path}),
-        )
+        dict(py, &self.0)
     }
 
     fn __repr__(&self) -> String {
@@ -292,7 +296,7 @@ impl Pick {
 /// What `Store.check()` found: counts, and every broken invariant as a sentence.
 #[pyclass(frozen, eq, module = "claimdag._claimdag")]
 #[derive(PartialEq)]
-pub struct Report(pub claimdag::store::Report);
+pub struct Report(pub CheckReport);
 
 #[pymethods]
 impl Report {
@@ -323,13 +327,9 @@ impl Report {
         PyTuple::new(py, &self.0.notes)
     }
 
+    /// As the CLI's `check --json` gives it.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.0;
-        dict(
-            py,
-            &json!({"ok": r.problems.is_empty(), "nodes": r.nodes, "archived": r.archived,
-                    "events": r.events, "problems": r.problems, "notes": r.notes}),
-        )
+        dict(py, &self.0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -357,7 +357,7 @@ impl Report {
 /// The settings of a store (SPEC section 1).
 #[pyclass(frozen, eq, module = "claimdag._claimdag")]
 #[derive(PartialEq)]
-pub struct Settings(pub claimdag::Settings);
+pub struct Settings(pub SettingsReply);
 
 #[pymethods]
 impl Settings {
@@ -377,13 +377,9 @@ impl Settings {
         self.0.max_attempts
     }
 
+    /// As the CLI's `config --json` gives it.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = &self.0;
-        dict(
-            py,
-            &json!({"default_ttl_ms": s.default_ttl_ms, "max_held": s.max_held,
-                    "max_attempts": s.max_attempts}),
-        )
+        dict(py, &self.0)
     }
 
     fn __repr__(&self) -> String {

@@ -10,7 +10,7 @@
 //! followed by a good one is corruption, never skipped.
 
 use crate::error::{Error, Result};
-use crate::id::Id;
+pub use crate::model::HistoryLine;
 use crate::model::{Change, Event, Millis};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -211,76 +211,6 @@ pub fn check_header(buf: &[u8], path: &Path) -> Result<Head> {
         Ok(Head::Missing)
     } else {
         Err(Error::corrupt(path, "not a claimdag journal (bad header)"))
-    }
-}
-
-/// One line of the history file: an event, the record it came from and its place in it.
-/// On disk and in JSON output it is one flat object: `{"seq", "i", "at", "verb", ...}`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "HistoryWire")]
-pub struct HistoryLine {
-    pub seq: u64,
-    /// The event's index within its record.
-    pub i: u32,
-    pub event: Event,
-}
-
-#[derive(Deserialize)]
-struct HistoryWire {
-    seq: u64,
-    #[serde(default)]
-    i: u32,
-    at: Millis,
-    verb: String,
-    #[serde(default)]
-    node: Option<Id>,
-    #[serde(default)]
-    actor: Option<Id>,
-    #[serde(default)]
-    generation: Option<u64>,
-    #[serde(default)]
-    detail: Option<String>,
-}
-
-impl From<HistoryWire> for HistoryLine {
-    fn from(w: HistoryWire) -> HistoryLine {
-        HistoryLine {
-            seq: w.seq,
-            i: w.i,
-            event: Event {
-                at: w.at,
-                verb: w.verb,
-                node: w.node,
-                actor: w.actor,
-                generation: w.generation,
-                detail: w.detail,
-            },
-        }
-    }
-}
-
-impl Serialize for HistoryLine {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let e = &self.event;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("seq", &self.seq)?;
-        m.serialize_entry("i", &self.i)?;
-        m.serialize_entry("at", &e.at)?;
-        m.serialize_entry("verb", &e.verb)?;
-        if let Some(n) = &e.node {
-            m.serialize_entry("node", n)?;
-        }
-        if let Some(a) = &e.actor {
-            m.serialize_entry("actor", a)?;
-        }
-        if let Some(g) = &e.generation {
-            m.serialize_entry("generation", g)?;
-        }
-        if let Some(d) = &e.detail {
-            m.serialize_entry("detail", d)?;
-        }
-        m.end()
     }
 }
 

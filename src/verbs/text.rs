@@ -1,7 +1,8 @@
-//! Text output of the CLI: `list` lines, `show` fields, `ready` and `log` lines.
+//! The text forms of replies, as the CLI prints them: `list` lines, `show` fields, `ready`
+//! and `log` lines, and the helpers they share.
 
+use crate::model::HistoryLine;
 use crate::schedule::Pick;
-use crate::store::HistoryLine;
 use crate::view::NodeView;
 use std::fmt::Write;
 
@@ -116,9 +117,10 @@ pub fn show(v: &NodeView) -> String {
     out
 }
 
-pub fn ready(picks: &[Pick], summaries: &[String]) -> String {
+pub fn ready(picks: &[Pick]) -> String {
     let mut out = String::new();
-    for (p, s) in picks.iter().zip(summaries) {
+    for p in picks {
+        let s = &p.summary;
         let path: Vec<String> = p.path.iter().map(|i| i.short()).collect();
         let _ = writeln!(
             out,

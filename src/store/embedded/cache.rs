@@ -1,126 +1,47 @@
-//! The embedded store of SPEC section 6: a directory with a stable `lock` file, a
-//! `snapshot.json` replaced atomically, an append-only `journal`, and the side files
-//! `history.jsonl` (every transition) and `archive.jsonl` (archived nodes).
-//!
-//! A write holds the exclusive lock across load, transition and save; it costs one append
-//! and one `fdatasync`. A process that keeps a store open reloads only the journal records
-//! appended since its last look. When the journal outgrows the snapshot, the writer that
-//! notices moves the journal's events to the history file, writes a new snapshot and
-//! empties the journal; a crash at any step leaves a store that reads the same.
+//! The cached view of one store directory: the lock, the snapshot and journal this handle
+//! has read, and the write path (lock, catch up, decide, append, fsync).
 
 use super::fault::crash;
 use super::fsutil::{self, FileId, Mode};
-use super::journal::{self, Head, HistoryLine, Record};
-use super::snapshot;
+use super::journal::{self, Head, Record};
+use super::logs::{read_all, read_logs, ArchiveFiles, Logs};
+use super::{snapshot, Tuning, JOURNAL, LOCK, SNAPSHOT};
 use crate::error::{Error, Result};
-use crate::model::{Change, Millis, Node, State};
-use crate::rules::{Archive, NoArchive};
+use crate::model::{Millis, State};
+use crate::rules::NoArchive;
+use crate::store::backend::Decide;
 use std::fs::File;
-use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-pub const LOCK: &str = "lock";
-pub const SNAPSHOT: &str = "snapshot.json";
-pub const JOURNAL: &str = "journal";
-pub const HISTORY: &str = "history.jsonl";
-pub const ARCHIVE: &str = "archive.jsonl";
-/// Held (try-locked) by the one process compacting the store.
-pub const COMPACT_LOCK: &str = "compact.lock";
-
-/// One line of the archive file: an archived node's last value and the record that moved it.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ArchiveLine {
-    pub seq: u64,
-    pub node: crate::model::Node,
-}
-
-/// The history and the archived nodes of a store.
-#[derive(Debug, Default)]
-pub struct Logs {
-    pub history: Vec<HistoryLine>,
-    pub archive: std::collections::HashMap<crate::id::Id, crate::model::Node>,
-    /// Where each archived node's last line stands in the archive (file, then journal):
-    /// nodes archived together keep the order they had in the live state.
-    pub archive_order: std::collections::HashMap<crate::id::Id, usize>,
-}
-
 const HEADER_LEN: u64 = journal::HEADER.len() as u64;
-
-/// Decides a write: the state, its archive and the time in, the change to commit and the
-/// answer out.
-pub type Decide<'a, R> = dyn Fn(&State, &dyn Archive, Millis) -> Result<(Change, R)> + 'a;
-
-/// Tuning of the embedded store.
-#[derive(Debug, Clone)]
-pub struct Tuning {
-    /// `fdatasync` every write (the default). Off only for measurements.
-    pub sync: bool,
-    /// The journal is compacted once it holds more than this many bytes and more than the
-    /// snapshot.
-    pub compact_min_bytes: u64,
-}
-
-/// The journal size below which a store is never compacted.
-pub const COMPACT_MIN_BYTES: u64 = 64 << 10;
-
-impl Default for Tuning {
-    fn default() -> Self {
-        Tuning {
-            sync: true,
-            compact_min_bytes: compact_min_bytes(),
-        }
-    }
-}
-
-/// With the `testing` feature, `$CLAIMDAG_COMPACT_MIN_BYTES` pins the threshold (the tests
-/// that build a journal just under it); shipped builds ignore the variable.
-#[cfg(feature = "testing")]
-fn compact_min_bytes() -> u64 {
-    std::env::var("CLAIMDAG_COMPACT_MIN_BYTES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(COMPACT_MIN_BYTES)
-}
-
-#[cfg(not(feature = "testing"))]
-fn compact_min_bytes() -> u64 {
-    COMPACT_MIN_BYTES
-}
 
 /// The cached view of one store directory, owned by one `Store` handle.
 #[derive(Default)]
 pub struct Embedded {
     /// The process that opened the files below: a child made by `fork` shares them with
     /// its parent, and OS locks on a shared open file do not exclude each other.
-    pid: u32,
-    lock: Option<File>,
-    state: State,
-    seq: u64,
-    snap: Option<FileId>,
-    snapshot_len: u64,
-    journal: Option<File>,
-    journal_end: u64,
-    journal_len: u64,
+    pub(super) pid: u32,
+    pub(super) lock: Option<File>,
+    pub(super) state: State,
+    pub(super) seq: u64,
+    pub(super) snap: Option<FileId>,
+    pub(super) snapshot_len: u64,
+    pub(super) journal: Option<File>,
+    pub(super) journal_end: u64,
+    pub(super) journal_len: u64,
     /// Where the last record this cache applied starts, and its frame (length and
     /// checksum): if those bytes change, the journal was rewritten and the cache is stale.
-    last_frame: Option<(u64, [u8; journal::FRAME_LEN])>,
+    pub(super) last_frame: Option<(u64, [u8; journal::FRAME_LEN])>,
 }
 
 /// A held OS lock on the `lock` file; released on drop (and by the kernel on a crash).
-struct Held<'a>(&'a File);
+pub(super) struct Held<'a>(pub(super) &'a File);
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         let _ = self.0.unlock();
     }
-}
-
-fn read_all(mut f: impl Read, path: &Path) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf)
-        .map_err(|e| fsutil::describe(path, &e))?;
-    Ok(buf)
 }
 
 impl Embedded {
@@ -195,13 +116,13 @@ impl Embedded {
 
     /// Runs `decide` on the current state under the exclusive lock and commits the change it
     /// returns (if any) before releasing the lock.
-    pub fn write<R>(
+    pub fn write(
         &mut self,
         dir: &Path,
         tuning: &Tuning,
         now: &dyn Fn() -> Millis,
-        decide: &Decide<'_, R>,
-    ) -> Result<R> {
+        decide: &mut Decide<'_>,
+    ) -> Result<()> {
         if !dir.exists() {
             // Nothing exists yet: a refused call must not create the store either.
             decide(&State::default(), &NoArchive, now())?;
@@ -214,9 +135,9 @@ impl Embedded {
             self.refresh(dir)?;
             let at = now();
             let archive = ArchiveFiles(dir);
-            let (change, out) = decide(&self.state, &archive, at)?;
+            let change = decide(&self.state, &archive, at)?;
             if change.is_empty() {
-                return Ok((out, false));
+                return Ok(false);
             }
             if self.snap.is_none() {
                 self.create(dir)?;
@@ -243,18 +164,18 @@ impl Embedded {
             self.seq = rec.seq;
             self.state.apply(&rec.change);
             let used = self.journal_end - HEADER_LEN;
-            Ok((out, used > tuning.compact_min_bytes.max(self.snapshot_len)))
+            Ok(used > tuning.compact_min_bytes.max(self.snapshot_len))
         })();
         let result = match result {
-            Ok((out, true)) => {
+            Ok(true) => {
                 // The write is committed and the lock released; a failed compaction only
                 // leaves a longer journal.
                 if self.compact(dir, &lock).is_err() {
                     self.snap = None;
                 }
-                Ok(out)
+                Ok(())
             }
-            Ok((out, false)) => Ok(out),
+            Ok(false) => Ok(()),
             Err(e) => Err(e),
         };
         self.lock = Some(lock);
@@ -262,6 +183,21 @@ impl Embedded {
             // After an I/O failure the cache may be behind the files: reload next time.
             self.snap = None;
         }
+        result
+    }
+
+    /// The number of the last committed write, read under a shared lock (the journal's
+    /// tail only, as every read does).
+    pub fn version(&mut self, dir: &Path) -> Result<u64> {
+        let Some(lock) = self.acquire(dir, false)? else {
+            return Ok(0);
+        };
+        let result = (|| {
+            let _held = Held(&lock);
+            self.refresh(dir)?;
+            Ok(self.seq)
+        })();
+        self.lock = Some(lock);
         result
     }
 
@@ -582,203 +518,11 @@ impl Embedded {
             }
         }
     }
-
-    /// Compacts the store after a write, off the write lock's path: the new snapshot of
-    /// this handle's state (record `seq`) is written and synced while other processes go on
-    /// writing; then, briefly under the write lock, the journal's records up to `seq` move to
-    /// the side files, the snapshot is renamed into place, and the journal is replaced by one
-    /// holding only the records written since. Only one compaction runs at a time
-    /// (`compact.lock`); one that finds the store compacted meanwhile gives up. A crash at
-    /// any step leaves a store that reads the same.
-    fn compact(&mut self, dir: &Path, lock: &File) -> Result<()> {
-        let Some(base) = self.snap else {
-            return Ok(());
-        };
-        let cpath = dir.join(COMPACT_LOCK);
-        let guard = fsutil::open(&cpath, Mode::ReadWriteCreate)?;
-        if guard.try_lock().is_err() {
-            return Ok(()); // another process is compacting
-        }
-        let _compacting = Held(&guard);
-        let result = self.compact_locked(dir, lock, base);
-        // compact.lock keeps the reason of the last failure, for `check` to report.
-        match &result {
-            Err(e) => {
-                let _ = guard.set_len(0);
-                let _ = guard.write_all_at(format!("{e}\n").as_bytes(), 0);
-            }
-            Ok(()) if guard.metadata().is_ok_and(|m| m.len() > 0) => {
-                let _ = guard.set_len(0);
-            }
-            Ok(()) => {}
-        }
-        result
-    }
-
-    /// Why the journal is past the compaction threshold, if it is: the store could not be
-    /// compacted (`check` reports it). Uses what the last load read.
-    pub fn compaction_backlog(&self, dir: &Path, tuning: &Tuning) -> Option<String> {
-        let used = self.journal_end.saturating_sub(HEADER_LEN);
-        let limit = tuning.compact_min_bytes.max(self.snapshot_len);
-        if self.snap.is_none() || used <= limit {
-            return None;
-        }
-        let reason = std::fs::read_to_string(dir.join(COMPACT_LOCK))
-            .ok()
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())
-            .map(|t| format!("; the last attempt failed: {t}"))
-            .unwrap_or_default();
-        Some(format!(
-            "the journal holds {used} bytes, past the compaction threshold of {limit} bytes: \
-             the store could not be compacted yet (the next write tries again){reason}"
-        ))
-    }
-
-    /// The body of [`Embedded::compact`], with `compact.lock` held.
-    fn compact_locked(&mut self, dir: &Path, lock: &File, base: FileId) -> Result<()> {
-        let (state, seq) = (&self.state, self.seq);
-        let tmp = fsutil::write_synced(dir, SNAPSHOT, &mut |w| snapshot::write(w, state, seq))?;
-        lock.lock()
-            .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
-        let _held = Held(lock);
-        if !lock_is_at_path(lock, dir) {
-            let _ = std::fs::remove_file(&tmp);
-            return Ok(()); // the directory was replaced meanwhile
-        }
-        let spath = dir.join(SNAPSHOT);
-        let now = std::fs::symlink_metadata(&spath).map_err(|e| fsutil::describe(&spath, &e))?;
-        if FileId::of(&now) != base {
-            let _ = std::fs::remove_file(&tmp);
-            return Ok(()); // compacted by another process meanwhile
-        }
-        let jpath = dir.join(JOURNAL);
-        let bytes = match fsutil::open_existing(&jpath)? {
-            Some(f) => read_all(f, &jpath)?,
-            None => return Ok(()),
-        };
-        if journal::check_header(&bytes, &jpath)? != Head::Good {
-            return Ok(());
-        }
-        let body = &bytes[HEADER_LEN as usize..];
-        let scan = journal::scan(body, &jpath, HEADER_LEN)?;
-        let mut lines = Vec::new();
-        let mut archived = Vec::new();
-        let mut keep_from = 0;
-        let json = |e: serde_json::Error| Error::Internal(e.to_string());
-        for (rec, end) in scan.records.iter().zip(&scan.ends) {
-            if rec.seq > seq {
-                break;
-            }
-            keep_from = *end;
-            for (i, event) in rec.change.events.iter().enumerate() {
-                let line = HistoryLine {
-                    seq: rec.seq,
-                    i: i as u32,
-                    event: event.clone(),
-                };
-                serde_json::to_writer(&mut lines, &line).map_err(json)?;
-                lines.push(b'\n');
-            }
-            for node in &rec.change.archived {
-                let line = ArchiveLine {
-                    seq: rec.seq,
-                    node: node.clone(),
-                };
-                serde_json::to_writer(&mut archived, &line).map_err(json)?;
-                archived.push(b'\n');
-            }
-        }
-        append_lines(dir, ARCHIVE, &archived)?;
-        append_lines(dir, HISTORY, &lines)?;
-        crash("compact-after-history");
-        crash("compact-before-rename");
-        std::fs::rename(&tmp, &spath).map_err(|e| fsutil::describe(&spath, &e))?;
-        crash("compact-after-rename");
-        fsutil::fsync_dir(dir)?;
-        crash("compact-before-truncate");
-        // The records written since `seq` (by other processes) start the new journal.
-        let kept = &body[keep_from..scan.valid_len];
-        let mut fresh = Vec::with_capacity(journal::HEADER.len() + kept.len());
-        fresh.extend_from_slice(journal::HEADER);
-        fresh.extend_from_slice(kept);
-        let jtmp = fsutil::write_synced(dir, JOURNAL, &mut |w| w.write_all(&fresh))?;
-        std::fs::rename(&jtmp, &jpath).map_err(|e| fsutil::describe(&jpath, &e))?;
-        fsutil::fsync_dir(dir)?;
-        // This handle now stands at the new snapshot; the next call reads the kept records.
-        let snap = std::fs::symlink_metadata(&spath).map_err(|e| fsutil::describe(&spath, &e))?;
-        self.snap = Some(FileId::of(&snap));
-        self.snapshot_len = snap.len();
-        self.journal = Some(fsutil::open(&jpath, Mode::ReadWrite)?);
-        self.journal_end = HEADER_LEN;
-        self.journal_len = HEADER_LEN;
-        self.last_frame = None;
-        Ok(())
-    }
-}
-
-/// The history (when asked) and the archived nodes, from the side files and the journal
-/// records not yet moved there. The caller holds the lock.
-fn read_logs(dir: &Path, history: bool) -> Result<Logs> {
-    let mut logs = Logs::default();
-    let mut order = 0usize;
-    let mut archived = |logs: &mut Logs, n: Node| {
-        order += 1;
-        logs.archive_order.insert(n.id, order);
-        logs.archive.insert(n.id, n);
-    };
-    if history {
-        let hpath = dir.join(HISTORY);
-        if let Some(f) = fsutil::open_existing(&hpath)? {
-            logs.history = journal::parse_history(&read_all(f, &hpath)?, &hpath)?;
-        }
-    }
-    let apath = dir.join(ARCHIVE);
-    if let Some(f) = fsutil::open_existing(&apath)? {
-        for line in journal::parse_lines::<ArchiveLine>(&read_all(f, &apath)?, &apath)? {
-            archived(&mut logs, line.node);
-        }
-    }
-    let jpath = dir.join(JOURNAL);
-    let journal_bytes = match fsutil::open_existing(&jpath)? {
-        Some(f) => read_all(f, &jpath)?,
-        None => Vec::new(),
-    };
-    let last = logs.history.last().map(|h| h.seq).unwrap_or(0);
-    if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
-        let scan = journal::scan(&journal_bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
-        for rec in scan.records {
-            for n in rec.change.archived {
-                archived(&mut logs, n);
-            }
-            if history && rec.seq > last {
-                let seq = rec.seq;
-                logs.history
-                    .extend(rec.change.events.into_iter().enumerate().map(|(i, event)| {
-                        HistoryLine {
-                            seq,
-                            i: i as u32,
-                            event,
-                        }
-                    }));
-            }
-        }
-    }
-    Ok(logs)
-}
-
-/// The archive of a store whose lock the caller holds, read when the rules ask for a node.
-struct ArchiveFiles<'a>(&'a Path);
-
-impl Archive for ArchiveFiles<'_> {
-    fn archived_node(&self, id: &crate::id::Id) -> Result<Option<Node>> {
-        Ok(read_logs(self.0, false)?.archive.remove(id))
-    }
 }
 
 /// True when `lock` is the file at `dir/lock` (and the store has not been moved or removed
 /// under this handle).
-fn lock_is_at_path(lock: &File, dir: &Path) -> bool {
+pub(super) fn lock_is_at_path(lock: &File, dir: &Path) -> bool {
     match (lock.metadata(), std::fs::symlink_metadata(dir.join(LOCK))) {
         (Ok(open), Ok(at_path)) => same_file(&open, &at_path),
         _ => false,
@@ -789,34 +533,4 @@ fn lock_is_at_path(lock: &File, dir: &Path) -> bool {
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     a.dev() == b.dev() && a.ino() == b.ino()
-}
-
-/// Appends complete lines to a side file, first dropping a torn last line.
-fn append_lines(dir: &Path, name: &str, lines: &[u8]) -> Result<()> {
-    if lines.is_empty() {
-        return Ok(());
-    }
-    let path = dir.join(name);
-    let f = fsutil::open(&path, Mode::ReadWriteCreate)?;
-    let io = |e: std::io::Error| fsutil::describe(&path, &e);
-    let mut len = f.metadata().map_err(io)?.len();
-    // Walk back to the last newline: anything after it is a torn line.
-    let mut end = len;
-    while end > 0 {
-        let start = end.saturating_sub(64 * 1024);
-        let mut chunk = vec![0u8; (end - start) as usize];
-        f.read_exact_at(&mut chunk, start).map_err(io)?;
-        if let Some(p) = chunk.iter().rposition(|&c| c == b'\n') {
-            end = start + p as u64 + 1;
-            break;
-        }
-        end = start;
-    }
-    if end != len {
-        f.set_len(end).map_err(io)?;
-        len = end;
-    }
-    f.write_all_at(lines, len).map_err(io)?;
-    f.sync_data().map_err(io)?;
-    Ok(())
 }

@@ -1,0 +1,75 @@
+//! The seam between [`super::Store`] and where the state lives. A backend gives the pure
+//! rules the state they need inside one locked step (a lock file, a database transaction)
+//! and commits what they decided; it never decides anything itself. The embedded directory
+//! store is one backend; the PostgreSQL store is another.
+
+use crate::error::Result;
+use crate::id::Id;
+use crate::model::{Change, HistoryLine, Millis, Node, State};
+use crate::rules::Archive;
+use std::path::Path;
+
+/// Decides one write: the current state, its archive and the lease clock's time in, the
+/// change to commit out. An `Err` refuses the write and nothing is committed. A backend may
+/// call it more than once (only the last call's change is committed).
+pub type Decide<'a> = dyn FnMut(&State, &dyn Archive, Millis) -> Result<Change> + 'a;
+
+/// What a read needs besides the live state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Need {
+    /// The archived nodes' last values (`show` and `list` of archived nodes).
+    pub archive: bool,
+}
+
+/// One consistent view of a store: everything in it was read in one locked step.
+pub struct View<'a> {
+    pub state: &'a State,
+    /// The archived nodes by creation time, then archive order; empty unless asked for.
+    pub archived: &'a [Node],
+    /// The lease clock's time of the read.
+    pub now: Millis,
+}
+
+/// What `check` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub nodes: usize,
+    pub archived: usize,
+    pub events: usize,
+    /// Broken invariants: the store is not sound.
+    pub problems: Vec<String>,
+    /// Things worth knowing that break nothing (a journal that could not be compacted).
+    pub notes: Vec<String>,
+}
+
+/// A place the state lives. Every method is one locked step of its own.
+pub trait Backend: Send + Sync + std::fmt::Debug {
+    /// Where the store is, for messages and headers (never with a password).
+    fn location(&self) -> String;
+
+    /// The store directory, for a directory store.
+    fn dir(&self) -> Option<&Path> {
+        None
+    }
+
+    /// The lease clock's time.
+    fn now(&self) -> Result<Millis>;
+
+    /// Runs `decide` on the current state and commits what it returns, in one locked step.
+    /// When this returns `Ok`, the change is durable.
+    fn write(&self, decide: &mut Decide<'_>) -> Result<()>;
+
+    /// Runs `f` on one consistent view.
+    fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()>;
+
+    /// The history lines of writes after `since` (0: all), oldest first; `node`'s only
+    /// when given.
+    fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>>;
+
+    /// The number of the last committed write, by any process: it changes with every
+    /// commit and never goes back, and costs about one small read.
+    fn version(&self) -> Result<u64>;
+
+    /// Reads everything afresh (formats, checksums) and verifies the invariants.
+    fn check(&self) -> Result<Report>;
+}

@@ -1,0 +1,198 @@
+//! The embedded store of SPEC section 6: a directory with a stable `lock` file, a
+//! `snapshot.json` replaced atomically, an append-only `journal`, and the side files
+//! `history.jsonl` (every transition) and `archive.jsonl` (archived nodes).
+//!
+//! A write holds the exclusive lock across load, transition and save; it costs one append
+//! and one `fdatasync`. A process that keeps a store open reloads only the journal records
+//! appended since its last look. When the journal outgrows the snapshot, the writer that
+//! notices moves the journal's events to the history file, writes a new snapshot and
+//! empties the journal; a crash at any step leaves a store that reads the same.
+
+mod cache;
+mod compact;
+pub mod fault;
+mod fsutil;
+pub mod journal;
+mod logs;
+pub mod snapshot;
+
+pub use logs::{ArchiveLine, Logs};
+
+use super::backend::{Backend, Decide, Need, Report, View};
+use super::{Clock, SystemClock};
+use crate::error::Result;
+use crate::id::Id;
+use crate::model::{HistoryLine, Millis};
+use cache::Embedded;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub const LOCK: &str = "lock";
+pub const SNAPSHOT: &str = "snapshot.json";
+pub const JOURNAL: &str = "journal";
+pub const HISTORY: &str = "history.jsonl";
+pub const ARCHIVE: &str = "archive.jsonl";
+/// Held (try-locked) by the one process compacting the store.
+pub const COMPACT_LOCK: &str = "compact.lock";
+
+/// Tuning of the embedded store.
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    /// `fdatasync` every write (the default). Off only for measurements.
+    pub sync: bool,
+    /// The journal is compacted once it holds more than this many bytes and more than the
+    /// snapshot.
+    pub compact_min_bytes: u64,
+}
+
+/// The journal size below which a store is never compacted.
+pub const COMPACT_MIN_BYTES: u64 = 64 << 10;
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            sync: true,
+            compact_min_bytes: compact_min_bytes(),
+        }
+    }
+}
+
+/// With the `testing` feature, `$CLAIMDAG_COMPACT_MIN_BYTES` pins the threshold (the tests
+/// that build a journal just under it); shipped builds ignore the variable.
+#[cfg(feature = "testing")]
+fn compact_min_bytes() -> u64 {
+    std::env::var("CLAIMDAG_COMPACT_MIN_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(COMPACT_MIN_BYTES)
+}
+
+#[cfg(not(feature = "testing"))]
+fn compact_min_bytes() -> u64 {
+    COMPACT_MIN_BYTES
+}
+
+/// The embedded backend: one store directory, shared by every handle and process that opens
+/// it. Each handle keeps the state in memory and reads only what others appended since.
+pub struct EmbeddedStore {
+    dir: PathBuf,
+    tuning: Tuning,
+    clock: Arc<dyn Clock>,
+    inner: Mutex<Embedded>,
+}
+
+impl EmbeddedStore {
+    pub fn new(dir: PathBuf, tuning: Tuning, clock: Arc<dyn Clock>) -> EmbeddedStore {
+        EmbeddedStore {
+            dir,
+            tuning,
+            clock,
+            inner: Mutex::new(Embedded::default()),
+        }
+    }
+
+    /// A store directory with the default tuning and the system clock.
+    pub fn open(dir: PathBuf) -> EmbeddedStore {
+        EmbeddedStore::new(dir, Tuning::default(), Arc::new(SystemClock))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn inner(&self) -> MutexGuard<'_, Embedded> {
+        // A panic mid-call may leave the cache half-updated: start over from the files.
+        self.inner.lock().unwrap_or_else(|poisoned| {
+            let mut g = poisoned.into_inner();
+            *g = Embedded::default();
+            g
+        })
+    }
+}
+
+impl std::fmt::Debug for EmbeddedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedStore")
+            .field("dir", &self.dir)
+            .finish()
+    }
+}
+
+impl Backend for EmbeddedStore {
+    fn location(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    fn dir(&self) -> Option<&Path> {
+        Some(&self.dir)
+    }
+
+    fn now(&self) -> Result<Millis> {
+        Ok(self.clock.now_ms())
+    }
+
+    fn write(&self, decide: &mut Decide<'_>) -> Result<()> {
+        let clock = self.clock.clone();
+        self.inner()
+            .write(&self.dir, &self.tuning, &move || clock.now_ms(), decide)
+    }
+
+    fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()> {
+        let now = self.clock.now_ms();
+        let mut inner = self.inner();
+        if !need.archive {
+            return inner.read(&self.dir, |state| {
+                f(&View {
+                    state,
+                    archived: &[],
+                    now,
+                })
+            });
+        }
+        inner.with_logs(&self.dir, false, |state, logs| {
+            let archived = logs.in_order();
+            f(&View {
+                state,
+                archived: &archived,
+                now,
+            })
+        })
+    }
+
+    fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>> {
+        let all = self.inner().logs(&self.dir)?.history;
+        Ok(all
+            .into_iter()
+            .filter(|h| h.seq > since)
+            .filter(|h| node.is_none_or(|id| h.event.node == Some(id)))
+            .collect())
+    }
+
+    fn version(&self) -> Result<u64> {
+        self.inner().version(&self.dir)
+    }
+
+    fn check(&self) -> Result<Report> {
+        let mut fresh = Embedded::default();
+        let (nodes, archived, problems, events) = fresh.with_logs(&self.dir, true, |s, logs| {
+            let mut p = crate::verify::problems(s);
+            p.extend(crate::verify::history_problems(
+                s,
+                &logs.history,
+                &logs.archive,
+            ));
+            (s.len(), s.archived().len(), p, logs.history.len())
+        })?;
+        let notes = fresh
+            .compaction_backlog(&self.dir, &self.tuning)
+            .into_iter()
+            .collect();
+        Ok(Report {
+            nodes,
+            archived,
+            events,
+            problems,
+            notes,
+        })
+    }
+}

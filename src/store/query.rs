@@ -1,0 +1,162 @@
+//! The named queries every front door asks, pure functions of one consistent [`View`]: a
+//! node, a filtered list, the ready nodes with their critical paths, the claims an actor
+//! holds, and resolving a node argument.
+
+use super::backend::View;
+use crate::error::{Error, Result};
+use crate::id::{Actor, Id};
+use crate::model::Node;
+use crate::rules;
+use crate::schedule::{self, Pick};
+use crate::view::NodeView;
+
+/// The words `list --status` takes: stored statuses and display words.
+pub const STATUS_WORDS: [&str; 8] = [
+    "todo",
+    "ready",
+    "blocked",
+    "claimed",
+    "expired",
+    "done",
+    "failed",
+    "cancelled",
+];
+
+/// Which nodes `list` shows.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    /// Only this workspace; `None` for every workspace.
+    pub workspace: Option<String>,
+    /// A stored status or a display word (`ready`, `blocked`, `expired`, ...).
+    pub status: Option<String>,
+    pub holder: Option<Actor>,
+    /// Include finished nodes.
+    pub terminal: bool,
+    /// Include archived nodes.
+    pub archived: bool,
+    /// Show archived nodes only.
+    pub only_archived: bool,
+    /// Only ready (`Some(true)`) or only not ready (`Some(false)`) nodes.
+    pub ready: Option<bool>,
+}
+
+impl ListFilter {
+    /// Refuses a status word `list` does not know.
+    pub fn check(&self) -> Result<()> {
+        if let Some(w) = &self.workspace {
+            rules::validate_workspace(w)?;
+        }
+        match &self.status {
+            Some(st) if !STATUS_WORDS.contains(&st.as_str()) => Err(Error::invalid(format!(
+                "unknown status {st:?}: use one of {}",
+                STATUS_WORDS.join(", ")
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A live or archived node with its derived words.
+pub(super) fn node_view(v: &View<'_>, id: &Id) -> Option<NodeView> {
+    v.state
+        .get(id)
+        .or_else(|| v.archived.iter().find(|n| n.id == *id))
+        .map(|n| NodeView::of(v.state, n, v.now))
+}
+
+pub(super) fn list(v: &View<'_>, filter: &ListFilter) -> Vec<NodeView> {
+    let live = v.state.nodes().iter().filter(|_| !filter.only_archived);
+    live.chain(v.archived.iter())
+        .filter(|n| filter.workspace.as_deref().is_none_or(|w| n.workspace == w))
+        .filter(|n| filter.holder.is_none_or(|h| n.holder == Some(h)))
+        .map(|n| NodeView::of(v.state, n, v.now))
+        .filter(|nv| match &filter.status {
+            Some(st) => nv.node.status.as_str() == st || nv.display.as_str() == st,
+            None => nv.node.archived || filter.terminal || !nv.node.status.is_terminal(),
+        })
+        .filter(|nv| filter.ready.is_none_or(|r| nv.ready == r))
+        .collect()
+}
+
+/// The workspace and role of `next` and `ready`, checked as `claim-next` checks them.
+pub(super) fn check_pick_args(workspace: &str, role: Option<&str>) -> Result<()> {
+    rules::validate_workspace(workspace)?;
+    if let Some(r) = role {
+        rules::validate_word("role", r, 0)?;
+    }
+    Ok(())
+}
+
+pub(super) fn ready(v: &View<'_>, workspace: &str, role: Option<&str>) -> Vec<Pick> {
+    schedule::order(
+        &rules::view_at(v.state, v.now),
+        workspace,
+        role.unwrap_or(""),
+    )
+}
+
+pub(super) fn next(v: &View<'_>, workspace: &str, role: Option<&str>) -> Option<Pick> {
+    schedule::best(
+        &rules::view_at(v.state, v.now),
+        workspace,
+        role.unwrap_or(""),
+    )
+}
+
+/// `actor`'s live claims in `workspace`, oldest claim first.
+pub(super) fn held_by(v: &View<'_>, workspace: &str, actor: Actor) -> Vec<NodeView> {
+    let mut held: Vec<&Node> = v
+        .state
+        .claimed_ids()
+        .iter()
+        .filter_map(|id| v.state.get(id))
+        .filter(|n| n.workspace == workspace && n.holder == Some(actor) && n.is_live_claim(v.now))
+        .collect();
+    held.sort_by_key(|n| (n.claimed_at, n.id));
+    held.into_iter()
+        .map(|n| NodeView::of(v.state, n, v.now))
+        .collect()
+}
+
+/// A node argument, checked before the store is read.
+pub(super) enum Prefix {
+    Full(Id),
+    Part(String),
+}
+
+pub(super) fn prefix(text: &str) -> Result<Prefix> {
+    let t = text.trim().trim_end_matches("...").to_ascii_lowercase();
+    if t.len() == 32 {
+        return Id::parse(&t, "node id").map(Prefix::Full);
+    }
+    if t.len() < 8 || t.len() > 32 || !t.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return Err(Error::invalid(format!(
+            "node must be a 32-hex id or a prefix of at least 8 hex characters, got {text:?}"
+        )));
+    }
+    Ok(Prefix::Part(t))
+}
+
+/// The one live or archived node whose id starts with `prefix`.
+pub(super) fn resolve(v: &View<'_>, prefix: &str) -> Result<Id> {
+    let mut m: Vec<Id> = v
+        .state
+        .nodes()
+        .iter()
+        .map(|n| n.id)
+        .chain(v.state.archived().keys().copied())
+        .filter(|id| id.starts_with_hex(prefix))
+        .take(2)
+        .collect();
+    m.dedup();
+    match m.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(Error::NotFound {
+            what: format!("node {prefix}..."),
+            node: None,
+        }),
+        _ => Err(Error::invalid(format!(
+            "node prefix {prefix} is ambiguous: give more characters"
+        ))),
+    }
+}

@@ -1,0 +1,132 @@
+//! Arguments as users write them that are more than a string: durations and the status a
+//! node is finished with. Node and actor arguments are strings resolved by [`super::Ctx`].
+
+use crate::error::{Error, Result};
+use crate::model::Status;
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A duration as a user wrote it: `500ms`, `30s`, `15m`, `2h`, `1d`, or a bare number of
+/// seconds (in JSON, a string in that form or a whole number of seconds). It is read when
+/// the verb runs, so a malformed one is an `invalid_input` like any other bad argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dur {
+    /// The text form.
+    Text(String),
+    /// Whole seconds (a JSON number).
+    Seconds(u64),
+    /// Milliseconds, from a front door that measured them itself.
+    Ms(u64),
+}
+
+impl Dur {
+    /// The duration in milliseconds; a malformed or too large one is `invalid_input`.
+    pub fn ms(&self) -> Result<u64> {
+        match self {
+            Dur::Text(t) => crate::duration::parse_ms(t),
+            Dur::Seconds(s) => s.checked_mul(1000).ok_or_else(|| {
+                Error::invalid(format!(
+                    "duration of {s} s is too large (at most {} ms)",
+                    u64::MAX
+                ))
+            }),
+            Dur::Ms(ms) => Ok(*ms),
+        }
+    }
+
+    /// An optional duration in milliseconds.
+    pub fn opt_ms(d: &Option<Dur>) -> Result<Option<u64>> {
+        d.as_ref().map(Dur::ms).transpose()
+    }
+}
+
+impl std::str::FromStr for Dur {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> std::result::Result<Dur, Self::Err> {
+        Ok(Dur::Text(s.to_string()))
+    }
+}
+
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Dur::Text(t) => s.serialize_str(t),
+            Dur::Seconds(n) => s.serialize_u64(*n),
+            Dur::Ms(ms) => s.serialize_str(&crate::duration::format_ms(*ms)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Dur, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a duration such as \"30s\", \"15m\", \"500ms\", or whole seconds")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Dur, E> {
+                Ok(Dur::Text(s.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, secs: u64) -> std::result::Result<Dur, E> {
+                Ok(Dur::Seconds(secs))
+            }
+            fn visit_i64<E: serde::de::Error>(self, secs: i64) -> std::result::Result<Dur, E> {
+                match u64::try_from(secs) {
+                    Ok(s) => Ok(Dur::Seconds(s)),
+                    Err(_) => Err(E::custom("a duration must not be negative")),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for Dur {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A duration: \"500ms\", \"30s\", \"15m\", \"2h\", \"1d\", or whole seconds",
+            "oneOf": [
+                {"type": "string", "pattern": "^[0-9]+(ms|s|m|h|d)?$"},
+                {"type": "integer", "minimum": 0}
+            ]
+        })
+    }
+}
+
+/// The status `complete` finishes a node with: `done`, `failed` or `cancelled`.
+pub fn parse_finish_status(text: &str) -> Result<Status> {
+    match Status::parse(text.trim()) {
+        Some(s) if s.is_terminal() => Ok(s),
+        _ => Err(Error::invalid(format!(
+            "status must be done, failed or cancelled, got {text:?}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_text_or_seconds() {
+        let d: Dur = serde_json::from_str("\"15m\"").unwrap();
+        assert_eq!(d.ms().unwrap(), 900_000);
+        let d: Dur = serde_json::from_str("30").unwrap();
+        assert_eq!(d.ms().unwrap(), 30_000);
+        assert!(serde_json::from_str::<Dur>("-1").is_err());
+        assert!(serde_json::from_str::<Dur>("1.5").is_err());
+        let bad: Dur = serde_json::from_str("\"5x\"").unwrap();
+        assert!(bad.ms().unwrap_err().to_string().contains("bad duration"));
+        assert!(Dur::Seconds(u64::MAX)
+            .ms()
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
+        assert_eq!(serde_json::to_string(&Dur::Ms(90_000)).unwrap(), "\"90s\"");
+    }
+}

@@ -1,0 +1,231 @@
+//! The verbs of claims and their ends: claim, claim-next, renew, release, reclaim,
+//! complete, reopen.
+
+use super::args::parse_finish_status;
+use super::replies::{Claimed, ClaimedNode, Completed, Done, Granted, HandedBack};
+use super::{Ctx, Dur, Verb};
+use crate::error::Result;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Claim a ready node; the reply's generation is the fencing token to renew, release and
+/// complete with.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// A full id, a unique prefix of at least 8 hex characters, or `xxxxxxxx...`.
+    pub node: String,
+    /// The claiming actor: 32 hex or name:NAME (default: the caller's actor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ACTOR", required = true))]
+    pub assignee: Option<String>,
+    /// Claim only if the node is at this generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "G"))]
+    pub gen: Option<u64>,
+    /// The lease (default: the store's default_ttl).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DUR"))]
+    pub ttl: Option<Dur>,
+}
+
+impl Verb for Claim {
+    const NAME: &'static str = "claim";
+    type Reply = Granted;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Granted> {
+        let id = cx.node(&self.node)?;
+        let who = cx.actor(self.assignee.as_deref(), "assignee")?;
+        let generation = cx.store.claim(id, who, self.gen, Dur::opt_ms(&self.ttl)?)?;
+        Ok(Granted { id, generation })
+    }
+}
+
+/// Pick the ready node with the longest critical path and claim it, in one step. With
+/// `resume`, an actor that already holds a live claim gets that claim back instead.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimNext {
+    /// The claiming actor (default: the caller's actor, e.g. `$CLAIMDAG_ACTOR`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ACTOR"))]
+    pub assignee: Option<String>,
+    /// Consider nodes of this role or of none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "R"))]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DUR"))]
+    pub ttl: Option<Dur>,
+    /// Answer the actor's live claim in the workspace, if it holds one.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub resume: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub workspace: Option<String>,
+}
+
+impl Verb for ClaimNext {
+    const NAME: &'static str = "claim_next";
+    type Reply = Claimed;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Claimed> {
+        let ws = cx.workspace(self.workspace.as_deref())?;
+        let who = cx.actor(self.assignee.as_deref(), "assignee")?;
+        let (role, ttl) = (self.role.as_deref(), Dur::opt_ms(&self.ttl)?);
+        let got = if self.resume {
+            cx.store.resume_or_claim_next(&ws, who, role, ttl)?
+        } else {
+            cx.store
+                .claim_next(&ws, who, role, ttl)?
+                .map(|(id, g)| (id, g, false))
+        };
+        Ok(Claimed(got.map(|(id, generation, resumed)| ClaimedNode {
+            id,
+            generation,
+            resumed,
+        })))
+    }
+}
+
+/// Keep a live claim alive: its lease starts again now (with `ttl` if given).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Renew {
+    pub node: String,
+    /// The holder (default: the caller's actor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ACTOR", required = true))]
+    pub actor: Option<String>,
+    /// Renew only at this generation (the one the claim was granted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "G"))]
+    pub gen: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DUR"))]
+    pub ttl: Option<Dur>,
+}
+
+impl Verb for Renew {
+    const NAME: &'static str = "renew";
+    type Reply = Done;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Done> {
+        let id = cx.node(&self.node)?;
+        let who = cx.actor(self.actor.as_deref(), "actor")?;
+        cx.store.renew(id, who, self.gen, Dur::opt_ms(&self.ttl)?)?;
+        Ok(Done::OK)
+    }
+}
+
+/// Hand a live claim back for another attempt; the generation moves on.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Release {
+    pub node: String,
+    /// The holder (default: the caller's actor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ACTOR", required = true))]
+    pub actor: Option<String>,
+    /// The generation the claim was granted.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "G"))]
+    pub gen: u64,
+}
+
+impl Verb for Release {
+    const NAME: &'static str = "release";
+    type Reply = Granted;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Granted> {
+        let id = cx.node(&self.node)?;
+        let who = cx.actor(self.actor.as_deref(), "actor")?;
+        let generation = cx.store.release(id, who, self.gen)?;
+        Ok(Granted { id, generation })
+    }
+}
+
+/// Hand back expired claims, and with `lease` also claims quiet that long (0: every claim).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reclaim {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DUR"))]
+    pub lease: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub workspace: Option<String>,
+}
+
+impl Verb for Reclaim {
+    const NAME: &'static str = "reclaim";
+    type Reply = HandedBack;
+    fn run(&self, cx: &Ctx<'_>) -> Result<HandedBack> {
+        let ws = cx.workspace(self.workspace.as_deref())?;
+        let handed = cx.store.reclaim(&ws, Dur::opt_ms(&self.lease)?)?;
+        Ok(HandedBack(
+            handed
+                .into_iter()
+                .map(|(id, generation)| Granted { id, generation })
+                .collect(),
+        ))
+    }
+}
+
+/// Finish a claimed node at the generation its claim was granted (a todo node may be
+/// cancelled at its current generation).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Complete {
+    pub node: String,
+    /// done, failed or cancelled.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "STATUS"))]
+    pub status: String,
+    /// The generation the claim was granted.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "G"))]
+    pub gen: u64,
+    /// Refuse unless this actor is the holder (default: the caller's actor, if any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ACTOR"))]
+    pub actor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
+    pub note: Option<String>,
+}
+
+impl Verb for Complete {
+    const NAME: &'static str = "complete";
+    type Reply = Completed;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Completed> {
+        let status = parse_finish_status(&self.status)?;
+        let id = cx.node(&self.node)?;
+        let who = cx.opt_actor(self.actor.as_deref(), "actor")?;
+        cx.store
+            .complete(id, status, self.gen, who, self.note.as_deref())?;
+        Ok(Completed { id, status })
+    }
+}
+
+/// Put a finished node back to todo; the generation moves on.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Reopen {
+    pub node: String,
+    /// Reopen only at this generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "G"))]
+    pub gen: Option<u64>,
+}
+
+impl Verb for Reopen {
+    const NAME: &'static str = "reopen";
+    type Reply = Granted;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Granted> {
+        let id = cx.node(&self.node)?;
+        let generation = cx.store.reopen(id, self.gen)?;
+        Ok(Granted { id, generation })
+    }
+}

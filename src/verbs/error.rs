@@ -1,0 +1,32 @@
+//! The one JSON body of an error (SPEC section 4), for every front door: the CLI's `--json`
+//! stderr, the C `_json` functions' callers, Python's `ClaimdagError.body`, MCP tool results.
+
+use crate::error::Error;
+use serde_json::{json, Value};
+
+/// `{"code", "message", ...context}`: the node, holder, generation, the nodes an actor
+/// holds (`assignee_busy`) and the path, when the error names them.
+pub fn error_body(e: &Error) -> Value {
+    let mut body = json!({"code": e.code().as_str(), "message": e.to_string()});
+    if let Some(n) = e.node() {
+        body["node"] = json!(n);
+    }
+    if let Some(h) = e.holder() {
+        body["holder"] = json!(h);
+    }
+    if let Some(g) = e.generation() {
+        body["generation"] = json!(g);
+    }
+    if let Some(h) = e.held() {
+        body["held"] = json!(h);
+    }
+    if let Some(p) = e.path() {
+        body["path"] = json!(p.display().to_string());
+    }
+    body
+}
+
+/// `{"error": body}`, as the CLI writes it to stderr with `--json`.
+pub fn error_json(e: &Error) -> Value {
+    json!({ "error": error_body(e) })
+}

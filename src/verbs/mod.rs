@@ -1,0 +1,250 @@
+//! The verb layer: every verb as one typed request, written the way a user writes it (node
+//! names as a full id, a prefix or `xxxxxxxx...`; actors as 32 hex or `name:NAME`;
+//! durations as `30s` or seconds; status words), and one typed reply with one JSON shape and
+//! one text form. Every front door (the CLI, the C ABI, the Python module, the MCP server,
+//! the worker loop, the pane) turns its own input into a request and a reply into its own
+//! output; none parses an actor, a status, a duration or a workspace itself, or builds a
+//! reply's JSON by hand. Errors have one JSON body too ([`error_body`]).
+//!
+//! ```
+//! use claimdag::verbs::{self, Ctx};
+//! # let tmp = tempfile::tempdir().unwrap();
+//! let store = claimdag::Store::open(Some(&tmp.path().join("claims")))?;
+//! let cx = Ctx::new(&store, "")?;
+//! let made = verbs::call(&cx, "upsert", serde_json::json!({"summary": "parse the header"}))?;
+//! let id = made.json["id"].as_str().unwrap().to_string();
+//! let got = verbs::call(&cx, "claim", serde_json::json!({"node": &id[..8], "assignee": "name:w1"}))?;
+//! assert_eq!(got.text, "gen=2\n");
+//! assert_eq!(got.json["generation"], 2);
+//! # Ok::<(), claimdag::Error>(())
+//! ```
+
+mod args;
+mod claims;
+mod edit;
+mod error;
+mod reads;
+mod replies;
+pub mod text;
+
+pub use args::{parse_finish_status, Dur};
+pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
+pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
+pub use error::{error_body, error_json};
+pub use reads::{ActorOf, Check, Graph, List, Log, Next, Ready, Show};
+pub use replies::{
+    ActorId, Archived, CheckReport, Claimed, Completed, Done, Granted, Graphed, HandedBack,
+    History, Imported, ImportedNode, NextNode, Nodes, Picks, SettingsReply, Upserted,
+};
+
+use crate::error::{Error, Result};
+use crate::id::{Actor, Id};
+use crate::store::Store;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What a verb runs against: the store, and the defaults a request may leave out.
+#[derive(Debug, Clone)]
+pub struct Ctx<'a> {
+    pub store: &'a Store,
+    /// The workspace of requests that name none.
+    pub workspace: String,
+    /// The actor of requests that name none (`claim-next` takes `$CLAIMDAG_ACTOR`; the MCP
+    /// server, the worker loop and the pane bind one at start). `None`: an actor must be
+    /// given.
+    pub actor: Option<Actor>,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context with `workspace` (checked) and no default actor.
+    pub fn new(store: &'a Store, workspace: &str) -> Result<Ctx<'a>> {
+        crate::rules::validate_workspace(workspace)?;
+        Ok(Ctx {
+            store,
+            workspace: workspace.to_string(),
+            actor: None,
+        })
+    }
+
+    /// A context with the workspace given, else `$CLAIMDAG_WORKSPACE`, else "".
+    pub fn from_env(store: &'a Store, workspace: Option<&str>) -> Result<Ctx<'a>> {
+        match workspace {
+            Some(w) => Ctx::new(store, w),
+            None => Ctx::new(store, &crate::store::default_workspace()?),
+        }
+    }
+
+    /// The same context with a default actor (32 hex or `name:NAME`).
+    pub fn with_actor(mut self, actor: Option<&str>) -> Result<Ctx<'a>> {
+        self.actor = actor.map(|a| Actor::parse_actor(a, "actor")).transpose()?;
+        Ok(self)
+    }
+
+    /// The default actor from `$CLAIMDAG_ACTOR` (empty counts as unset), if no actor is
+    /// bound yet.
+    pub fn with_env_actor(self) -> Result<Ctx<'a>> {
+        if self.actor.is_some() {
+            return Ok(self);
+        }
+        match std::env::var("CLAIMDAG_ACTOR")
+            .ok()
+            .filter(|v| !v.is_empty())
+        {
+            Some(a) => self.with_actor(Some(&a)).map_err(|e| match e {
+                Error::InvalidInput(m) => Error::InvalidInput(format!("$CLAIMDAG_ACTOR: {m}")),
+                e => e,
+            }),
+            None => Ok(self),
+        }
+    }
+
+    /// The workspace a request names, checked, or the context's.
+    pub fn workspace(&self, given: Option<&str>) -> Result<String> {
+        match given {
+            Some(w) => {
+                crate::rules::validate_workspace(w)?;
+                Ok(w.to_string())
+            }
+            None => Ok(self.workspace.clone()),
+        }
+    }
+
+    /// A node argument resolved to its id.
+    pub fn node(&self, text: &str) -> Result<Id> {
+        self.store.resolve(text)
+    }
+
+    /// An actor argument (`what` names it), or the context's actor when none is given.
+    pub fn actor(&self, given: Option<&str>, what: &str) -> Result<Actor> {
+        match given {
+            Some(a) => Actor::parse_actor(a, what),
+            None => self.actor.ok_or_else(|| {
+                Error::invalid(format!(
+                    "{what} is required: 32 hex characters or name:NAME (or set $CLAIMDAG_ACTOR where it applies)"
+                ))
+            }),
+        }
+    }
+
+    /// An optional actor argument: the given one, else the context's, else none.
+    pub fn opt_actor(&self, given: Option<&str>, what: &str) -> Result<Option<Actor>> {
+        match given {
+            Some(a) => Actor::parse_actor(a, what).map(Some),
+            None => Ok(self.actor),
+        }
+    }
+}
+
+/// A verb: a request as a user writes it, and how it runs.
+pub trait Verb: DeserializeOwned + Serialize + JsonSchema {
+    /// The verb's name, as the CLI spells it with `-` and JSON callers with `_`.
+    const NAME: &'static str;
+    type Reply: Reply;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Self::Reply>;
+}
+
+/// A verb's reply: its JSON shape is its `Serialize`; this adds the text form.
+pub trait Reply: Serialize + DeserializeOwned + JsonSchema {
+    /// What the CLI prints without `--json`.
+    fn text(&self) -> String;
+    /// The CLI's exit status for this reply: 0, or 1 when nothing was there to pick, 6 when
+    /// `check` found a problem.
+    fn exit(&self) -> i32 {
+        0
+    }
+    /// For a reply that is a JSON array: the key it goes under where an object is needed
+    /// (MCP structured content).
+    fn list_key() -> Option<&'static str> {
+        None
+    }
+}
+
+/// A reply in every form: its JSON, its text and the CLI's exit status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub json: Value,
+    pub text: String,
+    pub exit: i32,
+    /// Where a JSON array goes in an object (see [`Reply::list_key`]).
+    pub list_key: Option<&'static str>,
+}
+
+impl Answer {
+    pub fn of<R: Reply>(reply: &R) -> Answer {
+        Answer {
+            json: serde_json::to_value(reply).unwrap_or(Value::Null),
+            text: reply.text(),
+            exit: reply.exit(),
+            list_key: R::list_key(),
+        }
+    }
+
+    /// The JSON as an object: a list goes under its key, nothing under `{}`.
+    pub fn object(&self) -> Value {
+        match (&self.json, self.list_key) {
+            (Value::Object(_), _) => self.json.clone(),
+            (Value::Null, _) => Value::Object(Default::default()),
+            (v, Some(k)) => serde_json::json!({ k: v }),
+            (v, None) => serde_json::json!({ "value": v }),
+        }
+    }
+}
+
+/// Runs one typed request.
+pub fn run<V: Verb>(cx: &Ctx<'_>, req: &V) -> Result<Answer> {
+    req.run(cx).map(|r| Answer::of(&r))
+}
+
+/// Parses a verb's arguments from JSON: unknown or mistyped fields are `invalid_input`
+/// naming them.
+pub fn parse<V: Verb>(args: Value) -> Result<V> {
+    let args = match args {
+        Value::Null => Value::Object(Default::default()),
+        a => a,
+    };
+    serde_json::from_value(args).map_err(|e| Error::invalid(format!("{}: {e}", V::NAME)))
+}
+
+macro_rules! every_verb {
+    ($($ty:ty),* $(,)?) => {
+        /// Every verb's name, in the order the reference lists them.
+        pub const NAMES: &[&str] = &[$(<$ty as Verb>::NAME),*];
+
+        /// Runs the verb named `verb` (`claim_next` or `claim-next`) with JSON arguments.
+        pub fn call(cx: &Ctx<'_>, verb: &str, args: Value) -> Result<Answer> {
+            let name = verb.replace('-', "_");
+            $(
+                if name == <$ty as Verb>::NAME {
+                    return run(cx, &parse::<$ty>(args)?);
+                }
+            )*
+            Err(Error::invalid(format!(
+                "unknown verb {verb:?}: the verbs are {}",
+                NAMES.join(", ")
+            )))
+        }
+
+        /// The JSON Schema of the verb's arguments and of its reply (`None` for an unknown
+        /// verb).
+        pub fn schemas(verb: &str) -> Option<(Value, Value)> {
+            let name = verb.replace('-', "_");
+            $(
+                if name == <$ty as Verb>::NAME {
+                    return Some((
+                        serde_json::to_value(schemars::schema_for!($ty)).unwrap_or_default(),
+                        serde_json::to_value(schemars::schema_for!(<$ty as Verb>::Reply))
+                            .unwrap_or_default(),
+                    ));
+                }
+            )*
+            None
+        }
+    };
+}
+
+every_verb!(
+    Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Complete, Reopen, Next,
+    Ready, ClaimNext, Log, Import, Archive, Unarchive, Graph, Config, Check, ActorOf,
+);

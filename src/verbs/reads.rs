@@ -1,0 +1,226 @@
+//! The verbs that only read: list, show, next, ready, log, graph, check, and `actor NAME`.
+
+use super::replies::{ActorId, CheckReport, Graphed, History, NextNode, Nodes, Picks, Upserted};
+use super::{Ctx, Verb};
+use crate::error::{Error, Result};
+use crate::graph::Format;
+use crate::id::Actor;
+use crate::store::ListFilter;
+use crate::view::NodeView;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// List nodes in creation order: live unfinished ones, or those with a status or display
+/// word; `terminal` adds finished ones, `archived` shows archived ones instead, `all` shows
+/// everything.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct List {
+    /// todo, ready, blocked, claimed, expired, done, failed or cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "S"))]
+    pub status: Option<String>,
+    /// Only the claims of this actor (32 hex or name:NAME).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ACTOR"))]
+    pub holder: Option<String>,
+    /// Include finished live nodes.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub terminal: bool,
+    /// Show archived nodes only.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub archived: bool,
+    /// Everything: live, finished and archived.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub all: bool,
+    /// Archived nodes too, after the live ones.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub with_archived: bool,
+    /// Only ready (true) or only not ready (false) nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub ready: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub workspace: Option<String>,
+}
+
+impl Verb for List {
+    const NAME: &'static str = "list";
+    type Reply = Nodes;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Nodes> {
+        let holder = self
+            .holder
+            .as_deref()
+            .map(|h| Actor::parse_actor(h, "holder"))
+            .transpose()?;
+        let filter = ListFilter {
+            workspace: Some(cx.workspace(self.workspace.as_deref())?),
+            status: self.status.clone(),
+            holder,
+            terminal: self.terminal || self.all,
+            archived: self.archived || self.all || self.with_archived,
+            only_archived: self.archived && !self.all,
+            ready: self.ready,
+        };
+        Ok(Nodes(cx.store.list(&filter)?))
+    }
+}
+
+/// Every field of one node (live or archived) and why it is not ready.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Show {
+    pub node: String,
+}
+
+impl Verb for Show {
+    const NAME: &'static str = "show";
+    type Reply = NodeView;
+    fn run(&self, cx: &Ctx<'_>) -> Result<NodeView> {
+        cx.store.get(cx.node(&self.node)?)
+    }
+}
+
+/// The ready node to work on next (longest critical path, then priority, exact role, age).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Next {
+    /// Consider nodes of this role or of none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "R"))]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub workspace: Option<String>,
+}
+
+impl Verb for Next {
+    const NAME: &'static str = "next";
+    type Reply = NextNode;
+    fn run(&self, cx: &Ctx<'_>) -> Result<NextNode> {
+        let ws = cx.workspace(self.workspace.as_deref())?;
+        let pick = cx.store.next(&ws, self.role.as_deref())?;
+        Ok(NextNode(pick.map(|p| Upserted { id: p.id })))
+    }
+}
+
+/// The ready nodes in the order `next` picks them, each with its critical path.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Ready {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "R"))]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub workspace: Option<String>,
+}
+
+impl Verb for Ready {
+    const NAME: &'static str = "ready";
+    type Reply = Picks;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Picks> {
+        let ws = cx.workspace(self.workspace.as_deref())?;
+        Ok(Picks(cx.store.ready(&ws, self.role.as_deref())?))
+    }
+}
+
+/// The history, oldest first: every transition, or one node's.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Log {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Only the writes after this one (a `seq` seen before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SEQ"))]
+    pub since: Option<u64>,
+}
+
+impl Verb for Log {
+    const NAME: &'static str = "log";
+    type Reply = History;
+    fn run(&self, cx: &Ctx<'_>) -> Result<History> {
+        let id = self.node.as_deref().map(|n| cx.node(n)).transpose()?;
+        Ok(History(
+            cx.store.history_since(self.since.unwrap_or(0), id)?,
+        ))
+    }
+}
+
+/// The DAG as Graphviz dot or Mermaid, coloured by status, the critical path in red.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Graph {
+    /// dot (default) or mermaid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FORMAT"))]
+    pub format: Option<String>,
+    /// Include finished nodes.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub all: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub workspace: Option<String>,
+}
+
+impl Verb for Graph {
+    const NAME: &'static str = "graph";
+    type Reply = Graphed;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Graphed> {
+        let format = self.format.as_deref().unwrap_or("dot");
+        let f = Format::parse(format).ok_or_else(|| {
+            Error::invalid(format!("format must be dot or mermaid, got {format:?}"))
+        })?;
+        let ws = cx.workspace(self.workspace.as_deref())?;
+        Ok(Graphed {
+            format: format.to_string(),
+            graph: cx.store.graph(&ws, self.all, f)?,
+        })
+    }
+}
+
+/// Verify the store: files, checksums and the DAG's invariants.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Check {}
+
+impl Verb for Check {
+    const NAME: &'static str = "check";
+    type Reply = CheckReport;
+    fn run(&self, cx: &Ctx<'_>) -> Result<CheckReport> {
+        Ok(cx.store.check()?.into())
+    }
+}
+
+/// The actor a name stands for (`name:NAME` wherever an actor is taken).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActorOf {
+    /// 1-64 characters of [A-Za-z0-9._@-].
+    pub name: String,
+}
+
+impl Verb for ActorOf {
+    const NAME: &'static str = "actor";
+    type Reply = ActorId;
+    fn run(&self, _: &Ctx<'_>) -> Result<ActorId> {
+        Ok(ActorId {
+            actor: Actor::from_name(self.name.trim_start_matches("name:"))?,
+        })
+    }
+}

@@ -1,0 +1,328 @@
+//! The replies of the verbs: one JSON shape (their `Serialize`) and one text form each.
+
+use super::text;
+use super::Reply;
+use crate::id::{Actor, Id};
+use crate::model::{HistoryLine, Settings, Status};
+use crate::schedule::Pick;
+use crate::view::NodeView;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The id of the node created or found (`upsert`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Upserted {
+    pub id: Id,
+}
+
+impl Reply for Upserted {
+    fn text(&self) -> String {
+        format!("{}\n", self.id)
+    }
+}
+
+/// Done, nothing to report (`link`, `unlink`, `renew`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Done {
+    pub ok: bool,
+}
+
+impl Done {
+    pub const OK: Done = Done { ok: true };
+}
+
+impl Reply for Done {
+    fn text(&self) -> String {
+        String::new()
+    }
+}
+
+/// A node and its new generation, the fencing token (`claim`, `release`, `reopen`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Granted {
+    pub id: Id,
+    pub generation: u64,
+}
+
+impl Reply for Granted {
+    fn text(&self) -> String {
+        format!("gen={}\n", self.generation)
+    }
+}
+
+/// What `claim-next` claimed (or, with `resume`, the claim the actor already held), or
+/// nothing when no node is ready (exit 1, `null` in JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Claimed(pub Option<ClaimedNode>);
+
+/// A node `claim-next` answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClaimedNode {
+    pub id: Id,
+    pub generation: u64,
+    /// True when this is the claim the actor already held (`resume`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resumed: bool,
+}
+
+impl Reply for Claimed {
+    fn text(&self) -> String {
+        match &self.0 {
+            Some(c) => format!("{}  gen={}\n", c.id, c.generation),
+            None => String::new(),
+        }
+    }
+    fn exit(&self) -> i32 {
+        i32::from(self.0.is_none())
+    }
+}
+
+/// Nodes handed back and their new generations (`reclaim`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct HandedBack(pub Vec<Granted>);
+
+impl Reply for HandedBack {
+    fn text(&self) -> String {
+        self.0
+            .iter()
+            .map(|g| format!("{}  todo  gen={}\n", g.id.short(), g.generation))
+            .collect()
+    }
+    fn list_key() -> Option<&'static str> {
+        Some("handed_back")
+    }
+}
+
+/// A node and the status it reached (`complete`) or is back with (`unarchive`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Completed {
+    pub id: Id,
+    pub status: Status,
+}
+
+impl Reply for Completed {
+    fn text(&self) -> String {
+        format!("{}  {}\n", self.id.short(), self.status)
+    }
+}
+
+/// Nodes with every field and their derived words (`list`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Nodes(pub Vec<NodeView>);
+
+impl Reply for Nodes {
+    fn text(&self) -> String {
+        text::list(&self.0)
+    }
+    fn list_key() -> Option<&'static str> {
+        Some("nodes")
+    }
+}
+
+impl Reply for NodeView {
+    fn text(&self) -> String {
+        text::show(self)
+    }
+}
+
+/// The node `next` would pick, or nothing (exit 1, `null` in JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct NextNode(pub Option<Upserted>);
+
+impl Reply for NextNode {
+    fn text(&self) -> String {
+        self.0.as_ref().map(|n| n.text()).unwrap_or_default()
+    }
+    fn exit(&self) -> i32 {
+        i32::from(self.0.is_none())
+    }
+}
+
+/// Ready nodes in the order `next` picks them, with their critical paths (`ready`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Picks(pub Vec<Pick>);
+
+impl Reply for Picks {
+    fn text(&self) -> String {
+        text::ready(&self.0)
+    }
+    fn list_key() -> Option<&'static str> {
+        Some("ready")
+    }
+}
+
+/// Transitions, oldest first (`log`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct History(pub Vec<HistoryLine>);
+
+impl Reply for History {
+    fn text(&self) -> String {
+        text::log(&self.0)
+    }
+    fn list_key() -> Option<&'static str> {
+        Some("events")
+    }
+}
+
+/// One node of an imported plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ImportedNode {
+    pub id: Id,
+    pub key: String,
+}
+
+/// Every node of a plan, in plan order, with its key (`import`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct Imported(pub Vec<ImportedNode>);
+
+impl Reply for Imported {
+    fn text(&self) -> String {
+        let mut out = String::with_capacity(self.0.len() * 48);
+        for n in &self.0 {
+            out.push_str(&format!("{}  {}\n", n.id, text::one_line(&n.key)));
+        }
+        out
+    }
+    fn list_key() -> Option<&'static str> {
+        Some("nodes")
+    }
+}
+
+/// How many nodes moved to the archive (`archive`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Archived {
+    pub archived: usize,
+}
+
+impl Reply for Archived {
+    fn text(&self) -> String {
+        format!("archived {}\n", self.archived)
+    }
+}
+
+/// The DAG drawn in a format (`graph`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Graphed {
+    pub format: String,
+    pub graph: String,
+}
+
+impl Reply for Graphed {
+    fn text(&self) -> String {
+        self.graph.clone()
+    }
+}
+
+/// The settings (`config`); the text form shows one when one was asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SettingsReply {
+    pub default_ttl_ms: u64,
+    pub max_held: u64,
+    pub max_attempts: Option<u32>,
+    /// The one setting the text form shows.
+    #[serde(skip)]
+    pub key: Option<String>,
+}
+
+impl SettingsReply {
+    pub fn of(s: &Settings, key: Option<&str>) -> SettingsReply {
+        SettingsReply {
+            default_ttl_ms: s.default_ttl_ms,
+            max_held: s.max_held,
+            max_attempts: s.max_attempts,
+            key: key.map(str::to_string),
+        }
+    }
+
+    fn settings(&self) -> Settings {
+        Settings {
+            default_ttl_ms: self.default_ttl_ms,
+            max_held: self.max_held,
+            max_attempts: self.max_attempts,
+        }
+    }
+}
+
+impl Reply for SettingsReply {
+    fn text(&self) -> String {
+        let s = self.settings();
+        match &self.key {
+            Some(k) => format!("{}\n", s.get(k).unwrap_or_default()),
+            None => s
+                .entries()
+                .iter()
+                .map(|(k, v)| format!("{k} {v}\n"))
+                .collect(),
+        }
+    }
+}
+
+/// What `check` found (exit 6 when a problem was found).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckReport {
+    pub ok: bool,
+    pub nodes: usize,
+    pub archived: usize,
+    pub events: usize,
+    pub problems: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+impl From<crate::store::Report> for CheckReport {
+    fn from(r: crate::store::Report) -> CheckReport {
+        CheckReport {
+            ok: r.problems.is_empty(),
+            nodes: r.nodes,
+            archived: r.archived,
+            events: r.events,
+            problems: r.problems,
+            notes: r.notes,
+        }
+    }
+}
+
+impl Reply for CheckReport {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.problems {
+            out.push_str(&format!("problem: {p}\n"));
+        }
+        out.push_str(&format!(
+            "{}: {} live nodes, {} archived, {} history events, files and checksums intact\n",
+            if self.ok { "ok" } else { "problems found" },
+            self.nodes,
+            self.archived,
+            self.events
+        ));
+        for n in &self.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+        out
+    }
+    fn exit(&self) -> i32 {
+        if self.ok {
+            0
+        } else {
+            6
+        }
+    }
+}
+
+/// The actor a name stands for (`actor NAME`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ActorId {
+    pub actor: Actor,
+}
+
+impl Reply for ActorId {
+    fn text(&self) -> String {
+        format!("{}\n", self.actor)
+    }
+}
