@@ -22,6 +22,8 @@ lint:
 
 test-rust:
 	$(CARGO) test --workspace
+	@if [ "$$(id -u)" = 0 ]; then $(CARGO) test -p claimdag --test root_only -- --ignored; \
+	 else echo "skipped: tests/root_only (they need root: they mount a small tmpfs)"; fi
 
 test-c:
 	bash tests/c/run.sh
@@ -48,7 +50,7 @@ bench:
 
 # Long crash and SIGKILL runs: thousands of kills instead of a few hundred (minutes).
 soak:
-	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test torture --test crash_loop --test interleavings -- --nocapture
+	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test store_files --test leases -- --nocapture torture:: crash_loop:: interleavings::
 
 # Every cargo-fuzz target for five minutes each (cargo-fuzz is installed into target/tools;
 # the stable toolchain runs it with RUSTC_BOOTSTRAP=1).

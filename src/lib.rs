@@ -12,6 +12,7 @@ pub mod duration;
 pub mod error;
 pub mod graph;
 pub mod id;
+pub mod lease;
 pub mod model;
 pub mod rules;
 pub mod schedule;
@@ -25,6 +26,7 @@ pub mod cli;
 
 pub use error::{Code, Error, Result};
 pub use id::{Actor, Id};
+pub use lease::Lease;
 pub use model::{Display, Node, Settings, State, Status};
 pub use rules::{Output, Request, Upsert};
 pub use schedule::Pick;

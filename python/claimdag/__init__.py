@@ -18,6 +18,7 @@ from claimdag._claimdag import (
     Settings,
     Store,
     __version__,
+    actor,
 )
 from claimdag.exceptions import (
     AlreadyClaimed,
@@ -40,6 +41,7 @@ from claimdag.exceptions import (
 
 __all__ = [
     "Store",
+    "actor",
     "Node",
     "Event",
     "Pick",

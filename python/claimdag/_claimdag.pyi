@@ -15,6 +15,7 @@ __all__ = [
     "Report",
     "Settings",
     "run_cli",
+    "actor",
 ]
 
 __version__: str
@@ -273,6 +274,9 @@ class Store:
     def call(
         self, verb: str, args: Optional[dict[str, Any]] = None, **kwargs: Any
     ) -> Any: ...
+
+def actor(name: str) -> str:
+    """The actor ``name:NAME`` stands for, as 32 hex characters."""
 
 def run_cli(argv: Sequence[Union[str, "os.PathLike[str]"]]) -> int:
     """Runs the claimdag command with argv (argv[0] is the program name); returns its exit

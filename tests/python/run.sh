@@ -21,6 +21,12 @@ echo "== installing the test tools"
 echo "== pip install . (builds the native module in release mode)"
 "$PY" -m pip install --quiet --progress-bar off .
 
+echo "== cargo build --release -p claimdag-capi (test_same_json compares the C library's JSON)"
+"${CARGO:-cargo}" build --release -p claimdag-capi
+target="${CARGO_TARGET_DIR:-target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+export CLAIMDAG_C_LIB_DIR="$target/release"
+
 echo "== pytest tests/python"
 status=0
 "$PY" -m pytest -p no:cacheprovider tests/python "$@" || status=$?

@@ -29,6 +29,15 @@ fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> i32 {
     })
 }
 
+/// The actor `name:NAME` stands for: 32 hex characters (SPEC section 8). Every argument
+/// that takes an actor also takes `name:NAME`.
+#[pyfunction]
+fn actor(py: Python<'_>, name: &str) -> PyResult<String> {
+    claimdag::Actor::from_name(name.strip_prefix("name:").unwrap_or(name))
+        .map(|a| a.hex())
+        .map_err(|e| error::to_py_err(py, e))
+}
+
 #[pymodule]
 fn _claimdag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -39,5 +48,6 @@ fn _claimdag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Report>()?;
     m.add_class::<types::Settings>()?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(actor, m)?)?;
     Ok(())
 }

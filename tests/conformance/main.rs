@@ -1,0 +1,68 @@
+//! The conformance suite: the scenarios that define SPEC section 3 (every verb, every
+//! refusal and its code, the fence, expiry, attempts, resources, workspaces, import,
+//! archive), written once against `Store` and run for every backend. A new backend adds one
+//! line to `backends!` and inherits all of them.
+
+mod scenarios;
+
+use claimdag::Store;
+
+/// A fresh, empty store of each backend.
+pub struct Fresh {
+    pub store: Store,
+    _keep: Option<tempfile::TempDir>,
+}
+
+pub fn embedded() -> Fresh {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(Some(&tmp.path().join("store"))).expect("open");
+    Fresh {
+        store,
+        _keep: Some(tmp),
+    }
+}
+
+/// One `#[test]` per scenario for `backend`: `embedded::fence`, ...
+macro_rules! scenarios {
+    ($backend:ident: $($scenario:ident),* $(,)?) => {
+        mod $backend {
+            $(
+                #[test]
+                fn $scenario() {
+                    let fresh = super::$backend();
+                    crate::scenarios::$scenario(&fresh.store);
+                }
+            )*
+        }
+    };
+}
+
+/// Every scenario, for one backend.
+macro_rules! every_scenario {
+    ($backend:ident) => {
+        scenarios!($backend:
+            upsert_creates_once_and_merges,
+            links_refuse_cycles_unknown_nodes_and_claimed_or_finished_children,
+            claims_need_a_ready_node_at_its_generation,
+            already_claimed_names_the_holder_and_generation,
+            max_held_limits_claims_per_actor_and_names_them,
+            overlapping_resources_exclude_each_other,
+            the_attempt_cap_survives_hand_backs,
+            the_fence_refuses_a_handed_back_holder,
+            an_expired_claim_is_handed_back_by_the_next_write,
+            reclaim_hands_back_quiet_claims,
+            release_and_reopen_move_the_generation,
+            complete_needs_a_terminal_status_and_the_holder,
+            workspaces_never_refuse_each_other,
+            import_is_atomic_and_idempotent,
+            archive_and_unarchive_keep_the_generation,
+            claim_next_picks_by_critical_path_priority_role_and_age,
+            claim_next_resumes_an_actors_claim,
+            every_transition_is_in_the_history,
+            refused_calls_change_nothing,
+            settings_are_one_write_each,
+        );
+    };
+}
+
+every_scenario!(embedded);

@@ -1,0 +1,367 @@
+//! The command line as a user meets it: node arguments in every accepted form, summaries
+//! that stay on one `list` line, `list` filters, `--json` on every verb and `--help` with an
+//! example on every verb.
+
+use crate::common::{self, actor, is_id, short, Store};
+use serde_json::Value;
+
+/// The verbs `claimdag --help` lists (without clap's own `help`).
+fn listed_verbs() -> Vec<String> {
+    let out = common::command().arg("--help").output().expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let start = text
+        .find("Commands:")
+        .unwrap_or_else(|| panic!("no Commands: in --help:\n{text}"));
+    let verbs: Vec<String> = text[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|v| *v != "help")
+        .map(str::to_string)
+        .collect();
+    assert!(
+        verbs.len() >= 10,
+        "too few verbs parsed from --help: {verbs:?}"
+    );
+    verbs
+}
+
+#[test]
+fn help_on_every_verb_exits_0_with_an_example() {
+    let mut verbs = listed_verbs();
+    verbs.push("get".into());
+    let mut bad = Vec::new();
+    for v in &verbs {
+        let out = common::command()
+            .args([v.as_str(), "--help"])
+            .output()
+            .expect("run");
+        let text = String::from_utf8_lossy(&out.stdout);
+        if out.status.code() != Some(0) {
+            bad.push(format!("{v}: exit {:?}", out.status.code()));
+        } else if !text.contains("Example") {
+            bad.push(format!("{v}: no example in --help"));
+        } else if !text.contains(&format!("claimdag {}", if v == "get" { "show" } else { v })) {
+            bad.push(format!("{v}: the example does not run `claimdag {v}`"));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+    let out = common::command().arg("--help").output().expect("run");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Example"));
+}
+
+#[test]
+fn node_arguments_take_a_full_id_a_prefix_or_the_listed_form() {
+    let s = Store::new();
+    let a = s.upsert("parse the manifest header", &[]);
+    let b = s.upsert("reject a manifest with no header", &[]);
+    let forms = |id: &str| {
+        vec![
+            id.to_string(),
+            id.to_ascii_uppercase(),
+            id[..8].to_string(),
+            id[..13].to_string(),
+            short(id),
+            id[..8].to_ascii_uppercase() + "...",
+        ]
+    };
+    for form in forms(&a) {
+        let n = s.json(&["show", &form]);
+        assert_eq!(n["id"], a.as_str(), "show {form}");
+        assert!(s.ok(&["get", &form]).contains(&a), "get {form}");
+    }
+    // Every verb that takes a node resolves the listed form.
+    s.ok(&["link", &short(&a), &b[..8]]);
+    assert_eq!(s.node(&b)["deps"], serde_json::json!([a]));
+    s.ok(&["unlink", &a[..8], &short(&b)]);
+    s.ok(&["link", &a.to_ascii_uppercase(), &b]);
+    let me = actor(7);
+    assert_eq!(
+        s.ok(&["claim", &short(&a), "--assignee", &me.to_ascii_uppercase()]),
+        "gen=2\n"
+    );
+    assert_eq!(
+        s.node(&a)["holder"],
+        me.as_str(),
+        "actors are stored lower case"
+    );
+    s.ok(&["renew", &a[..8], "--actor", &me]);
+    assert_eq!(
+        s.ok(&["complete", &short(&a), "--status", "done", "--gen", "2"]),
+        format!("{}  done\n", short(&a))
+    );
+    assert_eq!(s.ok(&["reopen", &a[..10]]), "gen=3\n");
+    assert!(s.ok(&["log", &short(&a)]).contains("reopen"));
+
+    // Too short, not hex, or unknown.
+    s.refused(&["show", &a[..7]], 2, "8", "invalid_input");
+    s.refused(&["show", "zzzzzzzz"], 2, "hex", "invalid_input");
+    let unknown = if a.starts_with("00000000") {
+        "ffffffff..."
+    } else {
+        "00000000..."
+    };
+    if !b.starts_with(&unknown[..8]) {
+        s.refused(&["show", unknown], 3, "not found", "not_found");
+    }
+}
+
+#[test]
+fn a_summary_with_a_newline_stays_on_one_list_line() {
+    let s = Store::new();
+    let a = s.upsert("first line\nsecond line", &[]);
+    let b = s.upsert("tab\there\r\nand more", &[]);
+    let c = s.upsert("plain", &[]);
+    let list = s.ok(&["list"]);
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 3, "{list:?}");
+    assert!(lines[0].starts_with(&short(&a)), "{list:?}");
+    assert!(lines[0].contains("first line") && lines[0].contains("second line"));
+    assert!(lines[1].starts_with(&short(&b)) && lines[1].contains("and more"));
+    assert!(lines[2].starts_with(&short(&c)));
+    // The stored summary keeps its newline (trimmed only at the ends).
+    assert_eq!(s.node(&a)["summary"], "first line\nsecond line");
+    // show keeps one field a line too.
+    let show = s.ok(&["show", &a]);
+    let summary_lines: Vec<&str> = show.lines().filter(|l| l.contains("line")).collect();
+    assert_eq!(summary_lines.len(), 1, "{show}");
+    // ready and log lines stay single lines as well.
+    assert_eq!(s.ok(&["ready"]).lines().count(), 3);
+}
+
+#[test]
+fn list_pads_the_status_column_and_filters() {
+    let s = Store::new();
+    let a = s.upsert("will be claimed", &[]);
+    let b = s.upsert("will be done", &[]);
+    let c = s.upsert("waits", &[]);
+    s.ok(&["link", &b, &c]);
+    let me = actor(7);
+    s.claim(&a, &me, &[]);
+    let you = actor(8);
+    s.claim(&b, &you, &[]);
+    s.ok(&["complete", &b, "--status", "done", "--gen", "2"]);
+    assert_eq!(
+        s.ok(&["list"]),
+        format!(
+            "{}  claimed  task  gen=2  will be claimed\n\
+             {}  ready    task  gen=1  waits\n",
+            short(&a),
+            short(&c)
+        )
+    );
+    assert_eq!(
+        s.ok(&["list", "--terminal"]),
+        format!(
+            "{}  claimed  task  gen=2  will be claimed\n\
+             {}  done     task  gen=2  will be done\n\
+             {}  ready    task  gen=1  waits\n",
+            short(&a),
+            short(&b),
+            short(&c)
+        )
+    );
+    assert_eq!(s.ok(&["list", "--all"]), s.ok(&["list", "--terminal"]));
+    assert_eq!(
+        s.ok(&["list", "--holder", &me]),
+        format!("{}  claimed  task  gen=2  will be claimed\n", short(&a))
+    );
+    assert_eq!(
+        s.ok(&["list", "--status", "done"]),
+        format!("{}  done  task  gen=2  will be done\n", short(&b))
+    );
+    s.refused(
+        &["list", "--status", "nonsense"],
+        2,
+        "status",
+        "invalid_input",
+    );
+    // Kinds show in their column (only the status column is padded).
+    let d = s.upsert("a bug", &["--kind", "bug"]);
+    assert!(s
+        .ok(&["list"])
+        .contains(&format!("{}  ready    bug  gen=1  a bug", short(&d))));
+}
+
+/// Runs one verb with `--json`, asserts success and JSON on stdout.
+fn json_of(s: &Store, args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let r = s.run(&all);
+    assert_eq!(r.code, Some(0), "--json {args:?}: {}", r.stderr);
+    assert!(
+        r.stdout.ends_with('\n') && r.stdout.trim().lines().count() == 1,
+        "--json {args:?} should print one JSON document: {:?}",
+        r.stdout
+    );
+    r.json()
+}
+
+#[test]
+fn json_works_on_every_verb() {
+    let s = Store::new();
+    let me = actor(7);
+    let mut seen: Vec<&str> = Vec::new();
+
+    let a = json_of(&s, &["upsert", "--summary", "parse the manifest header"]);
+    let a = a["id"].as_str().expect("upsert --json has id").to_string();
+    assert!(is_id(&a));
+    let b = json_of(&s, &["upsert", "--summary", "reject a manifest"])["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    seen.push("upsert");
+    json_of(&s, &["link", &a, &b]);
+    seen.push("link");
+    json_of(&s, &["unlink", &a, &b]);
+    seen.push("unlink");
+    s.ok(&["link", &a, &b]);
+
+    let list = json_of(&s, &["list"]);
+    let arr = list.as_array().expect("list --json is an array");
+    assert_eq!(arr.len(), 2);
+    assert_eq!(arr[0]["display"], "ready");
+    assert_eq!(arr[0]["ready"], true);
+    assert_eq!(arr[1]["display"], "todo");
+    assert_eq!(arr[1]["ready"], false);
+    seen.push("list");
+    let shown = json_of(&s, &["show", &a]);
+    assert_eq!(shown["id"], a.as_str());
+    assert_eq!(shown["display"], "ready");
+    assert_eq!(shown["generation"], 1);
+    for field in [
+        "workspace",
+        "kind",
+        "summary",
+        "parent",
+        "deps",
+        "status",
+        "generation",
+        "holder",
+        "attempts",
+        "max_attempts",
+        "claimed_at",
+        "renewed_at",
+        "ttl_ms",
+        "role",
+        "priority",
+        "estimate",
+        "labels",
+        "resources",
+        "ref",
+        "note",
+        "completed_by",
+        "created_at",
+        "updated_at",
+        "archived",
+    ] {
+        assert!(
+            shown.get(field).is_some(),
+            "show --json lacks {field}: {shown}"
+        );
+    }
+    seen.push("show");
+    assert_eq!(json_of(&s, &["get", &a])["id"], a.as_str());
+
+    assert_eq!(json_of(&s, &["next"])["id"], a.as_str());
+    seen.push("next");
+    let ready = json_of(&s, &["ready"]);
+    assert_eq!(ready[0]["id"], a.as_str());
+    seen.push("ready");
+
+    let c = json_of(&s, &["claim", &a, "--assignee", &me]);
+    assert_eq!(c["generation"], 2);
+    seen.push("claim");
+    json_of(&s, &["renew", &a, "--actor", &me]);
+    seen.push("renew");
+    let r = json_of(&s, &["release", &a, "--actor", &me, "--gen", "2"]);
+    assert_eq!(r["generation"], 3);
+    seen.push("release");
+    let cn = json_of(&s, &["claim-next", "--assignee", &me]);
+    assert_eq!(cn["id"], a.as_str());
+    assert_eq!(cn["generation"], 4);
+    seen.push("claim-next");
+    let rc = json_of(&s, &["reclaim", "--lease", "0"]);
+    assert_eq!(rc, serde_json::json!([{"id": a, "generation": 5}]));
+    seen.push("reclaim");
+    s.claim(&a, &me, &[]);
+    let done = json_of(&s, &["complete", &a, "--status", "done", "--gen", "6"]);
+    assert_eq!(done["status"], "done");
+    seen.push("complete");
+    assert_eq!(json_of(&s, &["reopen", &a])["generation"], 7);
+    seen.push("reopen");
+    let log = json_of(&s, &["log"]);
+    assert!(log.as_array().is_some_and(|l| l.len() >= 8), "{log}");
+    seen.push("log");
+    let cfg = json_of(&s, &["config"]);
+    assert_eq!(cfg["max_held"], 1);
+    json_of(&s, &["config", "max_held", "2"]);
+    seen.push("config");
+    assert_eq!(json_of(&s, &["check"])["ok"], true);
+    seen.push("check");
+
+    // Verbs of SPEC section 5 this test knows how to call, when the binary has them.
+    let listed = listed_verbs();
+    if listed.iter().any(|v| v == "archive") {
+        let z = s.upsert("finished, to archive", &[]);
+        s.claim(&z, &actor(9), &[]);
+        s.ok(&["complete", &z, "--status", "done", "--gen", "2"]);
+        json_of(&s, &["archive", &z]);
+        seen.push("archive");
+        if listed.iter().any(|v| v == "unarchive") {
+            json_of(&s, &["unarchive", &z]);
+            seen.push("unarchive");
+        }
+    }
+    if listed.iter().any(|v| v == "import") {
+        let plan = s.scratch().join("plan.json");
+        std::fs::write(
+            &plan,
+            r#"{"nodes": [{"key": "x", "summary": "imported"}, {"key": "y", "summary": "after", "deps": ["x"]}]}"#,
+        )
+        .expect("write plan");
+        json_of(&s, &["import", &plan.to_string_lossy()]);
+        seen.push("import");
+    }
+    if listed.iter().any(|v| v == "graph") {
+        json_of(&s, &["graph"]);
+        seen.push("graph");
+    }
+    if listed.iter().any(|v| v == "actor") {
+        let a = json_of(&s, &["actor", "codex-1"]);
+        assert!(common::is_id(a["actor"].as_str().unwrap()), "{a}");
+        seen.push("actor");
+    }
+    let missing: Vec<&String> = listed
+        .iter()
+        .filter(|v| !seen.contains(&v.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "verbs with no --json case in this test: {missing:?}"
+    );
+}
+
+#[test]
+fn next_and_claim_next_print_json_null_and_exit_1_when_nothing_is_ready() {
+    let s = Store::new();
+    for args in [
+        vec!["next"],
+        vec![
+            "claim-next",
+            "--assignee",
+            "00000000000000000000000000000007",
+        ],
+    ] {
+        let r = s.run(&args);
+        assert_eq!((r.code, r.stdout.as_str()), (Some(1), ""), "{args:?}");
+        let mut j = vec!["--json"];
+        j.extend_from_slice(&args);
+        let r = s.run(&j);
+        assert_eq!(r.code, Some(1), "{args:?}");
+        assert_eq!(r.json(), Value::Null, "{args:?}");
+    }
+}

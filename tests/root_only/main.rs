@@ -1,0 +1,221 @@
+//! Tests only root can run: each mounts a small tmpfs and fills it. A full file system is a
+//! clean `io` error that loses no committed write; a compaction that runs out of space keeps
+//! the write that triggered it. Ignored in a normal run; `make test-rust` runs them as root.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use common::{is_root, refused_io, run_bounded};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A tmpfs mounted for one test, unmounted on drop.
+struct Tmpfs(PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Mounts a tmpfs of `size` at `at`; `Err` says why it could not.
+fn tmpfs(at: &Path, size: &str) -> Result<Tmpfs, String> {
+    if !is_root() {
+        return Err("mounting a tmpfs needs root".into());
+    }
+    std::fs::create_dir_all(at).map_err(|e| e.to_string())?;
+    let out = Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            &format!("size={size},mode=0700"),
+            "tmpfs",
+        ])
+        .arg(at)
+        .output()
+        .map_err(|e| format!("cannot run mount: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "mount -t tmpfs failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(Tmpfs(at.to_path_buf()))
+}
+
+/// Fills the file system holding `dir` until less than `leave` bytes are free.
+fn fill(dir: &Path, leave: u64) -> PathBuf {
+    let filler = dir.join("filler");
+    // SAFETY: statvfs writes into the zeroed struct it is given.
+    let free = {
+        let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).expect("path");
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+        assert_eq!(r, 0, "statvfs");
+        st.f_bavail * st.f_frsize
+    };
+    let size = free.saturating_sub(leave) as usize;
+    std::fs::write(&filler, vec![b'f'; size]).expect("write filler");
+    filler
+}
+
+#[test]
+#[ignore = "needs root: it mounts a small tmpfs and fills it"]
+fn a_full_file_system_is_a_clean_io_error_and_loses_no_committed_write() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let mnt = scratch.path().join("mnt");
+    let _fs = tmpfs(&mnt, "4m")
+        .unwrap_or_else(|why| panic!("a full disk is simulated with a small tmpfs, and {why}"));
+    let dir = mnt.join("store");
+    let run = |args: &[&str]| {
+        let mut c = common::command();
+        c.arg("--dir").arg(&dir).args(args);
+        run_bounded(c, &format!("{args:?}"))
+    };
+    let mut ids = Vec::new();
+    for k in 0..5 {
+        let r = run(&[
+            "upsert",
+            "--summary",
+            &format!("before the disk filled {k}"),
+        ]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        ids.push(r.stdout.trim().to_string());
+    }
+    let filler = fill(&mnt, 8 * 1024);
+    // Writes with 1 KiB summaries until the disk is full.
+    let mut refused = None;
+    for k in 0..64 {
+        let summary = format!("{k} {}", "z".repeat(1000));
+        let r = run(&["upsert", "--summary", &summary]);
+        match r.code {
+            Some(0) => ids.push(r.stdout.trim().to_string()),
+            _ => {
+                refused = Some(r);
+                break;
+            }
+        }
+    }
+    let r = refused.expect("the disk never filled");
+    refused_io(
+        &r,
+        &dir.join("journal"),
+        "No space left",
+        "a write on a full disk",
+    );
+    // Reads need no space: the store is whole, with every write that succeeded.
+    let r = run(&["--json", "list"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let listed: Vec<String> = r
+        .json()
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|n| n["id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(listed, ids, "after the disk filled");
+    let r = run(&["check"]);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "check on a full disk: {}{}",
+        r.stdout,
+        r.stderr
+    );
+    // Room again: the next write works.
+    std::fs::remove_file(&filler).expect("remove filler");
+    let r = run(&["upsert", "--summary", "after the disk emptied"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let r = run(&["check"]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
+#[ignore = "needs root: it mounts a small tmpfs and fills it"]
+fn a_compaction_that_runs_out_of_space_keeps_the_committed_write() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let mnt = scratch.path().join("mnt");
+    let _fs = tmpfs(&mnt, "6m")
+        .unwrap_or_else(|why| panic!("a full disk is simulated with a small tmpfs, and {why}"));
+    let dir = mnt.join("store");
+    let run = |args: &[&str]| {
+        let mut c = common::command();
+        c.arg("--dir").arg(&dir).args(args);
+        run_bounded(c, &format!("{args:?}"))
+    };
+    // A journal just under the compaction threshold, of a state about as large.
+    let label = "l".repeat(240);
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let labels: Vec<String> = (0..1300).map(|i| format!("{n}-{i}-{label}")).collect();
+        let summary = format!("big {n}");
+        let mut args = vec!["upsert", "--summary", summary.as_str()];
+        for l in &labels {
+            args.extend(["--label", l.as_str()]);
+        }
+        let r = run(&args);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        ids.push(r.stdout.trim().to_string());
+    }
+    let journal = std::fs::metadata(dir.join("journal"))
+        .expect("journal")
+        .len();
+    assert!(
+        (900_000..1 << 20).contains(&journal),
+        "journal of {journal} bytes"
+    );
+    // Room for the next record and a little more, not for a new snapshot.
+    let filler = fill(&mnt, 400 * 1024);
+    let labels: Vec<String> = (0..1000).map(|i| format!("x-{i}-{label}")).collect();
+    let mut args = vec!["upsert", "--summary", "the write that compacts"];
+    for l in &labels {
+        args.extend(["--label", l.as_str()]);
+    }
+    let r = run(&args);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "the write is committed before compaction: {}",
+        r.stderr
+    );
+    ids.push(r.stdout.trim().to_string());
+    assert!(
+        std::fs::metadata(dir.join("journal"))
+            .expect("journal")
+            .len()
+            > 1 << 20,
+        "the compaction did not fail: the test needs a fuller disk"
+    );
+    let r = run(&["check"]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let all = run(&["--json", "list"]);
+    let listed: Vec<String> = all
+        .json()
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|n| n["id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(listed, ids);
+    // With room again the next write compacts, and everything is still there.
+    std::fs::remove_file(&filler).expect("remove filler");
+    let r = run(&["upsert", "--summary", "after the disk emptied"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        std::fs::metadata(dir.join("journal"))
+            .expect("journal")
+            .len()
+            < 64 * 1024,
+        "the journal was not compacted once there was room"
+    );
+    assert!(dir.join("history.jsonl").exists());
+    assert!(
+        !dir.join("snapshot.json.tmp").exists(),
+        "a temporary was left"
+    );
+    let r = run(&["check"]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let r = run(&["--json", "log"]);
+    assert_eq!(r.json().as_array().map(Vec::len), Some(ids.len() + 1));
+}

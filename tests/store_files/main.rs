@@ -1,0 +1,14 @@
+//! The store's files: crashes and SIGKILLs at every point, corruption, hostile files and
+//! surroundings, compaction under writers, and `check`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod check_live;
+mod check_verb;
+mod compaction_race;
+mod corruption;
+mod crash;
+mod crash_loop;
+mod hostile;
+mod torture;

@@ -1,0 +1,16 @@
+//! The verbs through the real binary, one area a file: SPEC's list of verbs, links, the README
+//! walkthrough, workspaces, roles, resources, `config` and `graph`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod config_verb;
+mod graph_verb;
+mod links;
+mod resources_claims;
+mod resources_upsert;
+mod role_word_refusals;
+mod roles_picking;
+mod spec_verbs;
+mod walkthrough;
+mod workspaces;
