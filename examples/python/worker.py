@@ -10,7 +10,7 @@ Each node is held as a lease (``store.lease_next``): it renews itself while the 
 and completes with the generation it was granted when the block ends; an exception inside
 the block finishes the node ``failed`` (or releases it, with ``on_error="release"``). When the
 store hands the claim to someone else meanwhile, ``lease.lost`` is set and the result must be
-dropped.
+dropped; leaving the block then finishes nothing.
 """
 
 from __future__ import annotations
@@ -36,8 +36,7 @@ def main(argv: list[str]) -> int:
                 break
             time.sleep(0.005)  # the real work goes here
             if lease.lost:
-                lost += 1
-                lease.drop()  # someone else has the node now: finish nothing
+                lost += 1  # someone else has the node now: leaving the block finishes nothing
                 continue
             print(f"{lease.id[:8]}...  done  gen={lease.generation}  {lease.node.summary}")
             finished += 1

@@ -12,6 +12,8 @@ See docs/python.md for the full tour.
 
 from claimdag._claimdag import (
     Event,
+    Lease,
+    LeaseNext,
     Node,
     Pick,
     Report,
@@ -41,6 +43,8 @@ from claimdag.exceptions import (
 
 __all__ = [
     "Store",
+    "Lease",
+    "LeaseNext",
     "actor",
     "Node",
     "Event",

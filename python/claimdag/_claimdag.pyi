@@ -2,9 +2,14 @@
 
 import builtins
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any, Optional, Union, final
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Optional, Union, final
+
+if TYPE_CHECKING:
+    from claimdag.aio import AsyncLeaseNext
+    from claimdag.exceptions import ClaimdagError as ClaimdagErrorLike
 
 __all__ = [
     "__version__",
@@ -14,6 +19,8 @@ __all__ = [
     "Pick",
     "Report",
     "Settings",
+    "Lease",
+    "LeaseNext",
     "run_cli",
     "actor",
 ]
@@ -274,6 +281,56 @@ class Store:
     def call(
         self, verb: str, args: Optional[dict[str, Any]] = None, **kwargs: Any
     ) -> Any: ...
+    def lease_next(
+        self,
+        assignee: str,
+        ttl: Optional[_Duration] = None,
+        role: Optional[str] = None,
+        workspace: Optional[str] = None,
+        on_error: str = "failed",
+        on_lost: Optional[Callable[[ClaimdagErrorLike], object]] = None,
+    ) -> LeaseNext: ...
+    def alease_next(self, *args: Any, **kwargs: Any) -> "AsyncLeaseNext": ...
+
+@final
+class Lease:
+    """A live claim that renews itself; finish it with complete() or release()."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def actor(self) -> str: ...
+    @property
+    def node(self) -> Node: ...
+    @property
+    def lost(self) -> bool: ...
+    @property
+    def finished(self) -> bool: ...
+    def complete(self, status: str = "done", note: Optional[str] = None) -> None: ...
+    def release(self) -> None: ...
+    def __enter__(self) -> "Lease": ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]] = None,
+        _exc: Optional[BaseException] = None,
+        _tb: Optional[TracebackType] = None,
+    ) -> bool: ...
+
+@final
+class LeaseNext:
+    """What Store.lease_next returns: enter it with `with`; it gives a Lease or None."""
+
+    @property
+    def lease(self) -> Optional[Lease]: ...
+    def __enter__(self) -> Optional[Lease]: ...
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]] = None,
+        exc: Optional[BaseException] = None,
+        tb: Optional[TracebackType] = None,
+    ) -> bool: ...
 
 def actor(name: str) -> str:
     """The actor ``name:NAME`` stands for, as 32 hex characters."""

@@ -1,5 +1,6 @@
-//! The command line as a front door: its surface (node arguments, `list` filters, `--json`,
-//! `--help`), every error code with its exit code and message, and bad input of every kind.
+//! The front doors: the command line (node arguments, `list` filters, `--json`,
+//! `--help`), every error code with its exit code and message, bad input of every kind,
+//! and the example workers.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -7,3 +8,4 @@ mod common;
 mod bad_input;
 mod cli_surface;
 mod errors;
+mod examples;

@@ -11,6 +11,7 @@
 
 mod convert;
 mod error;
+mod lease;
 mod store;
 mod types;
 
@@ -47,6 +48,8 @@ fn _claimdag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Pick>()?;
     m.add_class::<types::Report>()?;
     m.add_class::<types::Settings>()?;
+    m.add_class::<lease::Lease>()?;
+    m.add_class::<lease::LeaseNext>()?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(actor, m)?)?;
     Ok(())

@@ -5,6 +5,7 @@
 
 use crate::convert::{int, json_to_py, millis, opt_int, opt_millis, plan_bytes, py_to_json};
 use crate::error::{detach, to_py_err};
+use crate::lease::{claim_next_request, Lease, LeaseNext, OnError};
 use crate::types::{Event, Node, Pick, Report, Settings};
 use claimdag::verbs::{self, Ctx, Dur, Verb};
 use pyo3::prelude::*;
@@ -508,5 +509,57 @@ impl Store {
             )
         })?;
         json_to_py(py, &answer.json)
+    }
+
+    /// Claims the next ready node for `assignee` and holds it as a `Lease` that renews
+    /// itself (about every third of `ttl`; default: the store's default_ttl), for
+    /// `with store.lease_next(me, ttl=60) as lease:` (None when nothing is ready). Leaving
+    /// the block completes the node `done`; an exception completes it `failed`, or releases
+    /// it with `on_error="release"`. `on_lost(exc)` is called (on the renewal thread) when
+    /// the store refuses a renew: the node is someone else's now.
+    #[pyo3(signature = (assignee, ttl=None, role=None, workspace=None, on_error="failed",
+                        on_lost=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn lease_next(
+        &self,
+        py: Python<'_>,
+        assignee: String,
+        ttl: Option<&Bound<'_, PyAny>>,
+        role: Option<String>,
+        workspace: Option<String>,
+        on_error: &str,
+        on_lost: Option<Py<PyAny>>,
+    ) -> PyResult<LeaseNext> {
+        let on_error = OnError::parse(py, on_error)?;
+        let ttl_ms = match opt_millis("ttl", ttl)? {
+            Some(ms) => ms,
+            None => self.run(py, verbs::Config::default())?.default_ttl_ms,
+        };
+        let req = claim_next_request(assignee, role, ttl_ms, workspace);
+        let lease = Lease::next(
+            py,
+            &self.core,
+            &self.workspace,
+            req,
+            ttl_ms,
+            on_error,
+            on_lost,
+        )?;
+        Ok(LeaseNext {
+            lease: lease.map(|l| Py::new(py, l)).transpose()?,
+        })
+    }
+
+    /// `lease_next` for asyncio: `async with store.alease_next(me, ttl=60) as lease:`, with
+    /// awaitable `lease.complete()` and `lease.release()`; nothing blocks the event loop
+    /// (the claim and the finish run in a worker thread, the renewal on its own).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn alease_next<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let aio = slf.py().import("claimdag.aio")?;
+        aio.getattr("AsyncLeaseNext")?.call1((slf, args, kwargs))
     }
 }
