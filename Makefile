@@ -19,6 +19,7 @@ test: lint test-rust test-c test-shipped test-fuzz test-python
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
 test-rust:
 	$(CARGO) test --workspace

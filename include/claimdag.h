@@ -39,16 +39,16 @@
 #include <stdint.h>
 
 /**
- * `lease_ms` value of `claimdag_reclaim` and `claimdag_reclaim_json` meaning "no lease":
- * hand back expired claims only.
- */
-#define CLAIMDAG_NO_LEASE 18446744073709551615ull
-
-/**
  * `older_than_ms` value of `claimdag_archive` meaning "not given", as the CLI's `archive`
  * without `--older-than`. Every other value, 0 included, is an age.
  */
 #define CLAIMDAG_NO_OLDER_THAN 18446744073709551615ull
+
+/**
+ * `lease_ms` value of `claimdag_reclaim` and `claimdag_reclaim_json` meaning "no lease":
+ * hand back expired claims only.
+ */
+#define CLAIMDAG_NO_LEASE 18446744073709551615ull
 
 /**
  * The result of every fallible call. The values are those of SPEC section 4 and are never
@@ -420,6 +420,77 @@ enum claimdag_code claimdag_link_ex(struct claimdag_store *s,
 enum claimdag_code claimdag_unlink(struct claimdag_store *s, const char *parent, const char *child);
 
 /**
+ * Creates or merges every node of a plan, with its links, as one atomic write, and writes
+ * the nodes to `*out_json` in plan order as a JSON array of `{"id": "<32 hex>", "key":
+ * "<the plan's key>"}`. Free it with `claimdag_string_free`.
+ *
+ * `plan_json` is the plan the CLI's `import` reads (docs/reference.md, "Plans"):
+ * `{"nodes": [{"key", "summary", "kind", "parent", "deps", "soft_deps", "role",
+ * "priority", "estimate", "labels", "resources", "ref", "max_attempts"}]}`, where `parent`
+ * and the deps name a key of the plan or an existing node. `workspace` NULL:
+ * `$CLAIMDAG_WORKSPACE`, else "". The plan is checked whole: malformed JSON, an unknown
+ * field, a bad value or a duplicate key is `CLAIMDAG_INVALID_INPUT`, an unknown reference
+ * `CLAIMDAG_NOT_FOUND`, a cycle `CLAIMDAG_CYCLE`, each with a message naming the key, and
+ * then nothing is written. Importing the same plan again changes nothing and returns the
+ * same ids.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
+ * writable.
+ */
+enum claimdag_code claimdag_import_json(struct claimdag_store *s,
+                                        const char *workspace,
+                                        const char *plan_json,
+                                        char **out_json);
+
+/**
+ * Moves finished nodes (done, failed or cancelled) out of the live state, as the CLI's
+ * `archive [ID...] [--older-than DUR]`, and writes how many moved to `*out_count`.
+ *
+ * - `ids`, `n_ids`: the nodes to archive (ids or unique prefixes). `n_ids` 0 gives none,
+ *   and `ids` may then be NULL. A node that is not finished refuses the whole call with
+ *   `CLAIMDAG_INVALID_INPUT`; one archived already is skipped.
+ * - `older_than_ms`: also archive every finished node of `workspace` last updated at
+ *   least that many milliseconds ago; 0 archives every finished node of the workspace.
+ *   `CLAIMDAG_NO_OLDER_THAN`: not given.
+ * - With no ids and `CLAIMDAG_NO_OLDER_THAN`, every finished node of `workspace` is
+ *   archived, as `archive` with no arguments.
+ *
+ * `workspace` NULL: `$CLAIMDAG_WORKSPACE`, else "". The ids are found in any workspace.
+ * A node waiting on an archived node still sees how it ended; `claimdag_get_json`,
+ * `claimdag_log_json` and `claimdag_list_json_opts` still find archived nodes, and
+ * `claimdag_unarchive` brings one back. The generation does not change.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; `workspace` is NUL-terminated or NULL; when `n_ids > 0`,
+ * `ids` is NULL or points to `n_ids` pointers, each NUL-terminated or NULL; `out_count` is
+ * NULL or writable.
+ */
+enum claimdag_code claimdag_archive(struct claimdag_store *s,
+                                    const char *workspace,
+                                    const char *const *ids,
+                                    size_t n_ids,
+                                    uint64_t older_than_ms,
+                                    size_t *out_count);
+
+/**
+ * Brings the archived node `id` back into the live state, as the CLI's `unarchive`. Its
+ * status and generation are the ones it was archived with. When `out_status` is not NULL,
+ * the status ("done", "failed" or "cancelled") is written to `*out_status` as static text:
+ * never free it.
+ *
+ * `CLAIMDAG_NOT_FOUND` when there is no such node, `CLAIMDAG_INVALID_INPUT` when the node
+ * is live (not archived).
+ *
+ * # Safety
+ * `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_status` is NULL or
+ * writable.
+ */
+enum claimdag_code claimdag_unarchive(struct claimdag_store *s,
+                                      const char *id,
+                                      const char **out_status);
+
+/**
  * Claims the ready node `id` for `assignee` (32 hex characters) with the store's default
  * lease, and writes the new generation, the fencing token, to `*out_generation`. Keep it:
  * renew, release and complete need it.
@@ -588,77 +659,6 @@ enum claimdag_code claimdag_reopen(struct claimdag_store *s,
                                    const char *id,
                                    uint64_t generation,
                                    uint64_t *out_generation);
-
-/**
- * Creates or merges every node of a plan, with its links, as one atomic write, and writes
- * the nodes to `*out_json` in plan order as a JSON array of `{"id": "<32 hex>", "key":
- * "<the plan's key>"}`. Free it with `claimdag_string_free`.
- *
- * `plan_json` is the plan the CLI's `import` reads (docs/reference.md, "Plans"):
- * `{"nodes": [{"key", "summary", "kind", "parent", "deps", "soft_deps", "role",
- * "priority", "estimate", "labels", "resources", "ref", "max_attempts"}]}`, where `parent`
- * and the deps name a key of the plan or an existing node. `workspace` NULL:
- * `$CLAIMDAG_WORKSPACE`, else "". The plan is checked whole: malformed JSON, an unknown
- * field, a bad value or a duplicate key is `CLAIMDAG_INVALID_INPUT`, an unknown reference
- * `CLAIMDAG_NOT_FOUND`, a cycle `CLAIMDAG_CYCLE`, each with a message naming the key, and
- * then nothing is written. Importing the same plan again changes nothing and returns the
- * same ids.
- *
- * # Safety
- * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
- * writable.
- */
-enum claimdag_code claimdag_import_json(struct claimdag_store *s,
-                                        const char *workspace,
-                                        const char *plan_json,
-                                        char **out_json);
-
-/**
- * Moves finished nodes (done, failed or cancelled) out of the live state, as the CLI's
- * `archive [ID...] [--older-than DUR]`, and writes how many moved to `*out_count`.
- *
- * - `ids`, `n_ids`: the nodes to archive (ids or unique prefixes). `n_ids` 0 gives none,
- *   and `ids` may then be NULL. A node that is not finished refuses the whole call with
- *   `CLAIMDAG_INVALID_INPUT`; one archived already is skipped.
- * - `older_than_ms`: also archive every finished node of `workspace` last updated at
- *   least that many milliseconds ago; 0 archives every finished node of the workspace.
- *   `CLAIMDAG_NO_OLDER_THAN`: not given.
- * - With no ids and `CLAIMDAG_NO_OLDER_THAN`, every finished node of `workspace` is
- *   archived, as `archive` with no arguments.
- *
- * `workspace` NULL: `$CLAIMDAG_WORKSPACE`, else "". The ids are found in any workspace.
- * A node waiting on an archived node still sees how it ended; `claimdag_get_json`,
- * `claimdag_log_json` and `claimdag_list_json_opts` still find archived nodes, and
- * `claimdag_unarchive` brings one back. The generation does not change.
- *
- * # Safety
- * `s` is a live handle or NULL; `workspace` is NUL-terminated or NULL; when `n_ids > 0`,
- * `ids` is NULL or points to `n_ids` pointers, each NUL-terminated or NULL; `out_count` is
- * NULL or writable.
- */
-enum claimdag_code claimdag_archive(struct claimdag_store *s,
-                                    const char *workspace,
-                                    const char *const *ids,
-                                    size_t n_ids,
-                                    uint64_t older_than_ms,
-                                    size_t *out_count);
-
-/**
- * Brings the archived node `id` back into the live state, as the CLI's `unarchive`. Its
- * status and generation are the ones it was archived with. When `out_status` is not NULL,
- * the status ("done", "failed" or "cancelled") is written to `*out_status` as static text:
- * never free it.
- *
- * `CLAIMDAG_NOT_FOUND` when there is no such node, `CLAIMDAG_INVALID_INPUT` when the node
- * is live (not archived).
- *
- * # Safety
- * `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_status` is NULL or
- * writable.
- */
-enum claimdag_code claimdag_unarchive(struct claimdag_store *s,
-                                      const char *id,
-                                      const char **out_status);
 
 /**
  * Writes one node as a JSON object to `*out_json` (`CLAIMDAG_NOT_FOUND` when there is no

@@ -64,6 +64,31 @@ fn label(n: &Node, d: Display) -> String {
     )
 }
 
+/// What a drawing shows: the nodes, their links, and the longest critical path.
+struct Drawing<'a> {
+    state: &'a State,
+    now: Millis,
+    nodes: Vec<&'a Node>,
+    /// (prerequisite, waiting node, soft) between shown nodes.
+    edges: Vec<(Id, Id, bool)>,
+    on_path: HashSet<(Id, Id)>,
+    on_path_node: HashSet<Id>,
+}
+
+impl Drawing<'_> {
+    fn display(&self, n: &Node) -> Display {
+        rules::display(self.state, n, self.now)
+    }
+
+    fn edge_on_path(&self, p: &Id, c: &Id) -> bool {
+        self.on_path.contains(&(*c, *p)) || self.on_path.contains(&(*p, *c))
+    }
+}
+
+fn short(id: &Id) -> String {
+    format!("n{}", &id.hex()[..12])
+}
+
 /// Renders `workspace`'s live nodes: unfinished ones, plus finished ones when `all`.
 pub fn render(state: &State, workspace: &str, all: bool, format: Format, now: Millis) -> String {
     let tx = rules::view_at(state, now);
@@ -73,91 +98,96 @@ pub fn render(state: &State, workspace: &str, all: bool, format: Format, now: Mi
         .filter(|n| n.workspace == workspace && (all || !n.status.is_terminal()))
         .collect();
     let shown: HashSet<Id> = nodes.iter().map(|n| n.id).collect();
-    let cp = schedule::critical(&tx, workspace);
-    let path = cp.longest();
-    let on_path: HashSet<(Id, Id)> = path.windows(2).map(|w| (w[0], w[1])).collect();
-    let on_path_node: HashSet<Id> = path.iter().copied().collect();
-    let mut edges: Vec<(Id, Id, bool)> = Vec::new();
-    for n in &nodes {
-        for (dep, soft) in n.prerequisites() {
-            if shown.contains(&dep) {
-                edges.push((dep, n.id, soft));
-            }
+    let path = schedule::critical(&tx, workspace).longest();
+    let edges = nodes
+        .iter()
+        .flat_map(|n| n.prerequisites().map(move |(dep, soft)| (dep, n.id, soft)))
+        .filter(|(dep, _, _)| shown.contains(dep))
+        .collect();
+    let drawing = Drawing {
+        state,
+        now,
+        nodes,
+        edges,
+        on_path: path.windows(2).map(|w| (w[0], w[1])).collect(),
+        on_path_node: path.iter().copied().collect(),
+    };
+    match format {
+        Format::Dot => dot(&drawing),
+        Format::Mermaid => mermaid(&drawing),
+    }
+}
+
+fn dot(g: &Drawing<'_>) -> String {
+    let mut out = String::from("digraph claimdag {\n  rankdir=LR;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n");
+    for n in &g.nodes {
+        let d = g.display(n);
+        let l = label(n, d)
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('|', "\\n");
+        let pen = if g.on_path_node.contains(&n.id) {
+            ", penwidth=3, color=\"#d62728\""
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {} [label=\"{}\", fillcolor=\"{}\"{}];",
+            short(&n.id),
+            l,
+            colour(d),
+            pen
+        );
+    }
+    for (p, c, soft) in &g.edges {
+        let mut attrs = Vec::new();
+        if *soft {
+            attrs.push("style=dashed".to_string());
+        }
+        if g.edge_on_path(p, c) {
+            attrs.push("color=\"#d62728\", penwidth=3".to_string());
+        }
+        let a = if attrs.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", attrs.join(", "))
+        };
+        let _ = writeln!(out, "  {} -> {}{};", short(p), short(c), a);
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn mermaid(g: &Drawing<'_>) -> String {
+    let mut out = String::from("flowchart LR\n");
+    for n in &g.nodes {
+        let d = g.display(n);
+        let l = label(n, d).replace('"', "#quot;").replace('|', "<br/>");
+        let _ = writeln!(out, "  {}[\"{}\"]:::{}", short(&n.id), l, d.as_str());
+    }
+    let mut critical_links = Vec::new();
+    for (k, (p, c, soft)) in g.edges.iter().enumerate() {
+        let arrow = if *soft { "-.->" } else { "-->" };
+        let _ = writeln!(out, "  {} {} {}", short(p), arrow, short(c));
+        if g.edge_on_path(p, c) {
+            critical_links.push(k.to_string());
         }
     }
-    let short = |id: &Id| format!("n{}", &id.hex()[..12]);
-    let mut out = String::new();
-    match format {
-        Format::Dot => {
-            out.push_str("digraph claimdag {\n  rankdir=LR;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n");
-            for n in &nodes {
-                let d = rules::display(state, n, now);
-                let l = label(n, d)
-                    .replace('\\', "\\\\")
-                    .replace('"', "\\\"")
-                    .replace('|', "\\n");
-                let pen = if on_path_node.contains(&n.id) {
-                    ", penwidth=3, color=\"#d62728\""
-                } else {
-                    ""
-                };
-                let _ = writeln!(
-                    out,
-                    "  {} [label=\"{}\", fillcolor=\"{}\"{}];",
-                    short(&n.id),
-                    l,
-                    colour(d),
-                    pen
-                );
-            }
-            for (p, c, soft) in &edges {
-                let mut attrs = Vec::new();
-                if *soft {
-                    attrs.push("style=dashed".to_string());
-                }
-                if on_path.contains(&(*c, *p)) || on_path.contains(&(*p, *c)) {
-                    attrs.push("color=\"#d62728\", penwidth=3".to_string());
-                }
-                let a = if attrs.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", attrs.join(", "))
-                };
-                let _ = writeln!(out, "  {} -> {}{};", short(p), short(c), a);
-            }
-            out.push_str("}\n");
-        }
-        Format::Mermaid => {
-            out.push_str("flowchart LR\n");
-            for n in &nodes {
-                let d = rules::display(state, n, now);
-                let l = label(n, d).replace('"', "#quot;").replace('|', "<br/>");
-                let _ = writeln!(out, "  {}[\"{}\"]:::{}", short(&n.id), l, d.as_str());
-            }
-            let mut critical_links = Vec::new();
-            for (k, (p, c, soft)) in edges.iter().enumerate() {
-                let arrow = if *soft { "-.->" } else { "-->" };
-                let _ = writeln!(out, "  {} {} {}", short(p), arrow, short(c));
-                if on_path.contains(&(*c, *p)) || on_path.contains(&(*p, *c)) {
-                    critical_links.push(k.to_string());
-                }
-            }
-            for d in DISPLAYS {
-                let _ = writeln!(
-                    out,
-                    "  classDef {} fill:{},stroke:#555",
-                    d.as_str(),
-                    colour(d)
-                );
-            }
-            if !critical_links.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "  linkStyle {} stroke:#d62728,stroke-width:3px",
-                    critical_links.join(",")
-                );
-            }
-        }
+    for d in DISPLAYS {
+        let _ = writeln!(
+            out,
+            "  classDef {} fill:{},stroke:#555",
+            d.as_str(),
+            colour(d)
+        );
+    }
+    if !critical_links.is_empty() {
+        let _ = writeln!(
+            out,
+            "  linkStyle {} stroke:#d62728,stroke-width:3px",
+            critical_links.join(",")
+        );
     }
     out
 }

@@ -1,6 +1,6 @@
 //! The `claimdag` command: clap parsing into the verb layer's requests, and printing its
 //! replies (text, or JSON with `--json`) and errors (SPEC section 4) in one place
-//! ([`report`]). It uses only the public [`Store`] and [`crate::verbs`] API, like any other
+//! (`report`). It uses only the public [`Store`] and [`crate::verbs`] API, like any other
 //! front door.
 
 mod args;

@@ -8,6 +8,38 @@ use crate::model::{Node, Status};
 
 impl Tx<'_> {
     pub(super) fn upsert(&mut self, u: &Upsert) -> Result<Output> {
+        let (kind, summary) = self.check_upsert(u)?;
+        let id = Id::mint(&u.workspace, &kind, u.parent, &summary);
+        if let Some(existing) = self.get(&id) {
+            let mut n = existing.clone();
+            if n.status.is_terminal() {
+                return Ok(Output::Upserted { id, created: false });
+            }
+            merge(&mut n, u);
+            if n.status == Status::Claimed && n.resources != existing.resources {
+                // A held claim may not grow into another live claim's resources.
+                self.check_resources(&n)?;
+            }
+            if &n != existing {
+                n.updated_at = n.updated_at.max(self.now);
+                self.event("update", Some(&n), None, None);
+                self.put(n);
+            }
+            return Ok(Output::Upserted { id, created: false });
+        }
+        if self.state.archived().contains_key(&id) {
+            // The same work was finished and archived: upserting it again is idempotent.
+            return Ok(Output::Upserted { id, created: false });
+        }
+        let mut n = new_node(id, u, kind, summary, self.now);
+        merge(&mut n, u);
+        self.event("create", Some(&n), None, None);
+        self.put(n);
+        Ok(Output::Upserted { id, created: true })
+    }
+
+    /// Checks an upsert's fields; returns its kind and trimmed summary.
+    fn check_upsert(&self, u: &Upsert) -> Result<(String, String)> {
         validate_workspace(&u.workspace)?;
         let kind = u.kind.clone().unwrap_or_else(|| "task".to_string());
         validate_word("kind", &kind, 1)?;
@@ -38,61 +70,7 @@ impl Tx<'_> {
                 });
             }
         }
-        let id = Id::mint(&u.workspace, &kind, u.parent, &summary);
-        if let Some(existing) = self.get(&id) {
-            let mut n = existing.clone();
-            if n.status.is_terminal() {
-                return Ok(Output::Upserted { id, created: false });
-            }
-            merge(&mut n, u);
-            if n.status == Status::Claimed && n.resources != existing.resources {
-                // A held claim may not grow into another live claim's resources.
-                self.check_resources(&n)?;
-            }
-            if &n != existing {
-                n.updated_at = n.updated_at.max(self.now);
-                self.event("update", Some(&n), None, None);
-                self.put(n);
-            }
-            return Ok(Output::Upserted { id, created: false });
-        }
-        if self.state.archived().contains_key(&id) {
-            // The same work was finished and archived: upserting it again is idempotent.
-            return Ok(Output::Upserted { id, created: false });
-        }
-        let mut n = Node {
-            id,
-            workspace: u.workspace.clone(),
-            kind,
-            summary,
-            parent: u.parent,
-            deps: Vec::new(),
-            soft_deps: Vec::new(),
-            status: Status::Todo,
-            generation: 1,
-            holder: None,
-            attempts: 0,
-            max_attempts: None,
-            claimed_at: None,
-            renewed_at: None,
-            ttl_ms: None,
-            role: String::new(),
-            priority: 0,
-            estimate: 1,
-            labels: Vec::new(),
-            resources: Vec::new(),
-            ref_: None,
-            note: None,
-            completed_by: None,
-            last_holder: None,
-            created_at: self.now,
-            updated_at: self.now,
-            archived: false,
-        };
-        merge(&mut n, u);
-        self.event("create", Some(&n), None, None);
-        self.put(n);
-        Ok(Output::Upserted { id, created: true })
+        Ok((kind, summary))
     }
 
     pub(super) fn link(&mut self, parent: Id, child: Id, soft: bool) -> Result<Output> {
@@ -173,6 +151,39 @@ impl Tx<'_> {
         self.event("unlink", Some(&c), None, Some(parent.hex()));
         self.put(c);
         Ok(Output::Unit)
+    }
+}
+
+/// A new node: `todo`, generation 1, no attempts, every mutable field at its default.
+fn new_node(id: Id, u: &Upsert, kind: String, summary: String, now: crate::model::Millis) -> Node {
+    Node {
+        id,
+        workspace: u.workspace.clone(),
+        kind,
+        summary,
+        parent: u.parent,
+        deps: Vec::new(),
+        soft_deps: Vec::new(),
+        status: Status::Todo,
+        generation: 1,
+        holder: None,
+        attempts: 0,
+        max_attempts: None,
+        claimed_at: None,
+        renewed_at: None,
+        ttl_ms: None,
+        role: String::new(),
+        priority: 0,
+        estimate: 1,
+        labels: Vec::new(),
+        resources: Vec::new(),
+        ref_: None,
+        note: None,
+        completed_by: None,
+        last_holder: None,
+        created_at: now,
+        updated_at: now,
+        archived: false,
     }
 }
 

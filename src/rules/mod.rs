@@ -343,7 +343,7 @@ pub fn readiness(
 }
 
 /// A transaction over a borrowed state: reads see the state with this transaction's changes
-/// on top; nothing is written until the caller commits [`Tx::finish`].
+/// on top; nothing is written until the caller commits what `Tx::finish` returns.
 pub struct Tx<'a> {
     state: &'a State,
     now: Millis,

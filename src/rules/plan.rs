@@ -127,161 +127,12 @@ impl Tx<'_> {
 
     pub(super) fn import(&mut self, workspace: &str, plan: &Plan) -> Result<Output> {
         super::validate_workspace(workspace)?;
-        let mut keys: HashMap<&str, usize> = HashMap::with_capacity(plan.nodes.len());
-        for (i, n) in plan.nodes.iter().enumerate() {
-            if n.key.trim().is_empty() {
-                return Err(Error::invalid(format!(
-                    "plan node #{} has an empty key",
-                    i + 1
-                )));
-            }
-            if keys.insert(n.key.as_str(), i).is_some() {
-                return Err(Error::invalid(format!(
-                    "plan key {:?} appears twice",
-                    n.key
-                )));
-            }
-            if let Some(d) = n.deps.iter().find(|d| n.soft_deps.contains(d)) {
-                return Err(Error::invalid(format!(
-                    "plan node {:?}: {d:?} is in both deps and soft_deps; a link is either hard or soft",
-                    n.key
-                )));
-            }
-        }
-        // Ids depend on parent ids: create parents first (iteratively, so deep chains work).
-        let mut ids: Vec<Option<Id>> = vec![None; plan.nodes.len()];
-        let mut created: Vec<bool> = vec![false; plan.nodes.len()];
-        for start in 0..plan.nodes.len() {
-            let mut stack = vec![start];
-            while let Some(&i) = stack.last() {
-                if ids[i].is_some() {
-                    stack.pop();
-                    continue;
-                }
-                let n = &plan.nodes[i];
-                let parent = match &n.parent {
-                    None => None,
-                    Some(p) => match self
-                        .plan_ref(&keys, &ids, p)
-                        .map_err(|e| named(&n.key, e))?
-                    {
-                        Ref::Id(id) => Some(id),
-                        Ref::Key(j) => {
-                            if stack.contains(&j) {
-                                return Err(Error::invalid(format!(
-                                    "plan node {:?}: its parents form a loop",
-                                    n.key
-                                )));
-                            }
-                            stack.push(j);
-                            continue;
-                        }
-                    },
-                };
-                let existed = self
-                    .status_of(&Id::mint(
-                        workspace,
-                        n.kind.as_deref().unwrap_or("task"),
-                        parent,
-                        &n.summary,
-                    ))
-                    .is_some();
-                let out = self
-                    .upsert(&Upsert {
-                        workspace: workspace.to_string(),
-                        kind: n.kind.clone(),
-                        summary: n.summary.clone(),
-                        parent,
-                        role: n.role.clone(),
-                        priority: n.priority,
-                        estimate: n.estimate,
-                        labels: n.labels.clone(),
-                        resources: n.resources.clone(),
-                        ref_: n.ref_.clone(),
-                        max_attempts: n.max_attempts,
-                    })
-                    .map_err(|e| named(&n.key, e))?;
-                if let Output::Upserted { id, .. } = out {
-                    ids[i] = Some(id);
-                    created[i] = !existed;
-                }
-                stack.pop();
-            }
-        }
-        let ids: Vec<Id> = ids.into_iter().map(|i| i.unwrap_or_default()).collect();
+        let keys = plan_keys(plan)?;
+        let (ids, created) = self.create_plan_nodes(workspace, plan, &keys)?;
         // Links: every dep a node of the plan names, added when missing.
         for (i, n) in plan.nodes.iter().enumerate() {
-            let mut wanted: Vec<(Id, bool)> = Vec::new();
-            for (list, soft) in [(&n.deps, false), (&n.soft_deps, true)] {
-                for d in list {
-                    let dep = match self.plan_ref(&keys, &[], d).map_err(|e| named(&n.key, e))? {
-                        Ref::Id(id) => {
-                            self.same_workspace(&id, workspace)
-                                .map_err(|e| named(&n.key, e))?;
-                            id
-                        }
-                        Ref::Key(j) => ids[j],
-                    };
-                    if dep == ids[i] {
-                        return Err(named(&n.key, Error::cycle_link(dep, dep)));
-                    }
-                    wanted.push((dep, soft));
-                }
-            }
-            // One prerequisite named twice (a key and its id, say) must be one kind of link.
-            if let Some((d, _)) = wanted
-                .iter()
-                .find(|(d, soft)| wanted.iter().any(|(e, s)| e == d && s != soft))
-            {
-                return Err(Error::invalid(format!(
-                    "plan node {:?}: {d} is both a hard and a soft prerequisite; a link is either hard or soft",
-                    n.key
-                )));
-            }
-            wanted.sort();
-            wanted.dedup();
-            let Some(node) = self.get(&ids[i]) else {
-                continue; // an archived node of an earlier import: left as it ended
-            };
-            let missing: Vec<(Id, bool)> = wanted
-                .into_iter()
-                .filter(|(d, soft)| {
-                    let have = if *soft { &node.soft_deps } else { &node.deps };
-                    !have.contains(d)
-                })
-                .collect();
-            if missing.is_empty() {
-                continue;
-            }
-            if node.status.is_terminal() {
-                continue; // a finished node keeps the prerequisites it finished with
-            }
-            if node.status == Status::Claimed {
-                return Err(named(
-                    &n.key,
-                    Error::AlreadyClaimed {
-                        node: node.id,
-                        holder: node.holder.unwrap_or_default(),
-                        generation: node.generation,
-                    },
-                ));
-            }
-            let mut node = node.clone();
-            for (d, soft) in missing {
-                node.deps.retain(|x| *x != d);
-                node.soft_deps.retain(|x| *x != d);
-                if soft {
-                    node.soft_deps.push(d);
-                } else {
-                    node.deps.push(d);
-                }
-                if !created[i] {
-                    let detail = format!("{} {d}", if soft { "soft" } else { "hard" });
-                    self.event("link", Some(&node), None, Some(detail));
-                }
-            }
-            node.updated_at = node.updated_at.max(self.now);
-            self.put(node);
+            let wanted = self.wanted_links(workspace, n, &keys, &ids, ids[i])?;
+            self.add_links(n, ids[i], created[i], wanted)?;
         }
         if let Some(id) = self.find_cycle(workspace) {
             let key = ids
@@ -302,6 +153,157 @@ impl Tx<'_> {
                 .zip(plan.nodes.iter().map(|n| n.key.clone()))
                 .collect(),
         ))
+    }
+
+    /// Creates (or finds) every node of the plan; returns their ids in plan order and
+    /// whether each was created. Ids depend on parent ids, so parents go first (iteratively,
+    /// so deep chains work).
+    fn create_plan_nodes(
+        &mut self,
+        workspace: &str,
+        plan: &Plan,
+        keys: &HashMap<&str, usize>,
+    ) -> Result<(Vec<Id>, Vec<bool>)> {
+        let mut ids: Vec<Option<Id>> = vec![None; plan.nodes.len()];
+        let mut created: Vec<bool> = vec![false; plan.nodes.len()];
+        for start in 0..plan.nodes.len() {
+            let mut stack = vec![start];
+            while let Some(&i) = stack.last() {
+                if ids[i].is_some() {
+                    stack.pop();
+                    continue;
+                }
+                let n = &plan.nodes[i];
+                let parent = match &n.parent {
+                    None => None,
+                    Some(p) => match self.plan_ref(keys, &ids, p).map_err(|e| named(&n.key, e))? {
+                        Ref::Id(id) => Some(id),
+                        Ref::Key(j) => {
+                            if stack.contains(&j) {
+                                return Err(Error::invalid(format!(
+                                    "plan node {:?}: its parents form a loop",
+                                    n.key
+                                )));
+                            }
+                            stack.push(j);
+                            continue;
+                        }
+                    },
+                };
+                let u = plan_upsert(workspace, n, parent);
+                let existed = self
+                    .status_of(&Id::mint(
+                        workspace,
+                        u.kind.as_deref().unwrap_or("task"),
+                        parent,
+                        &u.summary,
+                    ))
+                    .is_some();
+                if let Output::Upserted { id, .. } =
+                    self.upsert(&u).map_err(|e| named(&n.key, e))?
+                {
+                    ids[i] = Some(id);
+                    created[i] = !existed;
+                }
+                stack.pop();
+            }
+        }
+        Ok((
+            ids.into_iter().map(|i| i.unwrap_or_default()).collect(),
+            created,
+        ))
+    }
+
+    /// The prerequisites plan node `n` (whose id is `me`) names, each with its kind.
+    fn wanted_links(
+        &self,
+        workspace: &str,
+        n: &PlanNode,
+        keys: &HashMap<&str, usize>,
+        ids: &[Id],
+        me: Id,
+    ) -> Result<Vec<(Id, bool)>> {
+        let mut wanted: Vec<(Id, bool)> = Vec::new();
+        for (list, soft) in [(&n.deps, false), (&n.soft_deps, true)] {
+            for d in list {
+                let dep = match self.plan_ref(keys, &[], d).map_err(|e| named(&n.key, e))? {
+                    Ref::Id(id) => {
+                        self.same_workspace(&id, workspace)
+                            .map_err(|e| named(&n.key, e))?;
+                        id
+                    }
+                    Ref::Key(j) => ids[j],
+                };
+                if dep == me {
+                    return Err(named(&n.key, Error::cycle_link(dep, dep)));
+                }
+                wanted.push((dep, soft));
+            }
+        }
+        // One prerequisite named twice (a key and its id, say) must be one kind of link.
+        if let Some((d, _)) = wanted
+            .iter()
+            .find(|(d, soft)| wanted.iter().any(|(e, s)| e == d && s != soft))
+        {
+            return Err(Error::invalid(format!(
+                "plan node {:?}: {d} is both a hard and a soft prerequisite; a link is either hard or soft",
+                n.key
+            )));
+        }
+        wanted.sort();
+        wanted.dedup();
+        Ok(wanted)
+    }
+
+    /// Adds the links node `id` lacks. A finished node keeps the prerequisites it finished
+    /// with; a claimed one cannot gain one.
+    fn add_links(
+        &mut self,
+        n: &PlanNode,
+        id: Id,
+        created: bool,
+        wanted: Vec<(Id, bool)>,
+    ) -> Result<()> {
+        let Some(node) = self.get(&id) else {
+            return Ok(()); // an archived node of an earlier import: left as it ended
+        };
+        let missing: Vec<(Id, bool)> = wanted
+            .into_iter()
+            .filter(|(d, soft)| {
+                let have = if *soft { &node.soft_deps } else { &node.deps };
+                !have.contains(d)
+            })
+            .collect();
+        if missing.is_empty() || node.status.is_terminal() {
+            return Ok(());
+        }
+        if node.status == Status::Claimed {
+            return Err(named(
+                &n.key,
+                Error::AlreadyClaimed {
+                    node: node.id,
+                    holder: node.holder.unwrap_or_default(),
+                    generation: node.generation,
+                },
+            ));
+        }
+        let mut node = node.clone();
+        for (d, soft) in missing {
+            node.deps.retain(|x| *x != d);
+            node.soft_deps.retain(|x| *x != d);
+            if soft {
+                node.soft_deps.push(d);
+            } else {
+                node.deps.push(d);
+            }
+            if !created {
+                let detail = format!("{} {d}", if soft { "soft" } else { "hard" });
+                self.event("link", Some(&node), None, Some(detail));
+            }
+        }
+        node.updated_at = node.updated_at.max(self.now);
+        self.put(node);
+        Ok(())
     }
 
     /// A node on a cycle of prerequisites among the workspace's live nodes (Kahn's algorithm).
@@ -343,6 +345,50 @@ impl Tx<'_> {
                 .find(|&j| waiting[j] > 0)?;
         }
         Some(nodes[at].id)
+    }
+}
+
+/// Every key of the plan and its position; an empty or repeated key, or a dep in both
+/// lists, refuses the plan.
+fn plan_keys(plan: &Plan) -> Result<HashMap<&str, usize>> {
+    let mut keys: HashMap<&str, usize> = HashMap::with_capacity(plan.nodes.len());
+    for (i, n) in plan.nodes.iter().enumerate() {
+        if n.key.trim().is_empty() {
+            return Err(Error::invalid(format!(
+                "plan node #{} has an empty key",
+                i + 1
+            )));
+        }
+        if keys.insert(n.key.as_str(), i).is_some() {
+            return Err(Error::invalid(format!(
+                "plan key {:?} appears twice",
+                n.key
+            )));
+        }
+        if let Some(d) = n.deps.iter().find(|d| n.soft_deps.contains(d)) {
+            return Err(Error::invalid(format!(
+                "plan node {:?}: {d:?} is in both deps and soft_deps; a link is either hard or soft",
+                n.key
+            )));
+        }
+    }
+    Ok(keys)
+}
+
+/// The upsert a plan node stands for.
+fn plan_upsert(workspace: &str, n: &PlanNode, parent: Option<Id>) -> Upsert {
+    Upsert {
+        workspace: workspace.to_string(),
+        kind: n.kind.clone(),
+        summary: n.summary.clone(),
+        parent,
+        role: n.role.clone(),
+        priority: n.priority,
+        estimate: n.estimate,
+        labels: n.labels.clone(),
+        resources: n.resources.clone(),
+        ref_: n.ref_.clone(),
+        max_attempts: n.max_attempts,
     }
 }
 

@@ -217,7 +217,20 @@ impl Store {
         })?)
     }
 
-    /// Picks and claims the next ready node in one locked step.
+    /// Picks and claims the next ready node in one locked step: the longest critical path,
+    /// then the higher priority, the exact role, the older node (SPEC section 7). `None`
+    /// when nothing is ready.
+    ///
+    /// ```
+    /// # use claimdag::{Actor, Store, Upsert};
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// # let store = Store::open(Some(&tmp.path().join("claims")))?;
+    /// let small = store.upsert(Upsert { summary: "small".into(), ..Upsert::default() })?;
+    /// let big = store.upsert(Upsert { summary: "big".into(), estimate: Some(5), ..Upsert::default() })?;
+    /// let me = Actor::from_name("w1")?;
+    /// assert_eq!(store.claim_next("", me, None, None)?, Some((big, 2)));
+    /// # Ok::<(), claimdag::Error>(())
+    /// ```
     pub fn claim_next(
         &self,
         workspace: &str,
@@ -337,7 +350,19 @@ impl Store {
     }
 
     /// Creates or merges every node of a plan, with its links, as one atomic write; returns
-    /// each node's id and key in plan order.
+    /// each node's id and key in plan order. Importing it again changes nothing.
+    ///
+    /// ```
+    /// # use claimdag::{rules::Plan, Store};
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// # let store = Store::open(Some(&tmp.path().join("claims")))?;
+    /// let plan = Plan::parse(br#"{"nodes": [{"key": "a", "summary": "first"},
+    ///                                        {"key": "b", "summary": "then", "deps": ["a"]}]}"#)?;
+    /// let ids = store.import("", plan.clone())?;
+    /// assert_eq!(ids[1].1, "b");
+    /// assert_eq!(store.import("", plan)?, ids);
+    /// # Ok::<(), claimdag::Error>(())
+    /// ```
     pub fn import(&self, workspace: &str, plan: Plan) -> Result<Vec<(Id, String)>> {
         match self.execute(&Request::Import {
             workspace: workspace.to_string(),

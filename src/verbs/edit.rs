@@ -17,7 +17,7 @@ pub struct Upsert {
     /// What the work is; part of the node's identity.
     #[cfg_attr(feature = "cli", arg(long, value_name = "S"))]
     pub summary: String,
-    /// 1-32 characters of [a-z0-9_-] (default "task"); part of the identity.
+    /// 1-32 characters of `[a-z0-9_-]` (default "task"); part of the identity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "K"))]
     pub kind: Option<String>,

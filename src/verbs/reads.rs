@@ -211,7 +211,7 @@ impl Verb for Check {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActorOf {
-    /// 1-64 characters of [A-Za-z0-9._@-].
+    /// 1-64 characters of `[A-Za-z0-9._@-]`.
     pub name: String,
 }
 

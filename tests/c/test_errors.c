@@ -318,8 +318,37 @@ static void codes_and_messages(const char *tmp, const char *path) {
   char id[33];
   CHECK_CODE(claimdag_get_json(s, "deadbeef", NULL), CLAIMDAG_INVALID_INPUT);
   CHECK(strlen(claimdag_last_error()) > 0);
+  CHECK(strstr(claimdag_last_error_json(), "\"code\":\"invalid_input\"") != NULL);
   CHECK_OK(claimdag_upsert(s, "fine", NULL, NULL, id));
   CHECK(claimdag_last_error() != NULL && strcmp(claimdag_last_error(), "") == 0);
+  CHECK(claimdag_last_error_json() != NULL && strcmp(claimdag_last_error_json(), "") == 0);
+
+  /* The generic door and actor names. */
+  char *out = NULL;
+  CHECK_CODE(claimdag_call_json(NULL, "list", NULL, &out), CLAIMDAG_INVALID_INPUT);
+  CHECK_CODE(claimdag_call_json(s, NULL, NULL, &out), CLAIMDAG_INVALID_INPUT);
+  CHECK_CODE(claimdag_call_json(s, "list", NULL, NULL), CLAIMDAG_INVALID_INPUT);
+  CHECK_CODE(claimdag_call_json(s, "fly", "{}", &out), CLAIMDAG_INVALID_INPUT);
+  CHECK_MESSAGE("unknown verb");
+  CHECK_CODE(claimdag_call_json(s, "list", "{\"colour\": 1}", &out), CLAIMDAG_INVALID_INPUT);
+  CHECK_MESSAGE("colour");
+  CHECK_CODE(claimdag_call_json(s, "list", "{not json", &out), CLAIMDAG_INVALID_INPUT);
+  CHECK(out == NULL);
+  CHECK_OK(claimdag_call_json(s, "claim_next", "{\"assignee\": \"name:w1\"}", &out));
+  CHECK(out != NULL && strstr(out, "\"generation\":2") != NULL);
+  claimdag_string_free(out);
+  out = NULL;
+  CHECK_OK(claimdag_upsert(s, "another", NULL, NULL, id));
+  CHECK_CODE(claimdag_call_json(s, "claim_next", "{\"assignee\": \"name:w1\"}", &out),
+             CLAIMDAG_ASSIGNEE_BUSY);
+  CHECK(out == NULL);
+  CHECK(strstr(claimdag_last_error_json(), "\"held\":[") != NULL);
+  char named[33];
+  CHECK_OK(claimdag_actor("w1", named));
+  CHECK(strlen(named) == 32);
+  CHECK_CODE(claimdag_actor("no spaces", named), CLAIMDAG_INVALID_INPUT);
+  CHECK_CODE(claimdag_actor(NULL, named), CLAIMDAG_INVALID_INPUT);
+  CHECK_CODE(claimdag_actor("w1", NULL), CLAIMDAG_INVALID_INPUT);
   claimdag_close(s);
   claimdag_close(NULL);
   claimdag_string_free(NULL);

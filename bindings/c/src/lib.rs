@@ -17,14 +17,17 @@ mod ffi;
 pub mod panic;
 
 // The exported functions by group; blank lines keep rustfmt from sorting the groups, so
-// the header lists them in this order: the handle, the writes, the reads.
+// the header lists them in this order: the handle, the writes, the claims, the reads.
 pub mod store;
 
 pub mod write;
 
+pub mod claims;
+
 pub mod read;
 
+pub use claims::CLAIMDAG_NO_LEASE;
 pub use code::{claimdag_code, claimdag_code_str, claimdag_last_error};
 pub use read::claimdag_list_options;
 pub use store::claimdag_store;
-pub use write::{claimdag_upsert_options, CLAIMDAG_NO_LEASE, CLAIMDAG_NO_OLDER_THAN};
+pub use write::{claimdag_upsert_options, CLAIMDAG_NO_OLDER_THAN};

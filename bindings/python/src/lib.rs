@@ -1,11 +1,12 @@
 //! The Python module `claimdag._claimdag` (SPEC section 10).
 //!
-//! - [`store`]: `Store`, one method a verb; arguments become owned Rust values first, then the
+//! - `store`: `Store`, one method a verb; arguments become owned Rust values first, then the
 //!   core call runs with the GIL released.
-//! - [`types`]: the value classes a store hands back (`Node`, `Event`, `Pick`, `Report`,
+//! - `types`: the value classes a store hands back (`Node`, `Event`, `Pick`, `Report`,
 //!   `Settings`).
-//! - [`error`]: the one place a `claimdag::Error` becomes a Python exception.
-//! - [`convert`]: durations in, JSON values out.
+//! - `error`: the one place a `claimdag::Error` becomes a Python exception.
+//! - `convert`: durations in, JSON values out.
+//! - `lease`: `Lease`, a claim that renews itself, for `with` and `async with`.
 //!
 //! The exception classes themselves live in `claimdag/exceptions.py`.
 
