@@ -142,4 +142,9 @@ pub enum Verb {
         after_help = "Example:\n  claimdag actor codex-1\n  claimdag claim 092dca29 --assignee name:codex-1   # the same actor\n\nThe actor is the first 16 bytes of SHA-256 over \"claimdag-actor-v1\" and NAME,\neach written as its byte length (8 bytes, big endian) and its bytes."
     )]
     Actor(verbs::ActorOf),
+    /// Copy a whole store (history and archive included) into a new one, between backends
+    #[command(
+        after_help = "Example:\n  claimdag copy --from ~/.local/state/claimdag --to postgres://ci@db/claims\n  claimdag copy --from 'postgres://ci@db/claims?schema=team_a' --to /tmp/backup\n\nThe destination must be a new store (never written). Generations, history, the\narchive and the settings move as they are; run claimdag check on the copy."
+    )]
+    Copy(verbs::Copy),
 }

@@ -112,6 +112,7 @@ fn execute(cli: Cli) -> Result<Answer> {
         Verb::Config(r) => verbs::run(&cx, r),
         Verb::Check(r) => verbs::run(&cx, r),
         Verb::Actor(r) => verbs::run(&cx, r),
+        Verb::Copy(r) => verbs::run(&cx, r),
     }
 }
 

@@ -40,6 +40,20 @@ pub struct Report {
     pub problems: Vec<String>,
     /// Things worth knowing that break nothing (a journal that could not be compacted).
     pub notes: Vec<String>,
+    /// What was read back whole: "files and checksums", "tables".
+    pub intact: &'static str,
+}
+
+/// A whole store, as `copy` moves it between backends: the settings, the live nodes in
+/// creation order, the archived nodes (in the order they were archived), the whole history
+/// and the number of the last write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dump {
+    pub seq: u64,
+    pub settings: crate::model::Settings,
+    pub nodes: Vec<Node>,
+    pub archived: Vec<Node>,
+    pub history: Vec<HistoryLine>,
 }
 
 /// A place the state lives. Every method is one locked step of its own.
@@ -72,4 +86,11 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 
     /// Reads everything afresh (formats, checksums) and verifies the invariants.
     fn check(&self) -> Result<Report>;
+
+    /// The whole store, read in one locked step.
+    fn dump(&self) -> Result<Dump>;
+
+    /// Writes a whole store into this one, which must be empty (never written), in one
+    /// step: all of it is there afterwards, or none.
+    fn load(&self, dump: &Dump) -> Result<()>;
 }

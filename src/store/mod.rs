@@ -5,10 +5,12 @@
 
 mod backend;
 pub mod embedded;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod query;
 
 pub use crate::model::HistoryLine;
-pub use backend::{Backend, Decide, Need, Report, View};
+pub use backend::{Backend, Decide, Dump, Need, Report, View};
 pub use embedded::{
     fault, journal, snapshot, EmbeddedStore, Logs, Tuning, ARCHIVE, COMPACT_MIN_BYTES, HISTORY,
     JOURNAL, LOCK, SNAPSHOT,
@@ -102,11 +104,17 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// Opens the store at `dir`, or at the default directory when `None`. Nothing is
     /// created until the first write.
+    ///
+    /// A location that starts with `postgres://`, `postgresql://` or `postgres:` (here or in
+    /// `$CLAIMDAG_DIR`) is a PostgreSQL store (SPEC section 8); anything else a directory.
     pub fn open(dir: Option<&Path>) -> Result<Store> {
         let dir = match dir {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => default_dir()?,
         };
+        if let Some(url) = dir.to_str().filter(|s| is_database(s)) {
+            return open_database(url);
+        }
         Ok(Store::from_backend(Arc::new(EmbeddedStore::open(dir))))
     }
 
@@ -467,6 +475,33 @@ impl Store {
     pub fn check(&self) -> Result<Report> {
         self.backend.check()
     }
+
+    /// Copies this whole store, history and archive included, into `to`, which must be a
+    /// new store (never written): a directory to a database or back. Returns what moved.
+    pub fn copy_to(&self, to: &Store) -> Result<Dump> {
+        let dump = self.backend.dump()?;
+        to.backend.load(&dump)?;
+        Ok(dump)
+    }
+}
+
+/// True when a store location names a database rather than a directory.
+pub fn is_database(location: &str) -> bool {
+    location.starts_with("postgres://")
+        || location.starts_with("postgresql://")
+        || location.starts_with("postgres:")
+}
+
+#[cfg(feature = "postgres")]
+fn open_database(url: &str) -> Result<Store> {
+    Ok(Store::from_backend(Arc::new(postgres::PgStore::open(url)?)))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_database(_url: &str) -> Result<Store> {
+    Err(Error::invalid(
+        "this claimdag was built without PostgreSQL support (the postgres feature)",
+    ))
 }
 
 fn generation(o: Output) -> Result<u64> {

@@ -31,7 +31,7 @@ pub use args::{parse_finish_status, Dur};
 pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
-pub use reads::{ActorOf, Check, Graph, List, Log, Next, Ready, Show};
+pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show};
 pub use replies::{
     ActorId, Archived, CheckReport, Claimed, Completed, Done, Granted, Graphed, HandedBack,
     History, Imported, ImportedNode, NextNode, Nodes, Picks, SettingsReply, Upserted,
@@ -246,5 +246,5 @@ macro_rules! every_verb {
 
 every_verb!(
     Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Complete, Reopen, Next,
-    Ready, ClaimNext, Log, Import, Archive, Unarchive, Graph, Config, Check, ActorOf,
+    Ready, ClaimNext, Log, Import, Archive, Unarchive, Graph, Config, Check, ActorOf, Copy,
 );

@@ -224,3 +224,35 @@ impl Verb for ActorOf {
         })
     }
 }
+
+/// Copy a whole store, history and archive included, into a new one: a directory to a
+/// PostgreSQL database or back (`--from DIR --to postgres://...`).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Copy {
+    /// The store to copy (a directory or a postgres:// URL).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "STORE"))]
+    pub from: String,
+    /// The new store to write (it must not have been written yet).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "STORE"))]
+    pub to: String,
+}
+
+impl Verb for Copy {
+    const NAME: &'static str = "copy";
+    type Reply = super::replies::Copied;
+    fn run(&self, _: &Ctx<'_>) -> Result<super::replies::Copied> {
+        let open = |s: &str| crate::store::Store::open(Some(std::path::Path::new(s)));
+        let (from, to) = (open(&self.from)?, open(&self.to)?);
+        let dump = from.copy_to(&to)?;
+        Ok(super::replies::Copied {
+            from: from.location(),
+            to: to.location(),
+            nodes: dump.nodes.len(),
+            archived: dump.archived.len(),
+            events: dump.history.len(),
+            seq: dump.seq,
+        })
+    }
+}

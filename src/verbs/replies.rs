@@ -273,6 +273,9 @@ pub struct CheckReport {
     pub events: usize,
     pub problems: Vec<String>,
     pub notes: Vec<String>,
+    /// What was read back whole (the text form says it).
+    #[serde(skip)]
+    pub intact: String,
 }
 
 impl From<crate::store::Report> for CheckReport {
@@ -284,6 +287,7 @@ impl From<crate::store::Report> for CheckReport {
             events: r.events,
             problems: r.problems,
             notes: r.notes,
+            intact: r.intact.to_string(),
         }
     }
 }
@@ -295,11 +299,16 @@ impl Reply for CheckReport {
             out.push_str(&format!("problem: {p}\n"));
         }
         out.push_str(&format!(
-            "{}: {} live nodes, {} archived, {} history events, files and checksums intact\n",
+            "{}: {} live nodes, {} archived, {} history events, {} intact\n",
             if self.ok { "ok" } else { "problems found" },
             self.nodes,
             self.archived,
-            self.events
+            self.events,
+            if self.intact.is_empty() {
+                "store"
+            } else {
+                &self.intact
+            }
         ));
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));
@@ -324,5 +333,26 @@ pub struct ActorId {
 impl Reply for ActorId {
     fn text(&self) -> String {
         format!("{}\n", self.actor)
+    }
+}
+
+/// What `copy` moved from one store to another.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Copied {
+    pub from: String,
+    pub to: String,
+    pub nodes: usize,
+    pub archived: usize,
+    pub events: usize,
+    /// The number of the last write, the same in both stores.
+    pub seq: u64,
+}
+
+impl Reply for Copied {
+    fn text(&self) -> String {
+        format!(
+            "copied {} live nodes, {} archived, {} history events (write {}) from {} to {}\n",
+            self.nodes, self.archived, self.events, self.seq, self.from, self.to
+        )
     }
 }

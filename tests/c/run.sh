@@ -85,6 +85,15 @@ for t in "${tests[@]}"; do
   fi
 done
 
+# The walkthrough again on a PostgreSQL store (a throwaway server, scripts/pg.sh): the same
+# C calls, a postgres:// URL in place of the directory.
+pgdir="$scratch/pg"
+pgurl="$(bash "$root/scripts/pg.sh" start "$pgdir")"
+trap 'bash "$root/scripts/pg.sh" stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
+run test_walkthrough-postgres env RUST_BACKTRACE=0 CLAIMDAG_C_STORE_BASE="$pgurl" \
+  "$build/test_walkthrough-shared"
+bash "$root/scripts/pg.sh" stop "$pgdir"
+
 echo "== compile header_twice.cpp"
 if "$CXX" -std=c++11 "${warn[@]}" "${sanitize[@]}" -I"$root/include" \
   "$root/tests/c/header_twice.cpp" "$lib/libclaimdag.a" "${static_libs[@]}" \

@@ -40,7 +40,16 @@ void run_test(const char *name, test_fn fn) {
     fprintf(stderr, "mkdtemp %s: %s\n", tmpl, strerror(errno));
     exit(2);
   }
-  snprintf(store, sizeof store, "%s/store", tmpl);
+  /* With CLAIMDAG_C_STORE_BASE (a postgres:// URL), the store is a fresh schema of that
+   * database instead of a directory. */
+  const char *pg = getenv("CLAIMDAG_C_STORE_BASE");
+  static int n_stores = 0;
+  if (pg != NULL && *pg != '\0') {
+    snprintf(store, sizeof store, "%s%sschema=c_%ld_%d", pg, strchr(pg, '?') ? "&" : "?",
+             (long)getpid(), n_stores++);
+  } else {
+    snprintf(store, sizeof store, "%s/store", tmpl);
+  }
   int before = t_failures;
   fn(tmpl, store);
   nftw(tmpl, remove_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -1,8 +1,11 @@
 //! The conformance suite: the scenarios that define SPEC section 3 (every verb, every
 //! refusal and its code, the fence, expiry, attempts, resources, workspaces, import,
-//! archive), written once against `Store` and run for every backend. A new backend adds one
-//! line to `backends!` and inherits all of them.
+//! archive), written once against `Store` and run for every backend: `embedded::*` on a
+//! directory, `postgres::*` on a real PostgreSQL server (tests/common/pg.rs). A new backend
+//! adds one `every_scenario!` line and inherits all of them.
 
+#[path = "../common/pg.rs"]
+mod pg;
 mod scenarios;
 
 use claimdag::Store;
@@ -20,6 +23,13 @@ pub fn embedded() -> Fresh {
         store,
         _keep: Some(tmp),
     }
+}
+
+/// A store in a fresh schema of the test PostgreSQL server.
+pub fn postgres() -> Fresh {
+    let url = pg::fresh_url();
+    let store = Store::open(Some(std::path::Path::new(&url))).expect("open");
+    Fresh { store, _keep: None }
 }
 
 /// One `#[test]` per scenario for `backend`: `embedded::fence`, ...
@@ -66,3 +76,4 @@ macro_rules! every_scenario {
 }
 
 every_scenario!(embedded);
+every_scenario!(postgres);

@@ -330,6 +330,13 @@ fn json_works_on_every_verb() {
         json_of(&s, &["graph"]);
         seen.push("graph");
     }
+    if listed.iter().any(|v| v == "copy") {
+        let to = s.scratch().join("copied");
+        let dir = s.dir().to_string_lossy().into_owned();
+        let j = json_of(&s, &["copy", "--from", &dir, "--to", &to.to_string_lossy()]);
+        assert_eq!(j["archived"], 0, "{j}");
+        seen.push("copy");
+    }
     if listed.iter().any(|v| v == "actor") {
         let a = json_of(&s, &["actor", "codex-1"]);
         assert!(common::is_id(a["actor"].as_str().unwrap()), "{a}");

@@ -27,6 +27,12 @@ target="${CARGO_TARGET_DIR:-target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 export CLAIMDAG_C_LIB_DIR="$target/release"
 
+echo "== a throwaway PostgreSQL server (scripts/pg.sh) for tests/python/test_postgres.py"
+pgdir="$(mktemp -d)/pg"
+CLAIMDAG_TEST_PG="$(bash scripts/pg.sh start "$pgdir")"
+export CLAIMDAG_TEST_PG
+trap 'bash scripts/pg.sh stop "$pgdir" >/dev/null 2>&1 || true' EXIT
+
 echo "== pytest tests/python"
 status=0
 "$PY" -m pytest -p no:cacheprovider tests/python "$@" || status=$?

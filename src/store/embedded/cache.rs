@@ -222,6 +222,7 @@ impl Embedded {
             let _held = Held(&lock);
             self.refresh(dir)?;
             let mut logs = read_logs(dir, history)?;
+            logs.seq = self.seq;
             // Only nodes archived now: an unarchived node is live again.
             let archived = self.state.archived();
             logs.archive.retain(|id, _| archived.contains_key(id));

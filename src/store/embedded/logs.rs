@@ -27,6 +27,8 @@ pub struct Logs {
     /// Where each archived node's last line stands in the archive (file, then journal):
     /// nodes archived together keep the order they had in the live state.
     pub archive_order: std::collections::HashMap<crate::id::Id, usize>,
+    /// The write the state read with these logs stands at.
+    pub seq: u64,
 }
 
 impl Logs {

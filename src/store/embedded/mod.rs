@@ -10,6 +10,7 @@
 
 mod cache;
 mod compact;
+mod copy;
 pub mod fault;
 mod fsutil;
 pub mod journal;
@@ -18,7 +19,7 @@ pub mod snapshot;
 
 pub use logs::{ArchiveLine, Logs};
 
-use super::backend::{Backend, Decide, Need, Report, View};
+use super::backend::{Backend, Decide, Dump, Need, Report, View};
 use super::{Clock, SystemClock};
 use crate::error::Result;
 use crate::id::Id;
@@ -193,6 +194,21 @@ impl Backend for EmbeddedStore {
             events,
             problems,
             notes,
+            intact: "files and checksums",
         })
+    }
+
+    fn dump(&self) -> Result<Dump> {
+        self.inner().with_logs(&self.dir, true, |state, logs| Dump {
+            seq: logs.seq,
+            settings: state.settings.clone(),
+            nodes: state.nodes().to_vec(),
+            archived: logs.in_order(),
+            history: logs.history,
+        })
+    }
+
+    fn load(&self, dump: &Dump) -> Result<()> {
+        copy::load(&self.dir, dump)
     }
 }

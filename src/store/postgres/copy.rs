@@ -1,0 +1,103 @@
+//! A whole store out of and into PostgreSQL, for `claimdag copy`: read in one snapshot,
+//! written in one transaction (all or nothing) into a store that has no write yet.
+
+use super::{sql, Conn, PgStore};
+use crate::error::{Error, Result};
+use crate::store::backend::Dump;
+
+/// Rows go to the server in batches of this many.
+const BATCH: usize = 1000;
+
+const LOAD_NODES: &str = "INSERT INTO {schema}.nodes (id, pos, seq, workspace, kind, summary, \
+    status, generation, holder, renewed_at, ttl_ms, archived, archived_seq, created_at, \
+    updated_at, body) \
+    SELECT n->>'id', $2::bigint + k, $3::bigint, coalesce(n->>'workspace', ''), \
+    coalesce(n->>'kind', 'task'), n->>'summary', n->>'status', (n->>'generation')::bigint, \
+    n->>'holder', (n->>'renewed_at')::bigint, (n->>'ttl_ms')::bigint, $4::boolean, \
+    CASE WHEN $4::boolean THEN $3::bigint + k END, (n->>'created_at')::bigint, \
+    (n->>'updated_at')::bigint, n \
+    FROM jsonb_array_elements($1::text::jsonb) WITH ORDINALITY AS e(n, k)";
+
+const LOAD_HISTORY: &str = "INSERT INTO {schema}.history (seq, i, at, verb, node, actor, \
+    generation, detail) \
+    SELECT (e->>'seq')::bigint, (e->>'i')::int, (e->>'at')::bigint, e->>'verb', e->>'node', \
+    e->>'actor', (e->>'generation')::bigint, e->>'detail' \
+    FROM jsonb_array_elements($1::text::jsonb) AS h(e)";
+
+const LOAD_STORE: &str = "UPDATE {schema}.store SET seq = $1::bigint, next_pos = $2::bigint, \
+    settings = $3::text::jsonb WHERE id = 1";
+
+pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
+    let mut fresh = Conn {
+        client: conn.client.take(),
+        ..Conn::default()
+    };
+    let result = (|| {
+        fresh.full_load(store)?;
+        let archived = super::write::archived(&mut fresh, store)?;
+        let history = super::write::history(&mut fresh, store, None, 0)?;
+        Ok(Dump {
+            seq: fresh.seq,
+            settings: fresh.state.settings.clone(),
+            nodes: fresh.state.nodes().to_vec(),
+            archived,
+            history,
+        })
+    })();
+    conn.client = fresh.client.take();
+    conn.statements.clear();
+    conn.loaded = false;
+    result
+}
+
+pub(super) fn load(conn: &mut Conn, store: &PgStore, dump: &Dump) -> Result<()> {
+    let schema = store.target.schema.clone();
+    let location = store.target.location().to_string();
+    sql::migrate(conn.client()?, &schema, &location)?;
+    conn.statements.clear();
+    conn.loaded = false;
+    let io = |e: postgres::Error| store.err(e);
+    let client = conn.client()?;
+    let mut tx = client.transaction().map_err(io)?;
+    let seq: i64 = tx
+        .query_one(&sql::q(sql::LOCK, &schema), &[])
+        .map_err(io)?
+        .get(0);
+    let rows: i64 = tx
+        .query_one(&sql::q("SELECT count(*) FROM {schema}.nodes", &schema), &[])
+        .map_err(io)?
+        .get(0);
+    if seq != 0 || rows != 0 {
+        return Err(Error::invalid(format!(
+            "{location} is not an empty store: copy writes only into a new one"
+        )));
+    }
+    let mut pos = 0i64;
+    for (archived, nodes) in [(false, &dump.nodes), (true, &dump.archived)] {
+        for chunk in nodes.chunks(BATCH) {
+            let text = json(chunk)?;
+            tx.execute(
+                &sql::q(LOAD_NODES, &schema),
+                &[&text, &pos, &(dump.seq as i64), &archived],
+            )
+            .map_err(io)?;
+            pos += chunk.len() as i64;
+        }
+    }
+    for chunk in dump.history.chunks(BATCH) {
+        tx.execute(&sql::q(LOAD_HISTORY, &schema), &[&json(chunk)?])
+            .map_err(io)?;
+    }
+    let settings = json(&dump.settings)?;
+    tx.execute(
+        &sql::q(LOAD_STORE, &schema),
+        &[&(dump.seq as i64), &pos, &settings],
+    )
+    .map_err(io)?;
+    tx.commit().map_err(io)
+}
+
+/// JSON text of a value a load sends.
+fn json<T: serde::Serialize + ?Sized>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::Internal(e.to_string()))
+}

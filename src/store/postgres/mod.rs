@@ -1,0 +1,392 @@
+//! The PostgreSQL backend (SPEC section 8): the same rules over a database several machines
+//! share. The rules are not in SQL: each handle keeps the state in memory, catches up on
+//! the rows written since its last look (one round trip), lets the rules decide, and
+//! commits the change in one statement that locks the store's row, checks that no other
+//! write came in between, and writes the rows (`commit` in the migration). When another
+//! write did come in between, it catches up and decides again; after a few such races it
+//! takes the row's lock first and decides under it, so every writer gets through. The lease
+//! clock is the server's. docs/postgres.md explains the tables and the choices.
+
+mod copy;
+mod sql;
+mod tls;
+mod url;
+
+pub use url::Target;
+
+use super::backend::{Backend, Decide, Dump, Need, Report, View};
+use crate::error::{Error, Result};
+use crate::id::Id;
+use crate::model::{ArchivedStub, Change, HistoryLine, Millis, Node, Settings, State};
+use crate::rules::Archive;
+use postgres::error::SqlState;
+use postgres::{Client, Statement};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+/// Optimistic attempts before a write takes the store's lock first.
+const RACES: usize = 8;
+/// Serialization failures and deadlocks retried before giving up.
+const RETRIES: usize = 16;
+
+/// A PostgreSQL store.
+pub struct PgStore {
+    target: Target,
+    conn: Mutex<Conn>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("location", &self.target.location())
+            .finish()
+    }
+}
+
+/// One handle's connection and its cached view of the store.
+#[derive(Default)]
+struct Conn {
+    client: Option<Client>,
+    statements: HashMap<&'static str, Statement>,
+    state: State,
+    /// The write the cached state stands at.
+    seq: u64,
+    /// The cached state was loaded at least once (`seq` 0 is also an empty store).
+    loaded: bool,
+}
+
+/// An error from the server or the connection, naming the store (never its password).
+pub(crate) fn pg_error(location: &str, e: postgres::Error) -> Error {
+    let message = match e.as_db_error() {
+        Some(db) => format!("PostgreSQL: {}: {}", db.severity(), db.message()),
+        None => match std::error::Error::source(&e) {
+            Some(why) => format!("PostgreSQL: {e}: {why}"),
+            None => format!("PostgreSQL: {e}"),
+        },
+    };
+    Error::Io {
+        path: PathBuf::from(location),
+        message,
+        errno: None,
+    }
+}
+
+/// True for an error worth retrying as is: a serialization failure or a deadlock.
+fn transient(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED
+    )
+}
+
+/// True when the store's schema or tables are not there yet.
+fn missing(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::UNDEFINED_TABLE
+            || *c == SqlState::INVALID_SCHEMA_NAME
+            || *c == SqlState::UNDEFINED_FUNCTION
+    )
+}
+
+impl PgStore {
+    /// A store at `arg` (a `postgres://` URL); nothing is connected until the first call.
+    pub fn open(arg: &str) -> Result<PgStore> {
+        Ok(PgStore {
+            target: Target::parse(arg)?,
+            conn: Mutex::new(Conn::default()),
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Conn> {
+        self.conn.lock().unwrap_or_else(|p| {
+            let mut g = p.into_inner();
+            *g = Conn::default();
+            g
+        })
+    }
+
+    fn err(&self, e: postgres::Error) -> Error {
+        pg_error(self.target.location(), e)
+    }
+
+    fn corrupt(&self, detail: impl Into<String>) -> Error {
+        Error::corrupt(std::path::Path::new(self.target.location()), detail)
+    }
+
+    /// Runs `f` with a live connection; a connection that broke is dropped (with the cache,
+    /// which may be behind) and made again by the next call.
+    fn with<R>(&self, f: impl FnOnce(&mut Conn, &PgStore) -> Result<R>) -> Result<R> {
+        let mut conn = self.conn();
+        if conn.client.as_ref().is_none_or(|c| c.is_closed()) {
+            let tls = tls::connector(&self.target.tls)?;
+            let client = self.target.config.connect(tls).map_err(|e| {
+                let mut err = self.err(e);
+                if let Error::Io { message, .. } = &mut err {
+                    *message = format!("cannot connect: {message}");
+                }
+                err
+            })?;
+            *conn = Conn {
+                client: Some(client),
+                ..Conn::default()
+            };
+        }
+        let result = f(&mut conn, self);
+        if conn.client.as_ref().is_some_and(|c| c.is_closed()) {
+            *conn = Conn::default();
+        }
+        result
+    }
+}
+
+impl Conn {
+    fn client(&mut self) -> Result<&mut Client> {
+        self.client
+            .as_mut()
+            .ok_or_else(|| Error::Internal("no connection".into()))
+    }
+
+    /// A prepared statement of `template`, prepared once per connection.
+    fn stmt(&mut self, store: &PgStore, template: &'static str) -> Result<Statement> {
+        if let Some(s) = self.statements.get(template) {
+            return Ok(s.clone());
+        }
+        let sql = sql::q(template, &store.target.schema);
+        let s = self.client()?.prepare(&sql).map_err(|e| store.err(e))?;
+        self.statements.insert(template, s.clone());
+        Ok(s)
+    }
+
+    /// Brings the cached state up to date; returns the server's time, and whether the store
+    /// exists. Rows that are not claimdag's nodes are `corrupt`.
+    fn sync(&mut self, store: &PgStore) -> Result<(Millis, bool)> {
+        if !self.loaded {
+            return self.full_load(store);
+        }
+        let stmt = match self.stmt(store, sql::SINCE) {
+            Ok(s) => s,
+            Err(e) => return self.absent(store, e),
+        };
+        let seq = self.seq as i64;
+        let row = match self.client()?.query_one(&stmt, &[&seq]) {
+            Ok(r) => r,
+            Err(e) if missing(&e) => {
+                self.statements.clear();
+                return self.absent(store, store.err(e));
+            }
+            Err(e) => return Err(store.err(e)),
+        };
+        let (new_seq, now, version): (i64, i64, i32) = (row.get(0), row.get(1), row.get(2));
+        check_version(store, version)?;
+        if new_seq as u64 != self.seq {
+            let settings: String = row.get(3);
+            let nodes: String = row.get(4);
+            self.apply_rows(store, &settings, &nodes)?;
+            self.seq = new_seq as u64;
+        }
+        Ok((now as Millis, true))
+    }
+
+    /// The store is not there (yet): an empty state at write 0.
+    fn absent(&mut self, store: &PgStore, why: Error) -> Result<(Millis, bool)> {
+        let exists: bool = self
+            .client()?
+            .query_one(sql::EXISTS, &[&format!("{}.store", store.target.schema)])
+            .map_err(|e| store.err(e))?
+            .get(0);
+        if exists {
+            return Err(why);
+        }
+        self.state = State::default();
+        self.seq = 0;
+        self.loaded = true;
+        let now: i64 = self
+            .client()?
+            .query_one(sql::NOW, &[])
+            .map_err(|e| store.err(e))?
+            .get(0);
+        Ok((now as Millis, false))
+    }
+
+    /// Reads the whole store in one snapshot.
+    fn full_load(&mut self, store: &PgStore) -> Result<(Millis, bool)> {
+        let schema = store.target.schema.clone();
+        let client = self.client()?;
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| store.err(e))?;
+        let row = match tx.query_one(&sql::q(sql::STORE_ROW, &schema), &[]) {
+            Ok(r) => r,
+            Err(e) if missing(&e) => {
+                drop(tx);
+                return self.absent(store, store.err(e));
+            }
+            Err(e) => return Err(store.err(e)),
+        };
+        let (seq, now, version, settings): (i64, i64, i32, String) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        check_version(store, version)?;
+        let mut live = Vec::new();
+        let mut stubs = crate::id::IdMap::default();
+        for r in tx
+            .query(&sql::q(sql::ALL_NODES, &schema), &[])
+            .map_err(|e| store.err(e))?
+        {
+            let (archived, body): (bool, String) = (r.get(0), r.get(1));
+            let node = parse_node(store, &body)?;
+            if archived {
+                stubs.insert(node.id, ArchivedStub::of(&node));
+            } else {
+                live.push(node);
+            }
+        }
+        tx.commit().map_err(|e| store.err(e))?;
+        let settings = parse_settings(store, &settings)?;
+        let count = live.len();
+        self.state = State::from_parts(settings, live, stubs);
+        if self.state.len() != count {
+            return Err(store.corrupt("duplicate node ids"));
+        }
+        self.seq = seq as u64;
+        self.loaded = true;
+        Ok((now as Millis, true))
+    }
+
+    /// Applies the rows `since` returned: `[{"archived": bool, "node": {...}}]`.
+    fn apply_rows(&mut self, store: &PgStore, settings: &str, nodes: &str) -> Result<()> {
+        #[derive(serde::Deserialize)]
+        struct Row {
+            archived: bool,
+            node: Node,
+        }
+        let rows: Vec<Row> = serde_json::from_str(nodes)
+            .map_err(|e| store.corrupt(format!("a node row is not a claimdag node: {e}")))?;
+        let mut change = Change {
+            settings: Some(parse_settings(store, settings)?),
+            ..Change::default()
+        };
+        for r in rows {
+            if r.archived {
+                change.archived.push(r.node);
+            } else {
+                change.nodes.push(r.node);
+            }
+        }
+        self.state.apply(&change);
+        Ok(())
+    }
+}
+
+fn check_version(store: &PgStore, version: i32) -> Result<()> {
+    if version > sql::VERSION {
+        return Err(sql::newer(store.target.location(), version));
+    }
+    Ok(())
+}
+
+fn parse_node(store: &PgStore, body: &str) -> Result<Node> {
+    serde_json::from_str(body)
+        .map_err(|e| store.corrupt(format!("a node row is not a claimdag node: {e}")))
+}
+
+fn parse_settings(store: &PgStore, text: &str) -> Result<Settings> {
+    serde_json::from_str(text).map_err(|e| store.corrupt(format!("the settings are garbled: {e}")))
+}
+
+/// The archive as the rules read it inside a write: one row of the nodes table.
+struct PgArchive<'a> {
+    client: RefCell<&'a mut Client>,
+    store: &'a PgStore,
+}
+
+impl Archive for PgArchive<'_> {
+    fn archived_node(&self, id: &Id) -> Result<Option<Node>> {
+        let sql = sql::q(sql::ARCHIVED_ONE, &self.store.target.schema);
+        let row = self
+            .client
+            .borrow_mut()
+            .query_opt(&sql, &[&id.hex()])
+            .map_err(|e| self.store.err(e))?;
+        row.map(|r| parse_node(self.store, &r.get::<_, String>(0)))
+            .transpose()
+    }
+}
+
+mod write;
+
+impl Backend for PgStore {
+    fn location(&self) -> String {
+        self.target.location().to_string()
+    }
+
+    fn now(&self) -> Result<Millis> {
+        self.with(|conn, store| {
+            let now: i64 = conn
+                .client()?
+                .query_one(sql::NOW, &[])
+                .map_err(|e| store.err(e))?
+                .get(0);
+            Ok(now as Millis)
+        })
+    }
+
+    fn write(&self, decide: &mut Decide<'_>) -> Result<()> {
+        self.with(|conn, store| write::write(conn, store, decide))
+    }
+
+    fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()> {
+        self.with(|conn, store| {
+            let (now, _) = conn.sync(store)?;
+            let archived = if need.archive {
+                write::archived(conn, store)?
+            } else {
+                Vec::new()
+            };
+            f(&View {
+                state: &conn.state,
+                archived: &archived,
+                now,
+            });
+            Ok(())
+        })
+    }
+
+    fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>> {
+        self.with(|conn, store| write::history(conn, store, node, since))
+    }
+
+    fn version(&self) -> Result<u64> {
+        self.with(|conn, store| {
+            let stmt = match conn.stmt(store, sql::VERSION_OF) {
+                Ok(s) => s,
+                Err(_) => return Ok(0),
+            };
+            match conn.client()?.query_one(&stmt, &[]) {
+                Ok(r) => Ok(r.get::<_, i64>(0) as u64),
+                Err(e) if missing(&e) => {
+                    conn.statements.clear();
+                    Ok(0)
+                }
+                Err(e) => Err(store.err(e)),
+            }
+        })
+    }
+
+    fn check(&self) -> Result<Report> {
+        self.with(write::check)
+    }
+
+    fn dump(&self) -> Result<Dump> {
+        self.with(copy::dump)
+    }
+
+    fn load(&self, dump: &Dump) -> Result<()> {
+        self.with(|conn, store| copy::load(conn, store, dump))
+    }
+}

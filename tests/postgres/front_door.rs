@@ -1,0 +1,206 @@
+//! The walkthrough, JSON output and errors through the CLI on a PostgreSQL store, the schema
+//! and its migrations, and what a bad store argument says.
+
+use super::{cli, pg, psql, schema_of};
+use crate::common::actor;
+
+#[test]
+fn the_walkthrough_runs_on_postgres_as_on_a_directory() {
+    let url = pg::fresh_url();
+    // Reading a store that does not exist yet shows an empty DAG and creates nothing.
+    assert_eq!(cli(&url, &["list"]).ok(), "");
+    let schema = schema_of(&url);
+    assert_eq!(
+        psql(&format!(
+            "SELECT count(*) FROM pg_namespace WHERE nspname = '{schema}'"
+        )),
+        "0"
+    );
+    let a = cli(&url, &["upsert", "--summary", "parse the manifest header"])
+        .ok()
+        .trim()
+        .to_string();
+    let b = cli(
+        &url,
+        &[
+            "upsert",
+            "--summary",
+            "reject a manifest with no header",
+            "--parent",
+            &a,
+        ],
+    )
+    .ok()
+    .trim()
+    .to_string();
+    cli(&url, &["link", &a, &b]).ok();
+    let me = actor(7);
+    assert_eq!(cli(&url, &["claim", &a, "--assignee", &me]).ok(), "gen=2\n");
+    let r = cli(&url, &["claim", &a, "--assignee", &actor(8)]);
+    r.refused(4, "already claimed");
+    cli(&url, &["renew", &a, "--actor", &me]).ok();
+    cli(&url, &["reclaim", "--lease", "60"]).ok();
+    assert_eq!(
+        cli(&url, &["complete", &a, "--status", "done", "--gen", "2"]).ok(),
+        format!("{}...  done\n", &a[..8])
+    );
+    let listed = cli(&url, &["list"]).ok().to_string();
+    assert!(
+        listed.starts_with(&b[..8]) && listed.contains("ready"),
+        "{listed}"
+    );
+    // A stalled worker is fenced off: exit 5, nothing changes.
+    cli(&url, &["claim", &b, "--assignee", &me, "--ttl", "1s"]).ok();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    cli(&url, &["reclaim"]).ok();
+    let before = cli(&url, &["--json", "show", &b]).json();
+    cli(&url, &["complete", &b, "--status", "done", "--gen", "2"]).refused(5, "stale generation");
+    assert_eq!(cli(&url, &["--json", "show", &b]).json(), before);
+    let e = cli(
+        &url,
+        &["--json", "complete", &b, "--status", "done", "--gen", "2"],
+    )
+    .error_json();
+    assert_eq!(e["code"], "stale_generation");
+    let check = cli(&url, &["check"]);
+    assert!(
+        check.ok().starts_with("ok: 2 live nodes"),
+        "{}",
+        check.stdout
+    );
+    // A node a row, history a row an event, readable with SQL.
+    assert_eq!(
+        psql(&format!(
+            "SELECT status || ' ' || generation FROM {schema}.nodes WHERE id = '{a}'"
+        )),
+        "done 2"
+    );
+    let events: i64 = psql(&format!("SELECT count(*) FROM {schema}.history"))
+        .parse()
+        .unwrap();
+    assert_eq!(
+        events as usize,
+        cli(&url, &["--json", "log"])
+            .json()
+            .as_array()
+            .unwrap()
+            .len()
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused_as_corrupt_and_never_written() {
+    let url = pg::fresh_url();
+    cli(&url, &["upsert", "--summary", "x"]).ok();
+    let schema = schema_of(&url);
+    psql(&format!("UPDATE {schema}.store SET version = 99"));
+    for args in [
+        vec!["list"],
+        vec!["upsert", "--summary", "y"],
+        vec!["check"],
+    ] {
+        let r = cli(&url, &args);
+        r.refused(6, "corrupt");
+        assert!(r.stderr.contains("version 99"), "{}", r.stderr);
+    }
+    assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.nodes")), "1");
+}
+
+#[test]
+fn two_stores_share_one_database() {
+    let (one, two) = (pg::fresh_url(), pg::fresh_url());
+    let a = cli(&one, &["upsert", "--summary", "same"]).ok().to_string();
+    let b = cli(&two, &["upsert", "--summary", "same"]).ok().to_string();
+    assert_eq!(a, b, "the same id in each store");
+    cli(&one, &["claim", a.trim(), "--assignee", &actor(1)]).ok();
+    assert!(
+        cli(&two, &["list"]).ok().contains("ready"),
+        "store two is untouched"
+    );
+}
+
+#[test]
+fn bad_urls_and_passwords_are_clear_errors_that_never_show_the_password() {
+    let (_, dir) = pg::fresh_own();
+    let port = std::fs::read_to_string(dir.join("port"))
+        .ok()
+        .map(|p| p.trim().to_string());
+    let mut cases: Vec<(String, i32, &str)> = vec![
+        (
+            "postgres://u:hunter2@127.0.0.1:1/db".into(),
+            7,
+            "127.0.0.1:1",
+        ),
+        (
+            "postgres://u:hunter2@no-such-host.invalid/db".into(),
+            7,
+            "no-such-host.invalid",
+        ),
+        (
+            "postgres://u:hunter2@h/db?schema=Bad-Name".into(),
+            2,
+            "schema",
+        ),
+        (
+            "postgres://u:hunter2@h/db?sslmode=sometimes".into(),
+            2,
+            "sslmode",
+        ),
+        (
+            "postgres://u:hunter2@h/db?nonsense_option=1".into(),
+            2,
+            "nonsense_option",
+        ),
+    ];
+    if let Some(p) = &port {
+        cases.push((
+            format!("postgres://claimdag:hunter2@127.0.0.1:{p}/claimdag"),
+            7,
+            "password",
+        ));
+    }
+    for (url, exit, phrase) in &cases {
+        for args in [vec!["list"], vec!["upsert", "--summary", "x"]] {
+            let r = cli(url, &args);
+            r.refused(*exit, phrase);
+            assert!(!r.stderr.contains("hunter2"), "{url}: {}", r.stderr);
+            let j = cli(url, &[&["--json"][..], &args].concat());
+            assert!(!j.stderr.contains("hunter2"), "{}", j.stderr);
+        }
+    }
+    // The right password gets in over TCP.
+    if let Some(p) = port {
+        let ok = format!(
+            "postgres://claimdag:claimdag-test@127.0.0.1:{p}/claimdag?schema=tcp_{}",
+            std::process::id()
+        );
+        cli(&ok, &["upsert", "--summary", "over tcp"]).ok();
+    }
+}
+
+#[test]
+fn tls_when_asked() {
+    let (_, d) = pg::fresh_own();
+    let port = std::fs::read_to_string(d.join("port")).unwrap();
+    let port = port.trim();
+    let base = format!("postgres://claimdag:claimdag-test@localhost:{port}/claimdag");
+    let schema = format!("tls_{}", std::process::id());
+    for (mode, extra) in [
+        ("require", String::new()),
+        (
+            "verify-full",
+            format!("&sslrootcert={}", d.join("ca.crt").display()),
+        ),
+    ] {
+        let url = format!("{base}?sslmode={mode}&schema={schema}{extra}");
+        cli(&url, &["upsert", "--summary", &format!("over {mode}")]).ok();
+    }
+    // A certificate that does not match is refused under verify-full.
+    let wrong = format!(
+        "{base}?sslmode=verify-full&sslrootcert={}&schema={schema}",
+        d.join("other.crt").display()
+    );
+    let r = cli(&wrong, &["list"]);
+    assert_ne!(r.code, Some(0), "{}", r.stdout);
+    assert!(!r.stderr.contains("claimdag-test"));
+}

@@ -1,0 +1,47 @@
+//! The PostgreSQL backend through its front doors and under faults, on a real server
+//! (tests/common/pg.rs starts one): the walkthrough through the CLI, eight processes racing
+//! `claim-next`, a server restarted and connections killed mid-run, statement timeouts,
+//! bad URLs and passwords, a newer schema, TLS, and `copy` between backends. The rules
+//! themselves are checked on PostgreSQL by tests/conformance.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/pg.rs"]
+mod pg;
+
+mod copy;
+mod faults;
+mod front_door;
+mod race;
+
+use common::{run_limited, Run};
+use std::time::Duration;
+
+/// `claimdag --dir URL args...`, time-limited.
+pub fn cli(url: &str, args: &[&str]) -> Run {
+    let mut c = common::command();
+    c.arg("--dir").arg(url).args(args);
+    let mut all = vec!["--dir", url];
+    all.extend_from_slice(args);
+    run_limited(c, &all, None, Duration::from_secs(120))
+}
+
+/// A psql command on the test server's database (as its superuser).
+pub fn psql(sql: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .arg(pg::url())
+        .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .expect("run psql");
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The schema of a store URL made by `pg::fresh_url`.
+pub fn schema_of(url: &str) -> String {
+    url.rsplit("schema=").next().unwrap_or_default().to_string()
+}

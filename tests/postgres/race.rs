@@ -1,0 +1,81 @@
+//! Eight `claimdag` processes, each its own connection as separate hosts would have, loop
+//! `claim-next` + `complete` over 300 nodes of one PostgreSQL store: every node is granted
+//! once and ends done by the worker it was granted to, and `check` is clean.
+
+use super::{cli, pg};
+use crate::common::{actor, parse_gen};
+use std::collections::{BTreeMap, BTreeSet};
+
+const NODES: usize = 300;
+const WORKERS: u64 = 8;
+
+fn worker(url: &str, me: &str) -> Vec<(String, u64)> {
+    let mut grants = Vec::new();
+    loop {
+        let r = cli(url, &["claim-next", "--assignee", me]);
+        match r.code {
+            Some(1) if r.stdout.is_empty() => return grants,
+            Some(0) => {}
+            _ => panic!("claim-next for {me}: {:?} {}", r.code, r.stderr),
+        }
+        let id = r.stdout.split_whitespace().next().expect("id").to_string();
+        let g = parse_gen(&r.stdout);
+        grants.push((id.clone(), g));
+        cli(
+            url,
+            &[
+                "complete",
+                &id,
+                "--status",
+                "done",
+                "--gen",
+                &g.to_string(),
+                "--actor",
+                me,
+            ],
+        )
+        .ok();
+    }
+}
+
+#[test]
+fn eight_processes_never_get_the_same_node() {
+    let url = pg::fresh_url();
+    let plan: Vec<serde_json::Value> = (0..NODES)
+        .map(|i| serde_json::json!({"key": format!("n{i}"), "summary": format!("node {i}")}))
+        .collect();
+    let file = std::env::temp_dir().join(format!("claimdag-pg-race-{}.json", std::process::id()));
+    std::fs::write(&file, serde_json::json!({ "nodes": plan }).to_string()).unwrap();
+    cli(&url, &["import", &file.to_string_lossy()]).ok();
+    cli(&url, &["config", "max_held", "0"]).ok();
+    let _ = std::fs::remove_file(&file);
+    let all: Vec<Vec<(String, u64)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..=WORKERS)
+            .map(|w| {
+                let url = url.clone();
+                s.spawn(move || worker(&url, &actor(w)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut owner: BTreeMap<String, u64> = BTreeMap::new();
+    for (w, grants) in all.iter().enumerate() {
+        for (id, g) in grants {
+            assert_eq!(*g, 2, "a first grant is generation 2");
+            assert!(
+                owner.insert(id.clone(), w as u64 + 1).is_none(),
+                "{id} granted twice"
+            );
+        }
+    }
+    assert_eq!(owner.len(), NODES, "every node granted");
+    let busy: BTreeSet<u64> = owner.values().copied().collect();
+    assert!(busy.len() > 1, "more than one worker got work");
+    let done = cli(&url, &["--json", "list", "--terminal"]).json();
+    for n in done.as_array().unwrap() {
+        let id = n["id"].as_str().unwrap();
+        assert_eq!(n["status"], "done");
+        assert_eq!(n["completed_by"], actor(owner[id]));
+    }
+    assert!(cli(&url, &["check"]).ok().starts_with("ok"));
+}

@@ -1,0 +1,79 @@
+"""The Python module on a PostgreSQL store: the same walkthrough, errors and leases as on a
+directory, and the CLI on the same store. tests/python/run.sh starts the server and sets
+$CLAIMDAG_TEST_PG."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import pathlib
+import shutil
+
+import pytest
+
+import claimdag
+from conftest import ME, YOU
+
+_n = itertools.count()
+
+
+@pytest.fixture
+def pg_url() -> str:
+    base = os.environ.get("CLAIMDAG_TEST_PG", "")
+    assert base, "CLAIMDAG_TEST_PG is not set: tests/python/run.sh starts a PostgreSQL server"
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}schema=py_{os.getpid()}_{next(_n)}"
+
+
+def test_walkthrough_on_postgres(pg_url: str) -> None:
+    store = claimdag.Store(pg_url)
+    assert store.path.startswith("postgres://") and "schema=py_" in store.path
+    assert store.list() == []
+    a = store.upsert("parse the manifest header")
+    b = store.upsert("reject a manifest with no header", parent=a)
+    store.link(a, b)
+    gen = store.claim(a, ME)
+    assert gen == 2
+    with pytest.raises(claimdag.AlreadyClaimed) as info:
+        store.claim(a, YOU)
+    assert info.value.holder == ME and info.value.body["code"] == "already_claimed"
+    store.renew(a, ME, gen=gen)
+    assert store.reclaim(lease=0) == [(a, 3)]
+    with pytest.raises(claimdag.StaleGeneration):
+        store.complete(a, gen=2)
+    g = store.claim(a, YOU)
+    store.complete(a, gen=g, actor=YOU)
+    assert [n.display for n in store.list()] == ["ready"]
+    assert store.check().ok
+
+
+def test_the_cli_and_the_module_share_a_postgres_store(pg_url: str) -> None:
+    beside = pathlib.Path(sys.executable).parent / "claimdag"
+    cmd = str(beside) if beside.exists() else shutil.which("claimdag")
+    assert cmd
+    made = subprocess.run([cmd, "--dir", pg_url, "upsert", "--summary", "from the cli"],
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    store = claimdag.Store(pg_url)
+    assert store.get(made.stdout.strip()).summary == "from the cli"
+
+
+def test_a_lease_on_postgres(pg_url: str) -> None:
+    store = claimdag.Store(pg_url)
+    nid = store.upsert("leased")
+    with store.lease_next(ME, ttl=0.5) as lease:
+        assert lease is not None
+        import time
+
+        time.sleep(1.2)
+        assert not lease.lost
+    assert store.get(nid).status == "done"
+
+
+def test_a_wrong_password_never_shows(pg_url: str) -> None:
+    bad = "postgres://claimdag:hunter2@127.0.0.1:1/claimdag"
+    with pytest.raises(claimdag.StoreIOError) as info:
+        claimdag.Store(bad).list()
+    assert "hunter2" not in str(info.value) and "127.0.0.1:1" in str(info.value)
