@@ -140,9 +140,17 @@ if [[ -n "$v08_why" ]]; then
 fi
 "$BIN/cli" "${quick[@]}" --work "$WORK" --ours "$BIN/claimdag" "${v08_args[@]}" >>"$RESULTS"
 
+log "PostgreSQL: ours against a plain SKIP LOCKED queue and the embedded store"
+$CARGO bench --bench postgres -- "${quick[@]}" >"$OUT/postgres.md" 2>"$OUT/postgres.log" ||
+    echo "(the PostgreSQL bench failed: see $OUT/postgres.log)" >"$OUT/postgres.md"
+
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 echo "# total run time: $(($(date +%s) - started)) s" >>"$OUT/machine.txt"
 python3 benches/report.py "$RESULTS" >"$OUT/table.md"
 cat "$OUT/machine.txt"
 echo
 cat "$OUT/table.md"
+echo
+echo "PostgreSQL, claim + complete cycles per second (one connection a worker):"
+echo
+cat "$OUT/postgres.md"

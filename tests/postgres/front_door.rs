@@ -204,3 +204,26 @@ fn tls_when_asked() {
     assert_ne!(r.code, Some(0), "{}", r.stdout);
     assert!(!r.stderr.contains("claimdag-test"));
 }
+
+#[test]
+fn an_older_schema_is_migrated_by_the_library() {
+    let url = pg::fresh_url();
+    let schema = schema_of(&url);
+    // A store of schema version 1, as the first release of this backend made it.
+    let v1 = include_str!("../../src/store/postgres/migrations/0001_init.sql")
+        .replace("{schema}", &schema);
+    psql(&v1);
+    psql(&format!(
+        "SELECT * FROM {schema}.commit(0, '{{\"nodes\": [{{\"id\": \"{}\", \"summary\": \"from v1\", \
+         \"status\": \"todo\", \"generation\": 1, \"created_at\": 1, \"updated_at\": 1}}], \
+         \"events\": [{{\"at\": 1, \"verb\": \"create\", \"node\": \"{}\", \"generation\": 1}}]}}')",
+        "0".repeat(31) + "1",
+        "0".repeat(31) + "1"
+    ));
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "1");
+    let listed = cli(&url, &["list"]).ok().to_string();
+    assert!(listed.contains("from v1"), "{listed}");
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "2");
+    cli(&url, &["upsert", "--summary", "after the migration"]).ok();
+    assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
+}

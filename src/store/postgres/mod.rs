@@ -1,11 +1,13 @@
 //! The PostgreSQL backend (SPEC section 8): the same rules over a database several machines
-//! share. The rules are not in SQL: each handle keeps the state in memory, catches up on
-//! the rows written since its last look (one round trip), lets the rules decide, and
-//! commits the change in one statement that locks the store's row, checks that no other
-//! write came in between, and writes the rows (`commit` in the migration). When another
-//! write did come in between, it catches up and decides again; after a few such races it
-//! takes the row's lock first and decides under it, so every writer gets through. The lease
-//! clock is the server's. docs/postgres.md explains the tables and the choices.
+//! share. The rules are not in SQL: each handle keeps the state in memory, lets the rules
+//! decide on it at a time read off the server's clock, and commits the change in one
+//! statement (`commit2` in the migrations) that locks the store's row and accepts the write
+//! only if no other write came in between and that time lies between the last write's and
+//! the server's clock; then it writes the rows. Otherwise it answers the rows written since,
+//! in the same round trip, and the handle decides again; after a few such races it takes
+//! the row's lock first and decides under it, so every writer gets through. A refusal is
+//! answered only once the handle has caught up. docs/postgres.md explains the tables and
+//! the choices.
 
 mod copy;
 mod sql;
@@ -55,6 +57,14 @@ struct Conn {
     seq: u64,
     /// The cached state was loaded at least once (`seq` 0 is also an empty store).
     loaded: bool,
+    /// The store exists (as of the last look).
+    exists: bool,
+    /// The server's clock minus this machine's, as of the last round trip.
+    offset_ms: i64,
+    /// The time the last write was decided at: no write is decided earlier.
+    last_now: u64,
+    /// The schema version was checked (and the store migrated) on this connection.
+    checked: bool,
 }
 
 /// An error from the server or the connection, naming the store (never its password).
@@ -134,7 +144,7 @@ impl PgStore {
                 ..Conn::default()
             };
         }
-        let result = f(&mut conn, self);
+        let result = conn.check_schema(self).and_then(|()| f(&mut conn, self));
         if conn.client.as_ref().is_some_and(|c| c.is_closed()) {
             *conn = Conn::default();
         }
@@ -187,6 +197,8 @@ impl Conn {
             self.apply_rows(store, &settings, &nodes)?;
             self.seq = new_seq as u64;
         }
+        self.saw_clock(now, row.get(5));
+        self.exists = true;
         Ok((now as Millis, true))
     }
 
@@ -203,11 +215,13 @@ impl Conn {
         self.state = State::default();
         self.seq = 0;
         self.loaded = true;
+        self.exists = false;
         let now: i64 = self
             .client()?
             .query_one(sql::NOW, &[])
             .map_err(|e| store.err(e))?
             .get(0);
+        self.saw_clock(now, 0);
         Ok((now as Millis, false))
     }
 
@@ -229,8 +243,8 @@ impl Conn {
             }
             Err(e) => return Err(store.err(e)),
         };
-        let (seq, now, version, settings): (i64, i64, i32, String) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let (seq, now, version, settings, last_now): (i64, i64, i32, String, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
         check_version(store, version)?;
         let mut live = Vec::new();
         let mut stubs = crate::id::IdMap::default();
@@ -255,7 +269,49 @@ impl Conn {
         }
         self.seq = seq as u64;
         self.loaded = true;
+        self.exists = true;
+        self.saw_clock(now, last_now);
         Ok((now as Millis, true))
+    }
+
+    /// Notes the server's clock (`now`, just read) and the last write's time.
+    fn saw_clock(&mut self, now: i64, last_now: i64) {
+        self.offset_ms = now - local_ms();
+        self.last_now = self.last_now.max(last_now.max(0) as u64);
+    }
+
+    /// The server's time as this handle reads it now: its clock plus the last offset seen,
+    /// never before the last write's time. `commit2` refuses a time past the server's own.
+    fn decision_time(&self) -> Millis {
+        ((local_ms() + self.offset_ms).max(0) as u64).max(self.last_now)
+    }
+
+    /// Brings an older store's schema up to date, once per connection; refuses a newer one.
+    fn check_schema(&mut self, store: &PgStore) -> Result<()> {
+        if self.checked {
+            return Ok(());
+        }
+        let schema = store.target.schema.clone();
+        let exists: bool = self
+            .client()?
+            .query_one(sql::EXISTS, &[&format!("{schema}.store")])
+            .map_err(|e| store.err(e))?
+            .get(0);
+        if exists {
+            let version: i32 = self
+                .client()?
+                .query_one(&sql::q(sql::SCHEMA_VERSION, &schema), &[])
+                .map_err(|e| store.err(e))?
+                .get(0);
+            check_version(store, version)?;
+            if version < sql::VERSION {
+                let location = store.target.location().to_string();
+                sql::migrate(self.client()?, &schema, &location)?;
+                self.statements.clear();
+            }
+        }
+        self.checked = true;
+        Ok(())
     }
 
     /// Applies the rows `since` returned: `[{"archived": bool, "node": {...}}]`.
@@ -281,6 +337,14 @@ impl Conn {
         self.state.apply(&change);
         Ok(())
     }
+}
+
+/// This machine's clock, in milliseconds since the Unix epoch.
+fn local_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 fn check_version(store: &PgStore, version: i32) -> Result<()> {

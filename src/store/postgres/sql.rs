@@ -6,21 +6,26 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 /// The migrations, in order: migration `n` brings a store to schema version `n + 1`.
-pub const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_commit_in_one_round_trip.sql"),
+];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;
 
-/// Changes since a write, with the server's time (one snapshot).
+/// Changes since a write, with the server's time and the last write's (one snapshot).
 pub const SINCE: &str =
-    "SELECT seq, now_ms, version, settings, nodes FROM {schema}.since($1::bigint)";
-/// Commits one write decided on the state as of write `$1`.
-pub const COMMIT: &str = "SELECT committed, seq FROM {schema}.commit($1::bigint, $2::text)";
+    "SELECT seq, now_ms, version, settings, nodes, last_now FROM {schema}.since($1::bigint)";
+/// Commits one write decided on the state as of write `$1` at server time `$2`; or answers
+/// what was written since.
+pub const COMMIT: &str = "SELECT committed, seq, now_ms, last_now, version, settings, nodes \
+                          FROM {schema}.commit2($1::bigint, $2::bigint, $3::text)";
 /// Waits for the store's lock (the pessimistic path, inside a transaction).
 pub const LOCK: &str = "SELECT seq FROM {schema}.store WHERE id = 1 FOR UPDATE";
 /// The store row and the server's time, for a full load.
-pub const STORE_ROW: &str =
-    "SELECT seq, {schema}.now_ms(), version, settings::text FROM {schema}.store WHERE id = 1";
+pub const STORE_ROW: &str = "SELECT seq, {schema}.now_ms(), version, settings::text, last_now \
+                             FROM {schema}.store WHERE id = 1";
 /// Every node row in creation order, for a full load.
 pub const ALL_NODES: &str = "SELECT archived, body::text FROM {schema}.nodes ORDER BY pos";
 /// The archived nodes, by creation time then the write that archived them.

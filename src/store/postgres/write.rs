@@ -12,12 +12,15 @@ use std::cell::RefCell;
 /// What one attempt at a write came to.
 enum Attempt {
     Committed,
-    /// Another write came in between: catch up and decide again.
+    /// Another write came in between (the cache caught up): decide again.
     Raced,
 }
 
-/// One write: decide on the cached state, commit if nobody wrote meanwhile; else catch up
-/// and try again, and after `RACES` tries take the store's lock before deciding.
+/// One write. The rules decide on the cached state at the server's time as this handle
+/// reads it, and the change is committed in one round trip if nobody wrote in between;
+/// else the answer brings the cache up to date and the rules decide again. A refusal (or a
+/// write that changes nothing) is answered only once the cache has caught up. After
+/// `RACES` races the writer takes the store's lock before deciding.
 pub(super) fn write(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>) -> Result<()> {
     let mut transient_failures = 0;
     let mut attempt = 0;
@@ -32,10 +35,7 @@ pub(super) fn write(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>) -
         match outcome {
             Ok(Attempt::Committed) => return Ok(()),
             Ok(Attempt::Raced) => continue,
-            Err(Retry::Transient(e)) if transient_failures < RETRIES => {
-                transient_failures += 1;
-                let _ = e;
-            }
+            Err(Retry::Transient(_)) if transient_failures < RETRIES => transient_failures += 1,
             Err(Retry::Transient(e)) => return Err(store.err(e)),
             Err(Retry::Fail(e)) => return Err(e),
         }
@@ -63,15 +63,9 @@ fn pg(store: &PgStore) -> impl Fn(postgres::Error) -> Retry + '_ {
     }
 }
 
-/// Runs the rules on the cached state; `None` when the store must be created first.
-fn decided(
-    conn: &mut Conn,
-    store: &PgStore,
-    decide: &mut Decide<'_>,
-    now: u64,
-    exists: bool,
-) -> Result<Change> {
-    if !exists {
+/// Runs the rules on the cached state at `now`.
+fn decided(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>, now: u64) -> Result<Change> {
+    if !conn.exists {
         // Nothing exists yet: a refused call must not create the store either.
         return decide(&conn.state, &NoArchive, now);
     }
@@ -91,18 +85,33 @@ fn optimistic_attempt(
     store: &PgStore,
     decide: &mut Decide<'_>,
 ) -> std::result::Result<Attempt, Retry> {
-    let (now, exists) = conn.sync(store)?;
-    let change = decided(conn, store, decide, now, exists)?;
-    if change.is_empty() {
-        return Ok(Attempt::Committed);
+    if !conn.loaded {
+        conn.sync(store)?;
     }
-    if !exists {
+    let estimate = conn.decision_time();
+    let (change, now) = match decided(conn, store, decide, estimate) {
+        Ok(c) if !c.is_empty() => (c, estimate),
+        // A refusal, or nothing to write: answered on a caught-up state only.
+        first => {
+            let seq = conn.seq;
+            let (now, _) = conn.sync(store)?;
+            if conn.seq == seq {
+                return first.map(|_| Attempt::Committed).map_err(Retry::Fail);
+            }
+            match decided(conn, store, decide, now)? {
+                c if c.is_empty() => return Ok(Attempt::Committed),
+                c => (c, now),
+            }
+        }
+    };
+    if !conn.exists {
         let location = store.target.location().to_string();
         sql::migrate(conn.client()?, &store.target.schema, &location)?;
         conn.statements.clear();
+        conn.sync(store)?;
         return Ok(Attempt::Raced); // decide again on the store as it now is
     }
-    commit(conn, store, change, None)
+    commit(conn, store, change, now, false)
 }
 
 /// Takes the store's lock (a transaction holding its row), then catches up, decides and
@@ -120,12 +129,12 @@ fn locked_attempt(
     conn.client()?.batch_execute("BEGIN").map_err(pg(store))?;
     let result = (|| {
         conn.client()?.query_one(&lock, &[]).map_err(pg(store))?;
-        let (now, exists) = conn.sync(store)?;
-        let change = decided(conn, store, decide, now, exists)?;
+        let (now, _) = conn.sync(store)?;
+        let change = decided(conn, store, decide, now)?;
         if change.is_empty() {
             return Ok(Attempt::Committed);
         }
-        commit(conn, store, change, Some(()))
+        commit(conn, store, change, now, true)
     })();
     let end = if matches!(result, Ok(Attempt::Committed)) {
         "COMMIT"
@@ -135,20 +144,21 @@ fn locked_attempt(
     match conn.client()?.batch_execute(end).map_err(pg(store)) {
         Ok(()) => result,
         Err(e) => {
-            // A failed COMMIT committed nothing: forget the change applied to the cache.
+            // A failed COMMIT committed nothing: forget what the cache took on.
             conn.loaded = false;
             Err(e)
         }
     }
 }
 
-/// Sends the change; on success applies it to the cached state. Inside the locked path the
-/// cache is applied only once COMMIT succeeds, which `locked_attempt` checks.
+/// Sends the change decided at `decided_at`; applies it to the cache when committed, or
+/// catches the cache up with the rows the refusal carries.
 fn commit(
     conn: &mut Conn,
     store: &PgStore,
     change: Change,
-    locked: Option<()>,
+    decided_at: u64,
+    locked: bool,
 ) -> std::result::Result<Attempt, Retry> {
     let stmt = conn.stmt(store, sql::COMMIT)?;
     let body = serde_json::to_string(&change)
@@ -156,20 +166,27 @@ fn commit(
     let expected = conn.seq as i64;
     let row = conn
         .client()?
-        .query_one(&stmt, &[&expected, &body])
+        .query_one(&stmt, &[&expected, &(decided_at as i64), &body])
         .map_err(pg(store))?;
-    let (committed, seq): (bool, i64) = (row.get(0), row.get(1));
-    if !committed {
-        if locked.is_some() {
-            return Err(Retry::Fail(Error::Internal(
-                "the store moved on while its lock was held".into(),
-            )));
-        }
-        return Ok(Attempt::Raced);
+    let (committed, seq, now, last_now): (bool, i64, i64, i64) =
+        (row.get(0), row.get(1), row.get(2), row.get(3));
+    conn.saw_clock(now, last_now);
+    if committed {
+        conn.state.apply(&change);
+        conn.seq = seq as u64;
+        return Ok(Attempt::Committed);
     }
-    conn.state.apply(&change);
-    conn.seq = seq as u64;
-    Ok(Attempt::Committed)
+    if locked {
+        return Err(Retry::Fail(Error::Internal(
+            "the store moved on while its lock was held".into(),
+        )));
+    }
+    if seq as u64 != conn.seq {
+        let (settings, nodes): (String, String) = (row.get(5), row.get(6));
+        conn.apply_rows(store, &settings, &nodes)?;
+        conn.seq = seq as u64;
+    }
+    Ok(Attempt::Raced)
 }
 
 /// The archived nodes, as of the state `conn` was just brought to (read in one snapshot
