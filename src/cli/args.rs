@@ -147,4 +147,33 @@ pub enum Verb {
         after_help = "Example:\n  claimdag copy --from ~/.local/state/claimdag --to postgres://ci@db/claims\n  claimdag copy --from 'postgres://ci@db/claims?schema=team_a' --to /tmp/backup\n\nThe destination must be a new store (never written). Generations, history, the\narchive and the settings move as they are; run claimdag check on the copy."
     )]
     Copy(verbs::Copy),
+    /// Serve the store to agents over the Model Context Protocol (stdio)
+    #[command(
+        after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation). The actor\ngiven here (else $CLAIMDAG_ACTOR) is the one the worker tools use when a call\nnames none. The server ends when the client closes stdin."
+    )]
+    Mcp(McpArgs),
+}
+
+/// Which tools an MCP server offers (`--tools`): fewer tools, fewer tokens of descriptions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Profile {
+    /// What a worker agent needs: find work, hold it, finish it.
+    Worker,
+    /// What a planning agent needs: shape the DAG and look at it.
+    Planner,
+    /// Every verb.
+    All,
+}
+
+/// `claimdag mcp` options.
+#[derive(clap::Args, Debug)]
+pub struct McpArgs {
+    /// The agent's actor (32 hex or name:NAME) [default: $CLAIMDAG_ACTOR]
+    #[arg(long, value_name = "ACTOR")]
+    pub actor: Option<String>,
+    /// Which tools to offer: worker (ready, claim_next, show, renew, complete, release,
+    /// log), planner (upsert, link, unlink, import, list, graph, show, ready, archive,
+    /// check), or all
+    #[arg(long, value_enum, default_value = "all")]
+    pub tools: Profile,
 }

@@ -4,6 +4,8 @@
 //! front door.
 
 mod args;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -113,6 +115,20 @@ fn execute(cli: Cli) -> Result<Answer> {
         Verb::Check(r) => verbs::run(&cx, r),
         Verb::Actor(r) => verbs::run(&cx, r),
         Verb::Copy(r) => verbs::run(&cx, r),
+        #[cfg(not(feature = "mcp"))]
+        Verb::Mcp(_) => Err(Error::invalid(
+            "this claimdag was built without its MCP server (the mcp feature): the command \
+             cargo install claimdag builds has it",
+        )),
+        #[cfg(feature = "mcp")]
+        Verb::Mcp(a) => {
+            let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
+            mcp::serve(store.clone(), cx.workspace.clone(), cx.actor, a.tools)?;
+            Ok(Answer::of(&verbs::Done::OK)).map(|mut a| {
+                a.text.clear();
+                a
+            })
+        }
     }
 }
 

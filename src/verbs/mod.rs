@@ -154,9 +154,9 @@ pub trait Reply: Serialize + DeserializeOwned + JsonSchema {
     fn exit(&self) -> i32 {
         0
     }
-    /// For a reply that is a JSON array: the key it goes under where an object is needed
-    /// (MCP structured content).
-    fn list_key() -> Option<&'static str> {
+    /// For a reply that is not a JSON object (a list, or a value that may be `null`): the
+    /// key it goes under where an object is needed (MCP structured content).
+    fn object_key() -> Option<&'static str> {
         None
     }
 }
@@ -167,8 +167,8 @@ pub struct Answer {
     pub json: Value,
     pub text: String,
     pub exit: i32,
-    /// Where a JSON array goes in an object (see [`Reply::list_key`]).
-    pub list_key: Option<&'static str>,
+    /// Where a reply that is not an object goes in one (see [`Reply::object_key`]).
+    pub object_key: Option<&'static str>,
 }
 
 impl Answer {
@@ -177,16 +177,16 @@ impl Answer {
             json: serde_json::to_value(reply).unwrap_or(Value::Null),
             text: reply.text(),
             exit: reply.exit(),
-            list_key: R::list_key(),
+            object_key: R::object_key(),
         }
     }
 
-    /// The JSON as an object: a list goes under its key, nothing under `{}`.
+    /// The JSON as an object: a reply that is not always one (a list, or a value that may
+    /// be `null`) goes under its key, whatever it is this time.
     pub fn object(&self) -> Value {
-        match (&self.json, self.list_key) {
-            (Value::Object(_), _) => self.json.clone(),
-            (Value::Null, _) => Value::Object(Default::default()),
+        match (&self.json, self.object_key) {
             (v, Some(k)) => serde_json::json!({ k: v }),
+            (Value::Object(_), None) => self.json.clone(),
             (v, None) => serde_json::json!({ "value": v }),
         }
     }
@@ -237,6 +237,18 @@ macro_rules! every_verb {
                         serde_json::to_value(schemars::schema_for!(<$ty as Verb>::Reply))
                             .unwrap_or_default(),
                     ));
+                }
+            )*
+            None
+        }
+
+        /// Where the verb's reply goes in an object, when it is not one (a list, or a
+        /// value that may be `null`).
+        pub fn object_key(verb: &str) -> Option<&'static str> {
+            let name = verb.replace('-', "_");
+            $(
+                if name == <$ty as Verb>::NAME {
+                    return <<$ty as Verb>::Reply as Reply>::object_key();
                 }
             )*
             None

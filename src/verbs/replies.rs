@@ -76,6 +76,9 @@ impl Reply for Claimed {
     fn exit(&self) -> i32 {
         i32::from(self.0.is_none())
     }
+    fn object_key() -> Option<&'static str> {
+        Some("claimed")
+    }
 }
 
 /// Nodes handed back and their new generations (`reclaim`).
@@ -90,7 +93,7 @@ impl Reply for HandedBack {
             .map(|g| format!("{}  todo  gen={}\n", g.id.short(), g.generation))
             .collect()
     }
-    fn list_key() -> Option<&'static str> {
+    fn object_key() -> Option<&'static str> {
         Some("handed_back")
     }
 }
@@ -117,7 +120,7 @@ impl Reply for Nodes {
     fn text(&self) -> String {
         text::list(&self.0)
     }
-    fn list_key() -> Option<&'static str> {
+    fn object_key() -> Option<&'static str> {
         Some("nodes")
     }
 }
@@ -140,6 +143,9 @@ impl Reply for NextNode {
     fn exit(&self) -> i32 {
         i32::from(self.0.is_none())
     }
+    fn object_key() -> Option<&'static str> {
+        Some("next")
+    }
 }
 
 /// Ready nodes in the order `next` picks them, with their critical paths (`ready`).
@@ -151,7 +157,7 @@ impl Reply for Picks {
     fn text(&self) -> String {
         text::ready(&self.0)
     }
-    fn list_key() -> Option<&'static str> {
+    fn object_key() -> Option<&'static str> {
         Some("ready")
     }
 }
@@ -165,7 +171,7 @@ impl Reply for History {
     fn text(&self) -> String {
         text::log(&self.0)
     }
-    fn list_key() -> Option<&'static str> {
+    fn object_key() -> Option<&'static str> {
         Some("events")
     }
 }
@@ -190,7 +196,7 @@ impl Reply for Imported {
         }
         out
     }
-    fn list_key() -> Option<&'static str> {
+    fn object_key() -> Option<&'static str> {
         Some("nodes")
     }
 }

@@ -16,16 +16,20 @@ fi
 PY="$VENV/bin/python"
 
 echo "== installing the test tools"
-"$PY" -m pip install --quiet --progress-bar off --upgrade "pip>=23" "pytest>=7" "mypy>=1.10"
+"$PY" -m pip install --quiet --progress-bar off --upgrade "pip>=23" "pytest>=7" "mypy>=1.10" \
+    "mcp>=2,<3"
 
 echo "== pip install . (builds the native module in release mode)"
 "$PY" -m pip install --quiet --progress-bar off .
 
-echo "== cargo build --release -p claimdag-capi (test_same_json compares the C library's JSON)"
+echo "== cargo build --release -p claimdag-capi --bin claimdag (the C library for test_same_json;"
+echo "   the command with its MCP server for test_mcp, through the official MCP Python SDK)"
 "${CARGO:-cargo}" build --release -p claimdag-capi
+"${CARGO:-cargo}" build --release --bin claimdag
 target="${CARGO_TARGET_DIR:-target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 export CLAIMDAG_C_LIB_DIR="$target/release"
+export CLAIMDAG_CLI="$target/release/claimdag"
 
 echo "== a throwaway PostgreSQL server (scripts/pg.sh) for tests/python/test_postgres.py"
 pgdir="$(mktemp -d)/pg"

@@ -1,0 +1,370 @@
+//! `claimdag mcp`: the store served to agents over the Model Context Protocol (stdio), with
+//! the official Rust SDK (rmcp). The tools are the verbs of the verb layer: their input
+//! schemas are the requests' JSON Schemas, their structured results the replies' JSON (a list
+//! goes under a key, as MCP wants an object), and every call is one `verbs::call` run off
+//! the async executor. A refusal is a tool result with `isError` whose structured content is
+//! the error body of SPEC section 4, so the agent reads why; only a malformed request (an
+//! unknown tool) is a protocol error.
+
+pub use super::args::Profile;
+use crate::error::Result;
+use crate::id::Actor;
+use crate::store::Store;
+use crate::verbs::{self, Ctx};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// One tool: its verb, when to use it, and its hints.
+struct ToolSpec {
+    verb: &'static str,
+    about: &'static str,
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+}
+
+const fn spec(
+    verb: &'static str,
+    about: &'static str,
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+) -> ToolSpec {
+    ToolSpec {
+        verb,
+        about,
+        read_only,
+        destructive,
+        idempotent,
+    }
+}
+
+/// Every tool, in the order they are listed.
+const TOOLS: &[ToolSpec] = &[
+    spec("claim_next", "Take the ready node with the longest critical path (returns its id and generation: keep the generation). Use resume=true after a restart to get back a claim you already hold.", false, false, false),
+    spec("ready", "See which nodes are ready, in the order claim_next would take them.", true, false, true),
+    spec("show", "Read every field of one node, and why it is not ready.", true, false, true),
+    spec("renew", "Keep your claim alive while you work (about every third of its ttl), with your generation.", false, false, true),
+    spec("complete", "Finish your claimed node: status done or failed, with the generation your claim returned.", false, true, false),
+    spec("release", "Hand your claim back so another worker can try, with your generation.", false, true, false),
+    spec("log", "Read the history of a node (or of the store): every claim, hand-back and completion.", true, false, true),
+    spec("upsert", "Create a node of work (or update the one with the same summary, kind and parent); returns its id.", false, false, true),
+    spec("link", "Make child wait on parent (hard: parent must be done; soft: parent must finish).", false, false, true),
+    spec("unlink", "Remove the link that makes child wait on parent.", false, true, true),
+    spec("import", "Create a whole plan of nodes and links in one atomic write; safe to repeat.", false, false, true),
+    spec("list", "List nodes by status (ready, claimed, expired, done, ...), holder, or everything.", true, false, true),
+    spec("graph", "Draw the DAG in Mermaid or dot, critical path in red.", true, false, true),
+    spec("archive", "Move finished nodes out of the live DAG.", false, true, true),
+    spec("unarchive", "Bring an archived node back.", false, false, false),
+    spec("check", "Verify the store's invariants.", true, false, true),
+    spec("claim", "Claim one named node (use claim_next to let the store pick).", false, false, false),
+    spec("next", "Which node claim_next would take, without claiming it.", true, false, true),
+    spec("reclaim", "Hand back expired claims, or (with lease) claims quiet that long: frees work of stalled workers.", false, true, false),
+    spec("reopen", "Put a finished node back to todo.", false, true, false),
+    spec("config", "Read the store's settings (default_ttl, max_held, max_attempts), or change one.", false, true, true),
+    spec("actor", "The actor id a name stands for (name:NAME is accepted wherever an actor is).", true, false, true),
+];
+
+const WORKER: &[&str] = &[
+    "ready",
+    "claim_next",
+    "show",
+    "renew",
+    "complete",
+    "release",
+    "log",
+];
+const PLANNER: &[&str] = &[
+    "upsert", "link", "unlink", "import", "list", "graph", "show", "ready", "archive", "check",
+];
+
+impl Profile {
+    fn offers(self, verb: &str) -> bool {
+        match self {
+            Profile::Worker => WORKER.contains(&verb),
+            Profile::Planner => PLANNER.contains(&verb),
+            Profile::All => true,
+        }
+    }
+}
+
+/// The MCP server over one store.
+#[derive(Clone)]
+pub struct Server {
+    store: Store,
+    workspace: String,
+    actor: Option<Actor>,
+    profile: Profile,
+    tools: Arc<Vec<Tool>>,
+}
+
+/// An object schema: the verb layer's schema, or the reply's under its key when the reply
+/// is not an object (a list, or a value that may be null).
+fn object_schema(schema: Value, key: Option<&str>) -> JsonObject {
+    let value = match key {
+        None => schema,
+        Some(k) => {
+            let mut defs = serde_json::Map::new();
+            let mut inner = schema;
+            if let Some(Value::Object(d)) = inner.as_object_mut().and_then(|o| o.remove("$defs")) {
+                defs = d;
+            }
+            if let Some(o) = inner.as_object_mut() {
+                o.remove("$schema");
+            }
+            json!({"type": "object", "properties": {k: inner}, "required": [k], "$defs": defs})
+        }
+    };
+    match value {
+        Value::Object(o) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+impl Server {
+    pub fn new(store: Store, workspace: String, actor: Option<Actor>, profile: Profile) -> Server {
+        let tools = TOOLS
+            .iter()
+            .filter(|t| profile.offers(t.verb))
+            .filter_map(|t| {
+                let (input, output) = verbs::schemas(t.verb)?;
+                let key = verbs::object_key(t.verb);
+                let mut input = object_schema(input, None);
+                input.remove("$schema");
+                let tool = Tool::new(t.verb, t.about, Arc::new(input))
+                    .with_raw_output_schema(Arc::new(object_schema(output, key)))
+                    .with_annotations(
+                        ToolAnnotations::new()
+                            .read_only(t.read_only)
+                            .destructive(t.destructive)
+                            .idempotent(t.idempotent)
+                            .open_world(false),
+                    );
+                Some(tool)
+            })
+            .collect();
+        Server {
+            store,
+            workspace,
+            actor,
+            profile,
+            tools: Arc::new(tools),
+        }
+    }
+
+    /// Runs one verb with JSON arguments off the async executor; a refusal becomes an error
+    /// result carrying the error body.
+    async fn run(&self, verb: String, args: Value) -> CallToolResult {
+        let (store, ws, actor) = (self.store.clone(), self.workspace.clone(), self.actor);
+        let outcome = tokio::task::spawn_blocking(move || -> Result<verbs::Answer> {
+            let mut cx = Ctx::new(&store, &ws)?;
+            cx.actor = actor;
+            verbs::call(&cx, &verb, args)
+        })
+        .await;
+        match outcome {
+            Ok(Ok(answer)) => {
+                let text = match (answer.text.trim_end(), &answer.json) {
+                    ("", Value::Null) => "nothing: no node is ready".to_string(),
+                    ("", _) => "ok".to_string(),
+                    (t, _) => t.to_string(),
+                };
+                let mut r = CallToolResult::structured(answer.object());
+                r.content = vec![ContentBlock::text(text)];
+                r
+            }
+            Ok(Err(e)) => {
+                let mut r = CallToolResult::structured_error(verbs::error_body(&e));
+                r.content = vec![ContentBlock::text(format!("error: {e}"))];
+                r
+            }
+            Err(join) => {
+                let e = crate::Error::Internal(format!("the tool call panicked: {join}"));
+                CallToolResult::structured_error(verbs::error_body(&e))
+            }
+        }
+    }
+}
+
+const INSTRUCTIONS: &str = "claimdag: a shared DAG of work that many agents claim as leases. \
+To work: claim_next (keep the generation it returns), renew while you work, complete with \
+status done or failed and that generation. A stale_generation error means your lease ran out \
+and the node is someone else's now: drop your result. Your actor is bound by the server; \
+tools that take an actor use it when you give none.";
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("claimdag", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !self.profile.offers(&name) || !TOOLS.iter().any(|t| t.verb == name) {
+            return Err(McpError::invalid_params(
+                format!("unknown tool {name:?}: tools/list names the tools this server offers"),
+                None,
+            ));
+        }
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        Ok(self.run(name, args).await.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListPromptsResult, McpError> {
+        let role = PromptArgument::new("role")
+            .with_description("Take only nodes of this role (and of none)")
+            .with_required(false);
+        Ok(ListPromptsResult::with_all_items(vec![
+            Prompt::new(
+                "work-next",
+                Some("Take the next node of work and do it, holding the claim as a lease"),
+                Some(vec![role]),
+            ),
+            Prompt::new(
+                "sweep-stale",
+                Some("Find claims whose lease ran out or that went quiet, and hand them back"),
+                None::<Vec<PromptArgument>>,
+            ),
+        ]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetPromptResponse, McpError> {
+        let role = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("role"))
+            .and_then(Value::as_str)
+            .map(|r| format!(" with role {r:?}"))
+            .unwrap_or_default();
+        let text = match request.name.as_str() {
+            "work-next" => format!(
+                "Call claim_next{role} (with resume=true if you may already hold a claim). If it \
+                 returns nothing, there is no ready work: stop. Otherwise note the id and the \
+                 generation, read the node with show, and do the work its summary describes. \
+                 While you work, call renew with that generation about every third of the lease. \
+                 When done, call complete with status done (or failed) and the same generation. \
+                 If any call answers stale_generation, your lease was lost: stop, drop your \
+                 result, and do not retry the completion."
+            ),
+            "sweep-stale" => "Call list with status expired to see claims whose lease ran out, \
+                 and list with status claimed to see live ones with their renewed_at. Call reclaim \
+                 to hand back every expired claim; call reclaim with a lease (say \"30m\") only if \
+                 you know workers renew more often than that. Report which nodes were handed back \
+                 and their new generations."
+                .to_string(),
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("unknown prompt {other:?}: the prompts are work-next and sweep-stale"),
+                    None,
+                ))
+            }
+        };
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![Resource::new(
+            "claimdag://graph",
+            "graph",
+        )
+        .with_description("The DAG of the workspace in Mermaid, critical path in red")
+        .with_mime_type("text/vnd.mermaid")]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, McpError> {
+        if request.uri != "claimdag://graph" {
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown resource {:?}: the resource is claimdag://graph",
+                    request.uri
+                ),
+                None,
+            ));
+        }
+        let r = self
+            .run("graph".into(), json!({"format": "mermaid", "all": true}))
+            .await;
+        let text = r
+            .structured_content
+            .as_ref()
+            .and_then(|v| v.get("graph").or(v.get("message")))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, request.uri).with_mime_type("text/vnd.mermaid")
+        ])
+        .into())
+    }
+}
+
+/// Serves the store on stdin/stdout until the client closes stdin.
+pub fn serve(
+    store: Store,
+    workspace: String,
+    actor: Option<Actor>,
+    profile: Profile,
+) -> Result<()> {
+    let server = Server::new(store, workspace, actor, profile);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| crate::Error::Internal(format!("cannot start the MCP runtime: {e}")))?;
+    rt.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| crate::Error::Internal(format!("MCP: {e}")))?;
+        let _ = running.waiting().await;
+        Ok(())
+    })
+}
