@@ -169,6 +169,43 @@ pub fn best(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
         .map(|i| cp.pick(i))
 }
 
+/// The live claims of `workspace` whose ending may still make a node ready for `role`: a
+/// claimed node of that role (or of none), which a release puts back, and every claimed node
+/// that a waiting `todo` node of that role depends on, directly or through other open
+/// nodes. Empty when nothing anyone holds can bring such work: a worker that finds nothing
+/// ready may then stop instead of waiting. `tx` sees expired claims handed back already.
+pub fn pending(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Id> {
+    let mine = |n: &Node| n.workspace == workspace && (n.role == role || n.role.is_empty());
+    let mut found: Vec<Id> = Vec::new();
+    let mut seen: IdMap<()> = IdMap::default();
+    let mut stack: Vec<Id> = Vec::new();
+    for n in tx.nodes().filter(|n| mine(n)) {
+        match n.status {
+            Status::Claimed => {
+                seen.insert(n.id, ());
+                found.push(n.id);
+            }
+            Status::Todo if matches!(tx.readiness(n), Readiness::Waiting(_)) => {
+                stack.extend(n.prerequisites().map(|(d, _)| d));
+            }
+            _ => {}
+        }
+    }
+    // Walk up through open prerequisites; a claimed one may finish and unblock the rest.
+    while let Some(id) = stack.pop() {
+        if seen.insert(id, ()).is_some() {
+            continue;
+        }
+        let Some(n) = tx.get(&id) else { continue };
+        match n.status {
+            Status::Claimed => found.push(id),
+            Status::Todo => stack.extend(n.prerequisites().map(|(d, _)| d)),
+            _ => {}
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,5 +275,79 @@ mod tests {
                 "the path's estimates add up to its critical length"
             );
         }
+    }
+    /// Applies `req` to `s` at `now`; returns what it answered.
+    fn put(s: &mut State, req: Request, now: u64) -> Output {
+        let e = rules::apply(s, &rules::NoArchive, &req, now).unwrap();
+        s.apply(&e.change);
+        e.output
+    }
+
+    fn node(s: &mut State, summary: &str, role: &str) -> Id {
+        let u = Upsert {
+            summary: summary.into(),
+            role: Some(role.into()),
+            ..Upsert::default()
+        };
+        match put(s, Request::Upsert(u), 1000) {
+            Output::Upserted { id, .. } => id,
+            o => panic!("upsert answered {o:?}"),
+        }
+    }
+
+    #[test]
+    fn pending_names_the_claims_that_may_still_bring_work() {
+        use crate::id::Actor;
+        let mut s = State::default();
+        let (a, b, r) = (
+            node(&mut s, "a", ""),
+            node(&mut s, "b", ""),
+            node(&mut s, "r", "review"),
+        );
+        let (c, d) = (node(&mut s, "c", "review"), node(&mut s, "d", ""));
+        for (parent, child) in [(a, b), (c, d)] {
+            put(
+                &mut s,
+                Request::Link {
+                    parent,
+                    child,
+                    soft: false,
+                },
+                1000,
+            );
+        }
+        let other = Actor::from_name("other").unwrap();
+        for (i, n) in [a, r, c].into_iter().enumerate() {
+            let actor = if i == 0 {
+                other
+            } else {
+                Actor::from_name(&format!("w{i}")).unwrap()
+            };
+            let claim = Request::Claim {
+                node: n,
+                actor,
+                gen: None,
+                ttl_ms: Some(60_000),
+            };
+            put(&mut s, claim, 2000);
+        }
+        // a: b waits on it. c: of another role, but d (of mine) waits on it. r: nothing of
+        // mine waits on it, and its role is not mine.
+        let tx = rules::view_at(&s, 3000);
+        assert_eq!(pending(&tx, "", ""), vec![a, c]);
+        assert_eq!(pending(&tx, "", "review"), vec![a, r, c]);
+        // Once the lease ran out, the claims are handed back: nothing is pending, a is ready.
+        let tx = rules::view_at(&s, 2000 + 60_000);
+        assert!(pending(&tx, "", "").is_empty());
+        // a failed: b is blocked for good, so only c is left to wait for.
+        let fail = Request::Complete {
+            node: a,
+            status: Status::Failed,
+            gen: 2,
+            actor: Some(other),
+            note: None,
+        };
+        put(&mut s, fail, 4000);
+        assert_eq!(pending(&rules::view_at(&s, 5000), "", ""), vec![c]);
     }
 }

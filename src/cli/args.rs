@@ -152,7 +152,46 @@ pub enum Verb {
         after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation). The actor\ngiven here (else $CLAIMDAG_ACTOR) is the one the worker tools use when a call\nnames none. The server ends when the client closes stdin."
     )]
     Mcp(McpArgs),
+    /// Run a command under a claim, node after node: the lease renews itself, the node is
+    /// completed with the generation granted, a lost lease stops the command
+    #[command(after_help = WORK_HELP)]
+    Work(super::work::WorkArgs),
+    /// List files changed in git that no live claim of the actor covers (exit 1 when some)
+    #[command(
+        name = "diff-check",
+        after_help = "Examples:\n  claimdag diff-check --actor name:codex-1                 # the work tree against HEAD\n  claimdag diff-check --base origin/main --head HEAD --json  # a branch, in CI\n\nA claim covers a path through its resources: a resource equal to the path, or\nending in / and a prefix of it (src/parser/ covers src/parser/x.rs). A renamed\nfile needs its old and new paths covered; an expired claim covers nothing. Without\n--head the work tree counts: staged, unstaged and untracked (not ignored) files.\nThe actor defaults to $CLAIMDAG_ACTOR. Exit 0 when every change is covered, 1 with\nthe uncovered paths listed."
+    )]
+    DiffCheck(verbs::DiffCheck),
 }
+
+const WORK_HELP: &str = "\
+Examples:
+  claimdag work --actor name:builder-1 -- make -C \"$PWD\" node
+  claimdag work --jobs 4 --ttl 2m --role review -- ./review.sh
+  claimdag work --no-wait --json -- sh -c 'exec ./run-task \"$CLAIMDAG_NODE\"'
+
+The command runs without a shell, in a process group of its own, with stdin empty,
+and finds the node in its environment: CLAIMDAG_NODE (the id), CLAIMDAG_GEN (the
+generation it was granted), CLAIMDAG_SUMMARY, CLAIMDAG_ACTOR, CLAIMDAG_DIR and
+CLAIMDAG_WORKSPACE. Read the summary from the environment (\"$CLAIMDAG_SUMMARY\"),
+never paste it into a shell line.
+
+Exit 0: the command exited 0 and the node is completed done. Otherwise the node is
+completed failed (or, with --on-failure release, handed back for another attempt).
+The lease is renewed about every third of the ttl; when a renew is refused (the
+claim was handed to someone else) or none succeeded for a whole ttl, the lease is
+lost: the command's group gets TERM, then KILL after --grace, and the node is left
+alone. SIGINT, SIGTERM or SIGHUP to the worker go to the commands; after the grace
+they get KILL and the claims are handed back. When nothing is ready but nodes others
+hold may still unlock work, the worker waits for them (--no-wait: it exits).
+
+Progress goes to stderr, a line per node; --json prints one JSON object per node on
+stdout (and the commands' output goes to stderr).
+
+Exit status: 0 everything taken is done and nothing is left (or --max was reached),
+1 nothing was ready (--no-wait, no node taken), 8 a command failed, 9 a lease was
+lost, 127 the command could not be started, 128+N stopped by signal N (130 SIGINT,
+143 SIGTERM), 2-7 a store error as for every command.";
 
 /// Which tools an MCP server offers (`--tools`): fewer tools, fewer tokens of descriptions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -172,7 +211,7 @@ pub struct McpArgs {
     #[arg(long, value_name = "ACTOR")]
     pub actor: Option<String>,
     /// Which tools to offer: worker (ready, claim_next, show, renew, complete, release,
-    /// log), planner (upsert, link, unlink, import, list, graph, show, ready, archive,
+    /// log, diff_check), planner (upsert, link, unlink, import, list, graph, show, ready, archive,
     /// check), or all
     #[arg(long, value_enum, default_value = "all")]
     pub tools: Profile,

@@ -71,6 +71,7 @@ const TOOLS: &[ToolSpec] = &[
     spec("reclaim", "Hand back expired claims, or (with lease) claims quiet that long: frees work of stalled workers.", false, true, false),
     spec("reopen", "Put a finished node back to todo.", false, true, false),
     spec("config", "Read the store's settings (default_ttl, max_held, max_attempts), or change one.", false, true, true),
+    spec("diff_check", "Before you commit: list the files changed in git (the server's work tree, or repo) that none of your live claims covers through its resources.", true, false, true),
     spec("actor", "The actor id a name stands for (name:NAME is accepted wherever an actor is).", true, false, true),
 ];
 
@@ -82,6 +83,7 @@ const WORKER: &[&str] = &[
     "complete",
     "release",
     "log",
+    "diff_check",
 ];
 const PLANNER: &[&str] = &[
     "upsert", "link", "unlink", "import", "list", "graph", "show", "ready", "archive", "check",

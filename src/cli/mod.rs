@@ -6,6 +6,7 @@
 mod args;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod work;
 
 use crate::error::{Error, Result};
 use crate::store::Store;
@@ -53,7 +54,8 @@ where
     };
     let json = cli.json;
     match execute(cli) {
-        Ok(done) => {
+        Ok(Ran::Exited(code)) => code,
+        Ok(Ran::Print(done)) => {
             let mut out = std::io::stdout().lock();
             let r = if json {
                 serde_json::to_writer(&mut out, &done.json)
@@ -83,12 +85,20 @@ fn report(e: &Error, json: bool) -> i32 {
     e.code().exit_code()
 }
 
-fn execute(cli: Cli) -> Result<Answer> {
+/// What a command did.
+enum Ran {
+    /// A verb's reply, to print.
+    Print(Answer),
+    /// A front door that reports on its own (`work`, `mcp`) ended with this exit status.
+    Exited(i32),
+}
+
+fn execute(cli: Cli) -> Result<Ran> {
     // The process ends right after one verb: freeing the loaded state node by node would
     // only cost time, so the store is left for the OS to reclaim.
     let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?));
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
-    match &cli.verb {
+    let answer = match &cli.verb {
         Verb::Upsert(r) => verbs::run(&cx, r),
         Verb::Link(r) => verbs::run(&cx, r),
         Verb::Unlink(r) => verbs::run(&cx, r),
@@ -115,6 +125,13 @@ fn execute(cli: Cli) -> Result<Answer> {
         Verb::Check(r) => verbs::run(&cx, r),
         Verb::Actor(r) => verbs::run(&cx, r),
         Verb::Copy(r) => verbs::run(&cx, r),
+        Verb::DiffCheck(r) => verbs::run(&cx.with_env_actor()?, r),
+        Verb::Work(a) => {
+            let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
+            let dir = store_text(&cli, store);
+            let exit = work::run(store, &cx.workspace, a, cx.actor, dir, cli.json)?;
+            return Ok(Ran::Exited(exit));
+        }
         #[cfg(not(feature = "mcp"))]
         Verb::Mcp(_) => Err(Error::invalid(
             "this claimdag was built without its MCP server (the mcp feature): the command \
@@ -124,11 +141,22 @@ fn execute(cli: Cli) -> Result<Answer> {
         Verb::Mcp(a) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             mcp::serve(store.clone(), cx.workspace.clone(), cx.actor, a.tools)?;
-            Ok(Answer::of(&verbs::Done::OK)).map(|mut a| {
-                a.text.clear();
-                a
-            })
+            return Ok(Ran::Exited(0));
         }
+    };
+    answer.map(Ran::Print)
+}
+
+/// The store as it was given (`--dir`, else `$CLAIMDAG_DIR`, else the default directory),
+/// for a child process to open the same one: a database URL keeps its password.
+fn store_text(cli: &Cli, store: &Store) -> OsString {
+    match (
+        &cli.dir,
+        std::env::var_os("CLAIMDAG_DIR").filter(|d| !d.is_empty()),
+    ) {
+        (Some(d), _) => d.clone().into_os_string(),
+        (None, Some(d)) => d,
+        (None, None) => store.location().into(),
     }
 }
 

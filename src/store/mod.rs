@@ -440,6 +440,13 @@ impl Store {
         self.query(Need::default(), |v| query::next(v, workspace, role))
     }
 
+    /// The live claims (anyone's) whose ending may still make a node ready for `role`: a
+    /// worker that finds nothing ready waits while this is not empty.
+    pub fn pending(&self, workspace: &str, role: Option<&str>) -> Result<Vec<Id>> {
+        query::check_pick_args(workspace, role)?;
+        self.query(Need::default(), |v| query::pending(v, workspace, role))
+    }
+
     /// The live claims `actor` holds in `workspace`, oldest claim first.
     pub fn held_by(&self, workspace: &str, actor: Actor) -> Result<Vec<NodeView>> {
         rules::validate_workspace(workspace)?;

@@ -103,6 +103,15 @@ pub(super) fn next(v: &View<'_>, workspace: &str, role: Option<&str>) -> Option<
     )
 }
 
+/// The live claims whose ending may still make work ready for `role` ([`schedule::pending`]).
+pub(super) fn pending(v: &View<'_>, workspace: &str, role: Option<&str>) -> Vec<Id> {
+    schedule::pending(
+        &rules::view_at(v.state, v.now),
+        workspace,
+        role.unwrap_or(""),
+    )
+}
+
 /// `actor`'s live claims in `workspace`, oldest claim first.
 pub(super) fn held_by(v: &View<'_>, workspace: &str, actor: Actor) -> Vec<NodeView> {
     let mut held: Vec<&Node> = v

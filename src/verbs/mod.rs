@@ -21,6 +21,7 @@
 
 mod args;
 mod claims;
+mod diff;
 mod edit;
 mod error;
 mod reads;
@@ -29,12 +30,14 @@ pub mod text;
 
 pub use args::{parse_finish_status, Dur};
 pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
+pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
 pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show};
 pub use replies::{
-    ActorId, Archived, CheckReport, Claimed, Completed, Done, Granted, Graphed, HandedBack,
-    History, Imported, ImportedNode, NextNode, Nodes, Picks, SettingsReply, Upserted,
+    ActorId, Archived, ChangedFile, CheckReport, ClaimCover, Claimed, Completed, Coverage, Done,
+    Granted, Graphed, HandedBack, History, Imported, ImportedNode, NextNode, Nodes, Outcome, Picks,
+    SettingsReply, Upserted, Worked,
 };
 
 use crate::error::{Error, Result};
@@ -259,4 +262,5 @@ macro_rules! every_verb {
 every_verb!(
     Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Complete, Reopen, Next,
     Ready, ClaimNext, Log, Import, Archive, Unarchive, Graph, Config, Check, ActorOf, Copy,
+    DiffCheck,
 );

@@ -362,3 +362,142 @@ impl Reply for Copied {
         )
     }
 }
+
+/// How a node `claimdag work` ran ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The command exited 0 and the node was completed `done`.
+    Done,
+    /// The command failed and the node was completed `failed`.
+    Failed,
+    /// The command failed and the claim was handed back for another attempt
+    /// (`--on-failure release`).
+    Released,
+    /// The lease was lost while the command ran: the command was stopped and the node,
+    /// someone else's now, was left alone.
+    Lost,
+    /// The worker was told to stop: the command was stopped and the claim handed back.
+    Interrupted,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Failed => "failed",
+            Outcome::Released => "released",
+            Outcome::Lost => "lost",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One node `claimdag work` ran a command for, and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Worked {
+    pub id: Id,
+    /// The generation the claim was granted: the command ran under it.
+    pub generation: u64,
+    pub summary: String,
+    pub outcome: Outcome,
+    /// The command's exit status, when it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended the command, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// From the claim to the outcome.
+    pub duration_ms: u64,
+}
+
+impl Reply for Worked {
+    /// `092dca29...  done            1.2s  parse the manifest header`, then `(exit 3)` or
+    /// `(signal 9)` when the command did not exit 0.
+    fn text(&self) -> String {
+        let how = match (self.exit_code, self.signal) {
+            (_, Some(s)) => format!("  (signal {s})"),
+            (Some(c), None) if c != 0 => format!("  (exit {c})"),
+            _ => String::new(),
+        };
+        let secs = self.duration_ms as f64 / 1000.0;
+        format!(
+            "{}  {:<11} {secs:>6.1}s  {}{how}\n",
+            self.id.short(),
+            self.outcome.as_str(),
+            text::one_line(&self.summary)
+        )
+    }
+}
+
+/// A live claim and the resources it covers (`diff-check`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClaimCover {
+    pub id: Id,
+    pub resources: Vec<String>,
+}
+
+/// A file git reports changed, and the claims that cover it (`diff-check`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangedFile {
+    /// added, modified, deleted, renamed, copied, type_changed, unmerged or untracked.
+    pub change: String,
+    /// Relative to the top of the work tree.
+    pub path: String,
+    /// The path a renamed file had: it must be covered too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The claims whose resources cover `path`.
+    pub covered_by: Vec<Id>,
+    /// True when `path` (and `from`) are covered.
+    pub covered: bool,
+}
+
+/// What `diff-check` found: every changed file, and the paths no live claim of the actor
+/// covers (exit 1 when there are some).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Coverage {
+    pub actor: Actor,
+    /// The commit the changes are counted from.
+    pub base: String,
+    /// The ref they are counted up to; none for the work tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    pub files: Vec<ChangedFile>,
+    /// Changed paths (a renamed file's old path included) that no live claim covers.
+    pub uncovered: Vec<String>,
+    /// The actor's live claims in the workspace and their resources.
+    pub claims: Vec<ClaimCover>,
+}
+
+impl Reply for Coverage {
+    fn text(&self) -> String {
+        if self.uncovered.is_empty() {
+            return format!(
+                "{} changed file(s), all covered by {} live claim(s) of {}\n",
+                self.files.len(),
+                self.claims.len(),
+                self.actor
+            );
+        }
+        let mut out = format!(
+            "{} changed path(s) not covered by a live claim of {}:\n",
+            self.uncovered.len(),
+            self.actor
+        );
+        for f in self.files.iter().filter(|f| !f.covered) {
+            let path = match &f.from {
+                Some(from) => format!("{} -> {}", text::one_line(from), text::one_line(&f.path)),
+                None => text::one_line(&f.path),
+            };
+            out.push_str(&format!("  {:<9} {path}\n", f.change));
+        }
+        if self.claims.is_empty() {
+            out.push_str("(the actor holds no live claim in this workspace)\n");
+        }
+        out
+    }
+    fn exit(&self) -> i32 {
+        i32::from(!self.uncovered.is_empty())
+    }
+}

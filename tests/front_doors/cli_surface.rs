@@ -342,6 +342,21 @@ fn json_works_on_every_verb() {
         assert!(common::is_id(a["actor"].as_str().unwrap()), "{a}");
         seen.push("actor");
     }
+    if listed.iter().any(|v| v == "diff-check") {
+        // A repository with no commit yet and nothing in it: nothing to cover.
+        let repo = s.scratch().join("repo");
+        std::fs::create_dir_all(&repo).expect("mkdir");
+        let init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(&repo)
+            .status()
+            .expect("git init");
+        assert!(init.success());
+        let repo = repo.to_string_lossy().into_owned();
+        let j = json_of(&s, &["diff-check", "--repo", &repo, "--actor", &me]);
+        assert_eq!(j["uncovered"], serde_json::json!([]), "{j}");
+        seen.push("diff-check");
+    }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,
     // the work and pane tests).
     let running = ["mcp", "work", "pane"];

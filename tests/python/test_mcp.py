@@ -74,7 +74,7 @@ def test_tools_have_schemas_annotations_and_profiles(store_dir: pathlib.Path) ->
         async with server(store_dir, "--tools", "worker") as s:
             names = sorted(t.name for t in (await s.list_tools()).tools)
             assert names == sorted(["ready", "claim_next", "show", "renew", "complete",
-                                    "release", "log"])
+                                    "release", "log", "diff_check"])
             with pytest.raises(McpError):
                 await s.call_tool("upsert", {"summary": "not a worker tool"})
     run(main())
@@ -110,6 +110,38 @@ def test_the_fence_through_mcp(store_dir: pathlib.Path) -> None:
             r = await s.call_tool("show", {"node": child["id"][:8]})
             assert r.structured_content["display"] == "ready"
             assert any("ready" in c.text for c in r.content if hasattr(c, "text"))
+    run(main())
+
+
+def test_an_agent_checks_its_diff_against_its_claims(
+    store_dir: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src" / "parser").mkdir(parents=True)
+    (repo / "src" / "parser" / "lex.rs").write_text("lex")
+    (repo / "src" / "cli.rs").write_text("cli")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env)
+
+    async def main() -> None:
+        async with server(store_dir, "--tools", "worker") as s:
+            st = claimdag.Store(str(store_dir))
+            st.upsert("the parser", resources=["src/parser/"])
+            err, got = await call(s, "claim_next")
+            assert not err
+            (repo / "src" / "parser" / "lex.rs").write_text("lex 2")
+            err, cov = await call(s, "diff_check", repo=str(repo))
+            assert not err and cov["uncovered"] == [], cov
+            assert cov["files"][0]["covered_by"] == [got["claimed"]["id"]]
+            (repo / "src" / "cli.rs").write_text("cli 2")
+            err, cov = await call(s, "diff_check", repo=str(repo))
+            # Uncovered files are an answer, not a refusal: the agent reads the list.
+            assert not err and cov["uncovered"] == ["src/cli.rs"], cov
+            err, body = await call(s, "diff_check", repo=str(tmp_path))
+            assert err and body["code"] == "invalid_input"
+            assert "needs a git work tree" in body["message"]
     run(main())
 
 

@@ -1,0 +1,613 @@
+//! `claimdag work -- CMD ARGS...`: runs a command under a claim. Claims the next node,
+//! starts CMD in a process group of its own with the node in its environment, holds the
+//! claim as a [`Lease`] (renewed about every third of the ttl), and completes the node with
+//! the generation it was granted when CMD exits. A lost lease stops CMD's process group
+//! (TERM, then KILL after the grace) and leaves the node alone; SIGINT, SIGTERM or SIGHUP
+//! to the worker are forwarded to CMD, and the claims are handed back before it exits.
+//!
+//! Everything it asks the store goes through [`Store`] and the pure rules; the node's text
+//! reaches CMD only through the environment, never through a shell line.
+
+use crate::error::{Code, Error, Result};
+use crate::id::Actor;
+use crate::lease::Lease;
+use crate::model::Status;
+use crate::store::Store;
+use crate::verbs::{Dur, Outcome, Reply, Worked};
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Exit statuses of `claimdag work` besides the store's error codes (2-7).
+pub mod exit {
+    /// Every node it took ended `done`, and nothing is left that it could do.
+    pub const OK: i32 = 0;
+    /// `--no-wait`: nothing was ready, and it took no node.
+    pub const NOTHING_READY: i32 = 1;
+    /// A command failed (the node was completed `failed`, or released to be tried again).
+    pub const FAILED: i32 = 8;
+    /// A lease was lost while its command ran (it was stopped; the node is someone else's).
+    pub const LOST: i32 = 9;
+    /// CMD could not be started (not found, not executable): the claim was handed back.
+    pub const CANNOT_START: i32 = 127;
+    /// Stopped by a signal: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
+    pub const SIGNALLED: i32 = 128;
+}
+
+/// What to do with a node whose command failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnFailure {
+    /// Complete it `failed`.
+    Failed,
+    /// Hand the claim back, for another attempt (up to the attempt cap).
+    Release,
+}
+
+/// `claimdag work` options.
+#[derive(clap::Args, Debug)]
+pub struct WorkArgs {
+    /// The worker's actor (32 hex or name:NAME) [default: $CLAIMDAG_ACTOR]
+    #[arg(long, value_name = "ACTOR")]
+    pub actor: Option<String>,
+    /// Take nodes of this role (and of none)
+    #[arg(long, value_name = "R")]
+    pub role: Option<String>,
+    /// The lease each claim is held with, renewed about every third of it [default: the
+    /// store's default_ttl]
+    #[arg(long, value_name = "DUR")]
+    pub ttl: Option<Dur>,
+    /// Stop after taking this many nodes
+    #[arg(long, value_name = "N")]
+    pub max: Option<u64>,
+    /// Run this many commands at once (each holds a claim: max_held must allow it)
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: u16,
+    /// When a command fails: complete the node failed, or release it for another attempt
+    #[arg(long, value_enum, default_value = "failed", value_name = "WHAT")]
+    pub on_failure: OnFailure,
+    /// How long a command has to exit after TERM before it gets KILL
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    pub grace: Dur,
+    /// Exit as soon as nothing is ready, instead of waiting for nodes others hold
+    #[arg(long)]
+    pub no_wait: bool,
+    /// If the actor already holds a live claim (a worker that crashed), run CMD for that
+    /// claim first instead of refusing as assignee_busy
+    #[arg(long)]
+    pub resume: bool,
+    /// The command and its arguments, run without a shell
+    #[arg(required = true, last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// The signal the worker was sent, 0 for none.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+fn catch_signals() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores into an atomic, which is async-signal-safe; the
+        // sigaction struct is zeroed and then filled in before the call.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The settled options of one run.
+struct Plan {
+    workspace: String,
+    actor: Actor,
+    role: Option<String>,
+    ttl_ms: u64,
+    grace: Duration,
+    /// `CLAIMDAG_DIR` for the command: the store as it was given.
+    dir: OsString,
+    json: bool,
+}
+
+/// One command running under a claim.
+struct Job {
+    lease: Lease,
+    summary: String,
+    child: Child,
+    started: Instant,
+    /// When TERM was sent (a lost lease, or the worker told to stop).
+    stopping: Option<Instant>,
+    killed: bool,
+}
+
+/// What happened so far.
+#[derive(Default)]
+struct Tally {
+    taken: u64,
+    done: u64,
+    failed: u64,
+    released: u64,
+    lost: u64,
+    interrupted: u64,
+}
+
+/// Runs the worker loop; returns the exit status.
+/// `actor` is `--actor`, else `$CLAIMDAG_ACTOR`; `dir` is the store as it was given.
+pub fn run(
+    store: &Store,
+    workspace: &str,
+    args: &WorkArgs,
+    actor: Option<Actor>,
+    dir: OsString,
+    json: bool,
+) -> Result<i32> {
+    let actor = actor.ok_or_else(|| {
+        Error::invalid("work needs an actor: --actor name:worker-1, or set $CLAIMDAG_ACTOR")
+    })?;
+    let settings = store.settings()?;
+    let ttl_ms = match Dur::opt_ms(&args.ttl)? {
+        Some(ms) => ms,
+        None => settings.default_ttl_ms,
+    };
+    let jobs = u64::from(args.jobs);
+    if settings.max_held != 0 && settings.max_held < jobs {
+        return Err(Error::invalid(format!(
+            "--jobs {jobs} needs {jobs} claims at once, but max_held is {}: run claimdag config max_held {jobs} (or 0 for no limit)",
+            settings.max_held
+        )));
+    }
+    let plan = Plan {
+        workspace: workspace.to_string(),
+        actor,
+        role: args.role.clone(),
+        ttl_ms,
+        grace: Duration::from_millis(args.grace.ms()?),
+        dir,
+        json,
+    };
+    catch_signals();
+    Worker {
+        store,
+        plan: &plan,
+        args,
+        jobs: Vec::new(),
+        tally: Tally::default(),
+    }
+    .run()
+}
+
+struct Worker<'a> {
+    store: &'a Store,
+    plan: &'a Plan,
+    args: &'a WorkArgs,
+    jobs: Vec<Job>,
+    tally: Tally,
+}
+
+/// Why the loop ended.
+enum End {
+    NothingLeft,
+    NothingReady,
+    Max,
+    Signal(i32),
+    CannotStart(Error),
+    Store(Error),
+}
+
+impl Worker<'_> {
+    fn run(mut self) -> Result<i32> {
+        let began = Instant::now();
+        let end = self.drive();
+        let end = match end {
+            End::Signal(sig) => {
+                self.interrupt(sig);
+                End::Signal(sig)
+            }
+            e => {
+                // Let the commands already running finish before reporting the error.
+                self.finish_running();
+                e
+            }
+        };
+        self.summary(&end, began.elapsed());
+        let t = &self.tally;
+        Ok(match end {
+            End::Signal(sig) => exit::SIGNALLED + sig,
+            End::CannotStart(e) => {
+                eprintln!("claimdag work: {e}");
+                exit::CANNOT_START
+            }
+            End::Store(e) => return Err(e),
+            _ if t.lost > 0 => exit::LOST,
+            _ if t.failed + t.released > 0 => exit::FAILED,
+            End::NothingReady if t.taken == 0 => exit::NOTHING_READY,
+            _ => exit::OK,
+        })
+    }
+
+    /// Claims and runs until nothing is left, `--max` is reached, a signal or an error.
+    fn drive(&mut self) -> End {
+        let mut seen_version = None;
+        let mut last_try = None::<Instant>;
+        let mut said_waiting = false;
+        loop {
+            let sig = SIGNAL.load(Ordering::SeqCst);
+            if sig != 0 {
+                return End::Signal(sig);
+            }
+            let freed = self.reap();
+            self.watch_leases();
+            let max_reached = self.args.max.is_some_and(|m| self.tally.taken >= m);
+            let slots = self.jobs.len() < usize::from(self.args.jobs) && !max_reached;
+            // Try to claim when a slot freed, the store changed, or every second (claims
+            // of others may have run out meanwhile).
+            let version = match slots {
+                true => self.store.version().ok(),
+                false => seen_version,
+            };
+            let due = freed
+                || last_try.is_none_or(|t: Instant| t.elapsed() >= Duration::from_secs(1))
+                || version != seen_version;
+            if slots && due {
+                seen_version = version;
+                last_try = Some(Instant::now());
+                match self.claim() {
+                    Ok(true) => {
+                        said_waiting = false;
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(end) => return end,
+                }
+                if self.jobs.is_empty() {
+                    if max_reached {
+                        return End::Max;
+                    }
+                    if self.args.no_wait {
+                        return End::NothingReady;
+                    }
+                    match self
+                        .store
+                        .pending(&self.plan.workspace, self.plan.role.as_deref())
+                    {
+                        Ok(p) if p.is_empty() => return End::NothingLeft,
+                        Ok(p) if !said_waiting => {
+                            said_waiting = true;
+                            self.say(&format!(
+                                "nothing ready; waiting on {} claim(s) that may unlock work ({} first)",
+                                p.len(),
+                                p[0].short()
+                            ));
+                        }
+                        Ok(_) => {}
+                        Err(e) => return End::Store(e),
+                    }
+                }
+            } else if self.jobs.is_empty() && max_reached {
+                return End::Max;
+            }
+            std::thread::sleep(Duration::from_millis(if self.jobs.is_empty() {
+                100
+            } else {
+                20
+            }));
+        }
+    }
+
+    /// Claims one node and starts its command: `Ok(false)` when nothing is ready (or the
+    /// store's max_held is full while commands run).
+    fn claim(&mut self) -> std::result::Result<bool, End> {
+        let p = self.plan;
+        let got = if self.args.resume && self.tally.taken == 0 {
+            self.store
+                .resume_or_claim_next(&p.workspace, p.actor, p.role.as_deref(), Some(p.ttl_ms))
+                .map(|o| o.map(|(id, g, _)| (id, g)))
+        } else {
+            self.store
+                .claim_next(&p.workspace, p.actor, p.role.as_deref(), Some(p.ttl_ms))
+        };
+        let (id, generation) = match got {
+            Ok(Some(c)) => c,
+            Ok(None) => return Ok(false),
+            Err(e) if e.code() == Code::AssigneeBusy && !self.jobs.is_empty() => return Ok(false),
+            Err(e) => return Err(End::Store(e)),
+        };
+        self.tally.taken += 1;
+        let lease = Lease::hold(self.store.clone(), id, generation, p.actor, p.ttl_ms);
+        let summary = self
+            .store
+            .get(id)
+            .map(|v| v.node.summary)
+            .unwrap_or_default();
+        match self.spawn(id.hex(), generation, &summary) {
+            Ok(child) => {
+                self.say(&format!(
+                    "{}  started     gen={generation}  {}",
+                    id.short(),
+                    crate::verbs::text::one_line(&summary)
+                ));
+                self.jobs.push(Job {
+                    lease,
+                    summary,
+                    child,
+                    started: Instant::now(),
+                    stopping: None,
+                    killed: false,
+                });
+                Ok(true)
+            }
+            Err(e) => {
+                self.tally.taken -= 1;
+                let _ = lease.release();
+                Err(End::CannotStart(e))
+            }
+        }
+    }
+
+    /// Starts CMD in a process group of its own, the node in its environment.
+    fn spawn(&self, node: String, generation: u64, summary: &str) -> Result<Child> {
+        let p = self.plan;
+        let (program, rest) = self.args.command.split_first().expect("clap requires CMD");
+        let mut cmd = Command::new(program);
+        cmd.args(rest)
+            .env("CLAIMDAG_NODE", node)
+            .env("CLAIMDAG_GEN", generation.to_string())
+            .env("CLAIMDAG_SUMMARY", summary)
+            .env("CLAIMDAG_ACTOR", p.actor.hex())
+            .env("CLAIMDAG_DIR", &p.dir)
+            .env("CLAIMDAG_WORKSPACE", &p.workspace)
+            // In a group of its own the command cannot read the terminal: stdin is empty.
+            .stdin(Stdio::null())
+            .process_group(0);
+        if p.json {
+            // stdout carries the JSON lines: the command's output goes to stderr.
+            let err = std::io::stderr();
+            let fd = std::os::fd::AsFd::as_fd(&err).try_clone_to_owned();
+            if let Ok(fd) = fd {
+                cmd.stdout(Stdio::from(fd));
+            }
+        }
+        die_with_parent(&mut cmd);
+        cmd.spawn()
+            .map_err(|e| Error::invalid(format!("cannot run {}: {e}", program.to_string_lossy())))
+    }
+
+    /// Reaps the commands that exited and finishes their nodes; true when a slot freed.
+    fn reap(&mut self) -> bool {
+        let mut freed = false;
+        let mut i = 0;
+        while i < self.jobs.len() {
+            match self.jobs[i].child.try_wait() {
+                Ok(Some(status)) => {
+                    let job = self.jobs.swap_remove(i);
+                    self.finish(job, status.code(), status.signal());
+                    freed = true;
+                }
+                _ => i += 1,
+            }
+        }
+        freed
+    }
+
+    /// A command exited: its node is completed (or released) with the granted generation,
+    /// unless the lease was lost meanwhile.
+    fn finish(&mut self, job: Job, code: Option<i32>, signal: Option<i32>) {
+        signal_group(&job.child, libc::SIGTERM); // what it left running in its group
+        let (id, generation) = (job.lease.id(), job.lease.generation());
+        let ok = code == Some(0);
+        let outcome = if job.lease.is_lost() || job.stopping.is_some() {
+            drop(job.lease);
+            Outcome::Lost
+        } else if ok || self.args.on_failure == OnFailure::Failed {
+            let status = if ok { Status::Done } else { Status::Failed };
+            let note = (!ok).then(|| match (code, signal) {
+                (_, Some(s)) => format!("claimdag work: the command was killed by signal {s}"),
+                (c, _) => format!("claimdag work: the command exited {}", c.unwrap_or(-1)),
+            });
+            match job.lease.complete(status, note.as_deref()) {
+                Ok(()) if ok => Outcome::Done,
+                Ok(()) => Outcome::Failed,
+                Err(e) => {
+                    self.say(&format!("{}  not completed: {e}", id.short()));
+                    Outcome::Lost
+                }
+            }
+        } else {
+            match job.lease.release() {
+                Ok(_) => Outcome::Released,
+                Err(e) => {
+                    self.say(&format!("{}  not released: {e}", id.short()));
+                    Outcome::Lost
+                }
+            }
+        };
+        self.report(Worked {
+            id,
+            generation,
+            summary: job.summary,
+            outcome,
+            exit_code: code,
+            signal,
+            duration_ms: job.started.elapsed().as_millis() as u64,
+        });
+    }
+
+    /// Stops the commands whose lease was lost: TERM, then KILL after the grace.
+    fn watch_leases(&mut self) {
+        let grace = self.plan.grace;
+        let mut lines = Vec::new();
+        for job in &mut self.jobs {
+            if job.stopping.is_none() && job.lease.is_lost() {
+                let why = job
+                    .lease
+                    .lost_because()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "{}  lease lost ({why}): stopping its command; the node is someone else's now",
+                    job.lease.id().short()
+                ));
+                signal_group(&job.child, libc::SIGTERM);
+                job.stopping = Some(Instant::now());
+            }
+            if let Some(t) = job.stopping {
+                if !job.killed && t.elapsed() >= grace {
+                    signal_group(&job.child, libc::SIGKILL);
+                    job.killed = true;
+                }
+            }
+        }
+        for l in lines {
+            self.say(&l);
+        }
+    }
+
+    /// The worker was told to stop: the signal goes to every command, which has the grace
+    /// to exit (a second signal cuts it short) before KILL; then every claim is handed back.
+    fn interrupt(&mut self, sig: i32) {
+        if self.jobs.is_empty() {
+            return;
+        }
+        self.say(&format!(
+            "signal {sig}: stopping {} command(s), then handing their claims back",
+            self.jobs.len()
+        ));
+        for job in &self.jobs {
+            signal_group(&job.child, sig);
+        }
+        SIGNAL.store(0, Ordering::SeqCst);
+        let t = Instant::now();
+        while self
+            .jobs
+            .iter_mut()
+            .any(|j| matches!(j.child.try_wait(), Ok(None)))
+        {
+            if t.elapsed() >= self.plan.grace || SIGNAL.load(Ordering::SeqCst) != 0 {
+                for job in &self.jobs {
+                    signal_group(&job.child, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for mut job in std::mem::take(&mut self.jobs) {
+            let status = job.child.wait().ok();
+            let (id, generation) = (job.lease.id(), job.lease.generation());
+            let outcome = if job.lease.is_lost() {
+                Outcome::Lost
+            } else {
+                match job.lease.release() {
+                    Ok(_) => Outcome::Interrupted,
+                    Err(e) => {
+                        self.say(&format!("{}  not released: {e}", id.short()));
+                        Outcome::Lost
+                    }
+                }
+            };
+            self.report(Worked {
+                id,
+                generation,
+                summary: job.summary,
+                outcome,
+                exit_code: status.and_then(|s| s.code()),
+                signal: status.and_then(|s| s.signal()),
+                duration_ms: job.started.elapsed().as_millis() as u64,
+            });
+        }
+    }
+
+    /// Waits for the running commands after an error stopped the claiming.
+    fn finish_running(&mut self) {
+        while !self.jobs.is_empty() {
+            if SIGNAL.load(Ordering::SeqCst) != 0 {
+                return self.interrupt(SIGNAL.load(Ordering::SeqCst));
+            }
+            self.reap();
+            self.watch_leases();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Counts a node's outcome and prints its line: JSON on stdout, text on stderr.
+    fn report(&mut self, w: Worked) {
+        let t = &mut self.tally;
+        match w.outcome {
+            Outcome::Done => t.done += 1,
+            Outcome::Failed => t.failed += 1,
+            Outcome::Released => t.released += 1,
+            Outcome::Lost => t.lost += 1,
+            Outcome::Interrupted => t.interrupted += 1,
+        }
+        if self.plan.json {
+            let mut out = std::io::stdout().lock();
+            let _ = serde_json::to_writer(&mut out, &w);
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+        }
+        self.say(w.text().trim_end());
+    }
+
+    fn say(&self, line: &str) {
+        eprintln!("claimdag work: {line}");
+    }
+
+    fn summary(&self, end: &End, took: Duration) {
+        let t = &self.tally;
+        let why = match end {
+            End::NothingLeft => "nothing left that this worker could do".to_string(),
+            End::NothingReady => "nothing ready (--no-wait)".to_string(),
+            End::Max => format!("took --max {} node(s)", t.taken),
+            End::Signal(s) => format!("stopped by signal {s}"),
+            End::CannotStart(_) => "the command could not be started".to_string(),
+            End::Store(e) => format!("stopped by an error: {e}"),
+        };
+        self.say(&format!(
+            "{} node(s) in {:.1}s: {} done, {} failed, {} released, {} lost, {} interrupted; {why}",
+            t.taken,
+            took.as_secs_f64(),
+            t.done,
+            t.failed,
+            t.released,
+            t.lost,
+            t.interrupted
+        ));
+    }
+}
+
+/// Sends `sig` to the process group a command leads.
+fn signal_group(child: &Child, sig: i32) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill has no memory-safety preconditions; a negative pid names the group.
+        unsafe {
+            libc::kill(-pid, sig);
+        }
+    }
+}
+
+/// On Linux the command gets KILL when the worker dies (SIGKILL, a crash), so that it never
+/// goes on working on a node whose lease will run out.
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: getpid/getppid/prctl/_exit are async-signal-safe, as pre_exec requires.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(1); // the worker died before the command could start
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_: &mut Command) {}

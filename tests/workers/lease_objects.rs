@@ -1,0 +1,119 @@
+//! The Rust lease object: it renews a short lease across a long task, reports a lost one,
+//! finishes with the granted generation, and hands the node back when dropped.
+
+use claimdag::{Actor, Code, Status, Store, Upsert};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn store() -> (tempfile::TempDir, Store) {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Store::open(Some(&tmp.path().join("claims"))).unwrap();
+    (tmp, s)
+}
+
+fn node(s: &Store, summary: &str) -> claimdag::Id {
+    s.upsert(Upsert {
+        summary: summary.into(),
+        ..Upsert::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_lease_renews_itself_across_a_task_many_times_longer() {
+    let (_t, s) = store();
+    let a = node(&s, "a long task");
+    let me = Actor::from_name("worker-1").unwrap();
+    let lease = s
+        .lease_next("", me, None, 300)
+        .unwrap()
+        .expect("a is ready");
+    assert_eq!((lease.id(), lease.generation()), (a, 2));
+    // Four lease lengths: without renewal, reclaim would hand it back.
+    std::thread::sleep(Duration::from_millis(1200));
+    assert!(
+        s.reclaim("", None).unwrap().is_empty(),
+        "the lease is alive"
+    );
+    assert!(!lease.is_lost());
+    lease.complete(Status::Done, Some("finished")).unwrap();
+    let v = s.get(a).unwrap();
+    assert_eq!((v.node.status, v.node.generation), (Status::Done, 2));
+    let renews = s
+        .history(Some(a))
+        .unwrap()
+        .iter()
+        .filter(|l| l.event.verb == "renew")
+        .count();
+    assert!(renews >= 2, "renewed while the task ran: {renews}");
+}
+
+#[test]
+fn a_lost_lease_is_reported_and_its_completion_refused() {
+    let (_t, s) = store();
+    let a = node(&s, "taken over");
+    let me = Actor::from_name("worker-1").unwrap();
+    let lease = s.lease(a, me, 300).unwrap();
+    let called = Arc::new(AtomicUsize::new(0));
+    let c2 = called.clone();
+    lease.on_lost(move |e| {
+        assert_eq!(e.code(), Code::StaleGeneration);
+        c2.fetch_add(1, Ordering::SeqCst);
+    });
+    // Another process hands the claim back and takes the node.
+    let other = Store::open(s.dir()).unwrap();
+    other.reclaim("", Some(0)).unwrap();
+    let them = Actor::from_name("worker-2").unwrap();
+    assert_eq!(other.claim(a, them, None, None).unwrap(), 4);
+    let t = Instant::now();
+    while !lease.is_lost() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the lost lease was never noticed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(lease.lost_because().unwrap().code(), Code::StaleGeneration);
+    assert_eq!(called.load(Ordering::SeqCst), 1, "the callback ran once");
+    let e = lease.complete(Status::Done, None).unwrap_err();
+    assert_eq!(e.code(), Code::StaleGeneration);
+    let v = s.get(a).unwrap();
+    assert_eq!(
+        (v.node.status, v.node.holder),
+        (Status::Claimed, Some(them))
+    );
+}
+
+#[test]
+fn a_lease_taken_over_and_dropped_changes_nothing() {
+    let (_t, s) = store();
+    let a = node(&s, "taken over before the next renew");
+    let me = Actor::from_name("worker-1").unwrap();
+    let lease = s.lease(a, me, 60_000).unwrap();
+    s.reclaim("", Some(0)).unwrap();
+    let them = Actor::from_name("worker-2").unwrap();
+    assert_eq!(s.claim(a, them, None, None).unwrap(), 4);
+    // Not noticed yet (the next renew is 20 s away): the release on drop is refused.
+    assert!(!lease.is_lost());
+    drop(lease);
+    let v = s.get(a).unwrap();
+    assert_eq!((v.node.holder, v.node.generation), (Some(them), 4));
+}
+
+#[test]
+fn a_lease_dropped_unfinished_hands_the_node_back() {
+    let (_t, s) = store();
+    let a = node(&s, "dropped");
+    let me = Actor::from_name("worker-1").unwrap();
+    {
+        let lease = s.lease_next("", me, None, 60_000).unwrap().unwrap();
+        assert_eq!(lease.generation(), 2);
+    }
+    let v = s.get(a).unwrap();
+    assert_eq!((v.node.status, v.node.generation), (Status::Todo, 3));
+    assert!(v.ready);
+    // release returns the new generation.
+    let lease = s.lease(a, me, 60_000).unwrap();
+    assert_eq!(lease.release().unwrap(), 5);
+}
