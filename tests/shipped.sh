@@ -15,6 +15,7 @@ rel="$target/release"
 echo "== cargo build --release (the command and the C library, default features)"
 "$CARGO" build --release --bin claimdag
 "$CARGO" build --release -p claimdag-capi
+bash "$root/scripts/soname-link.sh" "$rel"
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

@@ -21,6 +21,8 @@ mkdir -p "$build"
 # injection. The shipped library has neither; tests/shipped.sh checks that.
 echo "== cargo build -p claimdag-capi --features testing"
 "$CARGO" build -p claimdag-capi --features testing
+# The shared tests ask the loader for the library's soname (libclaimdag.so.0) in $lib.
+bash "$root/scripts/soname-link.sh" "$lib"
 
 # The system libraries libclaimdag.a needs on Linux, as printed by
 #   cargo rustc -p claimdag-capi --lib --crate-type staticlib -- --print native-static-libs

@@ -29,6 +29,8 @@ echo "   the command with its MCP server for test_mcp, through the official MCP 
 target="${CARGO_TARGET_DIR:-target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 export CLAIMDAG_C_LIB_DIR="$target/release"
+# test_same_json's C program asks the loader for the library's soname (libclaimdag.so.0).
+bash scripts/soname-link.sh "$CLAIMDAG_C_LIB_DIR"
 export CLAIMDAG_CLI="$target/release/claimdag"
 
 echo "== a throwaway PostgreSQL server (scripts/pg.sh) for tests/python/test_postgres.py"
