@@ -144,6 +144,10 @@ log "PostgreSQL: ours against a plain SKIP LOCKED queue and the embedded store"
 $CARGO bench --bench postgres -- "${quick[@]}" >"$OUT/postgres.md" 2>"$OUT/postgres.log" ||
     echo "(the PostgreSQL bench failed: see $OUT/postgres.log)" >"$OUT/postgres.md"
 
+log "the pane: open, redraw and follow a write at 1k, 10k (and 100k) nodes"
+$CARGO bench --bench pane -- "${quick[@]}" >"$OUT/pane.md" 2>"$OUT/pane.log" ||
+    echo "(the pane bench failed: see $OUT/pane.log)" >"$OUT/pane.md"
+
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 echo "# total run time: $(($(date +%s) - started)) s" >>"$OUT/machine.txt"
 python3 benches/report.py "$RESULTS" >"$OUT/table.md"
@@ -154,3 +158,7 @@ echo
 echo "PostgreSQL, claim + complete cycles per second (one connection a worker):"
 echo
 cat "$OUT/postgres.md"
+echo
+echo "The pane (claimdag pane), medians:"
+echo
+cat "$OUT/pane.md"

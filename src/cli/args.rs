@@ -162,7 +162,35 @@ pub enum Verb {
         after_help = "Examples:\n  claimdag diff-check --actor name:codex-1                 # the work tree against HEAD\n  claimdag diff-check --base origin/main --head HEAD --json  # a branch, in CI\n\nA claim covers a path through its resources: a resource equal to the path, or\nending in / and a prefix of it (src/parser/ covers src/parser/x.rs). A renamed\nfile needs its old and new paths covered; an expired claim covers nothing. Without\n--head the work tree counts: staged, unstaged and untracked (not ignored) files.\nThe actor defaults to $CLAIMDAG_ACTOR. Exit 0 when every change is covered, 1 with\nthe uncovered paths listed."
     )]
     DiffCheck(verbs::DiffCheck),
+    /// A live terminal view of the DAG: who holds what, leases running out, what is
+    /// blocked and why; keys claim, renew, release and complete with the current generation
+    #[command(after_help = PANE_HELP)]
+    Pane(PaneArgs),
 }
+
+#[cfg(feature = "pane")]
+pub use super::pane::PaneArgs;
+
+/// `claimdag pane` options, in a build without the pane.
+#[cfg(not(feature = "pane"))]
+#[derive(clap::Args, Debug)]
+pub struct PaneArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
+}
+
+const PANE_HELP: &str = "\
+Examples:
+  claimdag pane --actor name:lead
+  claimdag pane --role reviewer --all
+  claimdag pane --dump --width 120        # one frame as text, for scripts
+
+Keys: n claim next, c claim, r renew, l release, d done, f failed, x cancel,
+o reopen, a archive, R reclaim expired (the ones that end or hand back work ask
+y first); / search, t finished, A archived, m mine, p role, h holder,
+w workspace; ? help, q quit. Every action goes with the generation shown and
+as the pane's actor (--actor, else $CLAIMDAG_ACTOR); a refusal is shown on the
+message line. The view follows writes by any process within a second.";
 
 const WORK_HELP: &str = "\
 Examples:

@@ -6,6 +6,8 @@
 mod args;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "pane")]
+pub mod pane;
 pub mod work;
 
 use crate::error::{Error, Result};
@@ -132,6 +134,16 @@ fn execute(cli: Cli) -> Result<Ran> {
             let exit = work::run(store, &cx.workspace, a, cx.actor, dir, cli.json)?;
             return Ok(Ran::Exited(exit));
         }
+        #[cfg(feature = "pane")]
+        Verb::Pane(a) => {
+            let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
+            return pane::run(cx, a).map(Ran::Exited);
+        }
+        #[cfg(not(feature = "pane"))]
+        Verb::Pane(_) => Err(Error::invalid(
+            "this claimdag was built without its terminal pane (the pane feature): the command \
+             cargo install claimdag builds has it",
+        )),
         #[cfg(not(feature = "mcp"))]
         Verb::Mcp(_) => Err(Error::invalid(
             "this claimdag was built without its MCP server (the mcp feature): the command \

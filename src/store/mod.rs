@@ -447,6 +447,13 @@ impl Store {
         self.query(Need::default(), |v| query::pending(v, workspace, role))
     }
 
+    /// The longest chain of unfinished nodes in `workspace` by estimate (the one `graph`
+    /// draws in red), first node first.
+    pub fn critical_path(&self, workspace: &str) -> Result<Vec<Id>> {
+        rules::validate_workspace(workspace)?;
+        self.query(Need::default(), |v| query::critical_path(v, workspace))
+    }
+
     /// The live claims `actor` holds in `workspace`, oldest claim first.
     pub fn held_by(&self, workspace: &str, actor: Actor) -> Result<Vec<NodeView>> {
         rules::validate_workspace(workspace)?;

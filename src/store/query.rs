@@ -112,6 +112,11 @@ pub(super) fn pending(v: &View<'_>, workspace: &str, role: Option<&str>) -> Vec<
     )
 }
 
+/// The longest critical path of `workspace`'s unfinished nodes, first node first.
+pub(super) fn critical_path(v: &View<'_>, workspace: &str) -> Vec<Id> {
+    schedule::critical(&rules::view_at(v.state, v.now), workspace).longest()
+}
+
 /// `actor`'s live claims in `workspace`, oldest claim first.
 pub(super) fn held_by(v: &View<'_>, workspace: &str, actor: Actor) -> Vec<NodeView> {
     let mut held: Vec<&Node> = v

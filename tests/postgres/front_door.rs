@@ -227,3 +227,50 @@ fn an_older_schema_is_migrated_by_the_library() {
     cli(&url, &["upsert", "--summary", "after the migration"]).ok();
     assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
 }
+
+#[test]
+fn the_pane_and_work_run_on_postgres() {
+    let url = pg::fresh_url();
+    let a = cli(&url, &["upsert", "--summary", "on the database"])
+        .ok()
+        .trim()
+        .to_string();
+    cli(
+        &url,
+        &["claim", &a, "--assignee", "name:lead", "--ttl", "10m"],
+    )
+    .ok();
+    let frame = cli(&url, &["pane", "--dump", "--actor", "name:lead"])
+        .ok()
+        .to_string();
+    let row = frame
+        .lines()
+        .find(|l| l.contains(&a[..8]) && l.contains(" g2"))
+        .unwrap_or_else(|| panic!("{frame}"));
+    assert!(
+        row.contains("claimed") && row.contains(" me ") && row.contains("m"),
+        "{row}"
+    );
+    // A worker on the database: the command sees the store as it was given.
+    let b = cli(&url, &["upsert", "--summary", "worked on the database"])
+        .ok()
+        .trim()
+        .to_string();
+    let script = r#"test "$CLAIMDAG_DIR" = "$WANT" && exec claimdag_bin --dir "$CLAIMDAG_DIR" show "$CLAIMDAG_NODE" >/dev/null"#;
+    let script = script.replace("claimdag_bin", crate::common::bin());
+    let mut c = crate::common::command();
+    c.arg("--dir").arg(&url).args([
+        "work",
+        "--actor",
+        "name:w",
+        "--no-wait",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    c.env("WANT", &url);
+    let r = crate::common::run_bounded(c, "work on postgres");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(cli(&url, &["--json", "show", &b]).json()["status"], "done");
+}

@@ -1,0 +1,365 @@
+//! Drawing one frame of the pane from its state: a header with the store and the counts by
+//! status, the forest of nodes, the selected node's details and history, and a footer with
+//! the message line and the keys. Nothing here reads the store or changes the state.
+
+use super::app::{actor_label, Action, App, Mode};
+use super::model::Snapshot;
+use crate::model::Display;
+use crate::verbs::text;
+use crate::view::NodeView;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::Frame;
+
+/// The smallest terminal the pane draws in.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 12;
+
+/// The width from which details go beside the forest instead of under it.
+const SIDE_BY_SIDE: u16 = 120;
+
+/// The colour of a display word: the fills of `claimdag graph`.
+pub fn colour(d: Display) -> Color {
+    let hex = crate::graph::colour(d).trim_start_matches('#');
+    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0);
+    Color::Rgb(byte(0), byte(2), byte(4))
+}
+
+/// The critical path's colour, as `graph` draws it.
+const CRITICAL: Color = Color::Rgb(0xd6, 0x27, 0x28);
+
+/// Draws the whole pane.
+pub fn draw(f: &mut Frame<'_>, app: &App<'_>) {
+    let area = f.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "terminal too small: {}x{}; the pane needs at least {MIN_WIDTH}x{MIN_HEIGHT} (q quits)",
+            area.width, area.height
+        );
+        f.render_widget(
+            Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let details = details(app);
+    let [head, body, foot] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Min(4),
+        Constraint::Length(2),
+    ])
+    .areas(area);
+    f.render_widget(Paragraph::new(header(app)), head);
+    let (tree_area, detail_area) = if area.width >= SIDE_BY_SIDE {
+        let [t, d] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
+            .areas(body);
+        (t, d)
+    } else {
+        // The forest takes what its rows need when the details still fit under it; else
+        // the details get at most half.
+        let (rows, info) = (app.rows.len() as u16 + 2, details.len() as u16 + 2);
+        let cut = if rows + info <= body.height {
+            Constraint::Length(rows.max(3))
+        } else {
+            Constraint::Min(body.height.saturating_sub(info.min(body.height / 2)))
+        };
+        let [t, d] = Layout::vertical([cut, Constraint::Min(3)]).areas(body);
+        (t, d)
+    };
+    tree(f, app, tree_area);
+    let title = app
+        .selected_node()
+        .map(|v| format!(" {} ", v.node.id.short()))
+        .unwrap_or_default();
+    f.render_widget(
+        Paragraph::new(details).block(Block::bordered().title(title)),
+        detail_area,
+    );
+    f.render_widget(Paragraph::new(footer(app)), foot);
+    if app.mode == Mode::Help {
+        help(f, body);
+    }
+}
+
+fn header(app: &App<'_>) -> Vec<Line<'static>> {
+    let s = &app.snap;
+    let first = format!(
+        "claimdag pane  {}  workspace {:?}  actor {}  write {}",
+        s.location,
+        app.filters.workspace,
+        actor_label(app.cx.actor),
+        s.version
+    );
+    let mut counts = Vec::new();
+    for (d, n) in s.counts() {
+        counts.push(Span::styled(
+            format!("{} {n}", d.as_str()),
+            Style::new().fg(colour(d)),
+        ));
+        counts.push(Span::raw("  "));
+    }
+    counts.push(Span::styled(
+        format!("* critical path {}", s.critical.len()),
+        Style::new().fg(CRITICAL),
+    ));
+    vec![Line::from(first), Line::from(counts)]
+}
+
+/// `4m05s`, `59s`, `expired 12s ago`.
+fn countdown(ms: i64) -> String {
+    if ms <= 0 {
+        return "expired".into();
+    }
+    let s = (ms + 999) / 1000;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// One forest line: selection and critical-path marks, status, id, generation, holder,
+/// lease, summary and prerequisites.
+fn row(app: &App<'_>, v: &NodeView, depth: u16, selected: bool) -> Line<'static> {
+    let s = &app.snap;
+    let n = &v.node;
+    let d = s.display(v);
+    let critical = s.on_critical_path(&n.id);
+    let holder = match n.holder {
+        Some(h) if Some(h) == app.cx.actor => "me".to_string(),
+        Some(h) => h.hex()[..8].to_string(),
+        None => "-".into(),
+    };
+    let lease = s.lease_left(v).map(countdown).unwrap_or_default();
+    let word = if n.archived {
+        format!("{}/arch", d.as_str())
+    } else {
+        d.as_str().to_string()
+    };
+    let indent = "  ".repeat(depth.min(12) as usize);
+    let mut spans = vec![
+        Span::raw(if selected { ">" } else { " " }),
+        Span::styled(if critical { "*" } else { " " }, Style::new().fg(CRITICAL)),
+        Span::raw(format!(" {indent}")),
+        Span::styled(format!("{word:<9}"), Style::new().fg(colour(d))),
+        Span::styled(format!(" {}", &n.id.hex()[..8]), id_style(critical)),
+        Span::raw(format!("  g{:<3} {holder:<8} ", n.generation)),
+        Span::styled(format!("{lease:>7}"), lease_style(d)),
+        Span::raw("  "),
+        Span::raw(text::one_line(&n.summary)),
+    ];
+    let deps = prerequisites(s, v);
+    if !deps.is_empty() {
+        spans.push(Span::styled(
+            format!("  <- {deps}"),
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
+    let mut line = Line::from(spans);
+    if selected {
+        line = line.style(Style::new().add_modifier(Modifier::REVERSED));
+    }
+    line
+}
+
+/// An expired lease stands out.
+fn lease_style(d: Display) -> Style {
+    match d {
+        Display::Expired => Style::new().fg(colour(d)).add_modifier(Modifier::BOLD),
+        _ => Style::new(),
+    }
+}
+
+fn id_style(critical: bool) -> Style {
+    if critical {
+        Style::new().fg(CRITICAL).add_modifier(Modifier::BOLD)
+    } else {
+        Style::new()
+    }
+}
+
+/// `1ba96a7c:done 55c39d6f~todo` (`~` for a soft link).
+fn prerequisites(s: &Snapshot, v: &NodeView) -> String {
+    v.node
+        .prerequisites()
+        .map(|(dep, soft)| {
+            let word = s.get(&dep).map_or("archived", |d| s.display(d).as_str());
+            format!("{}{}{word}", &dep.hex()[..8], if soft { "~" } else { ":" })
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn tree(f: &mut Frame<'_>, app: &App<'_>, area: Rect) {
+    let inner = area.height.saturating_sub(2) as usize;
+    app.page.set(inner.max(1));
+    // Keep the selected row in view.
+    let top = (app.selected + 1).saturating_sub(inner);
+    let lines: Vec<Line<'static>> = app
+        .rows
+        .iter()
+        .enumerate()
+        .skip(top)
+        .take(inner)
+        .map(|(i, r)| row(app, &app.snap.nodes[r.node], r.depth, i == app.selected))
+        .collect();
+    let title = format!(" nodes {}/{} ", app.rows.len(), app.snap.nodes.len());
+    let body = if lines.is_empty() {
+        vec![Line::from(
+            "  nothing to show: t shows finished nodes, Esc clears the search",
+        )]
+    } else {
+        lines
+    };
+    f.render_widget(
+        Paragraph::new(body).block(Block::bordered().title(title)),
+        area,
+    );
+}
+
+/// The selected node's fields, prerequisites and history.
+pub fn details(app: &App<'_>) -> Vec<Line<'static>> {
+    let Some(v) = app.selected_node() else {
+        return vec![Line::from("no node selected")];
+    };
+    let s = &app.snap;
+    // Every field that is set, as `show` prints it.
+    let mut out: Vec<Line<'static>> = text::show(v)
+        .lines()
+        .filter(|l| !l.ends_with(" -"))
+        .map(|l| Line::from(l.to_string()))
+        .collect();
+    if let Some(left) = s.lease_left(v) {
+        out.push(Line::from(format!("lease left   {}", countdown(left))));
+    }
+    let deps: Vec<_> = v.node.prerequisites().collect();
+    if !deps.is_empty() {
+        out.push(Line::from("prerequisites:"));
+        for (dep, soft) in deps {
+            let (word, summary) = match s.get(&dep) {
+                Some(d) => (s.display(d), text::one_line(&d.node.summary)),
+                None => (Display::Done, "(archived)".into()),
+            };
+            out.push(Line::from(vec![
+                Span::raw(format!("  {}  ", dep.short())),
+                Span::styled(
+                    format!("{:<9}", word.as_str()),
+                    Style::new().fg(colour(word)),
+                ),
+                Span::raw(format!(" {}{summary}", if soft { "soft  " } else { "" })),
+            ]));
+        }
+    }
+    if !app.history.is_empty() {
+        out.push(Line::from("history:"));
+        let shown = app.history.len().saturating_sub(8);
+        for l in text::log(&app.history[shown..]).lines() {
+            out.push(Line::from(format!("  {l}")));
+        }
+    }
+    out
+}
+
+fn footer(app: &App<'_>) -> Vec<Line<'static>> {
+    let first = if let Some(q) = app.question() {
+        Line::styled(
+            q,
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        )
+    } else if app.mode == Mode::Search {
+        Line::from(format!(
+            "/{}_   (Enter keeps it, Esc clears it)",
+            app.filters.search
+        ))
+    } else if let Some(m) = &app.message {
+        let style = if m.error {
+            Style::new().fg(Color::Red)
+        } else {
+            Style::new().fg(Color::Green)
+        };
+        Line::styled(text::one_line(&m.text), style)
+    } else {
+        Line::from(app.describe_filters())
+    };
+    let keys: Vec<String> = ["? help", "q quit"]
+        .map(String::from)
+        .into_iter()
+        .chain(
+            Action::KEYS
+                .iter()
+                .map(|(k, _, what)| format!("{k} {what}")),
+        )
+        .chain(["/ search", "t finished"].map(String::from))
+        .collect();
+    vec![
+        first,
+        Line::styled(keys.join("  "), Style::new().fg(Color::DarkGray)),
+    ]
+}
+
+fn help(f: &mut Frame<'_>, area: Rect) {
+    let mut lines = vec![Line::from(
+        "Acting, as the pane's actor, with the selected node's generation:",
+    )];
+    for (k, a, what) in Action::KEYS {
+        let ask = if a.asks_first() {
+            "  (asks y first)"
+        } else {
+            ""
+        };
+        lines.push(Line::from(format!("  {k}  {what}{ask}")));
+    }
+    for l in [
+        "Moving: Up/Down or j/k, PgUp/PgDn, Home/End or g/G",
+        "Filters: / search summaries and ids, t finished, A archived, m mine,",
+        "         p role, h holder, w workspace (each steps through what is there)",
+        "Esc clears the search and the message; q or Ctrl-C quits. Any key closes this.",
+    ] {
+        lines.push(Line::from(l));
+    }
+    let w = area.width.min(76);
+    let h = area.height.min(lines.len() as u16 + 2);
+    let popup = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    f.render_widget(Clear, popup);
+    f.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" keys ")),
+        popup,
+    );
+}
+
+/// One frame as plain text (`--dump`): `width` columns, and enough rows for every node and
+/// the details unless `height` is given.
+pub fn dump(app: &App<'_>, width: u16, height: Option<u16>) -> String {
+    let width = width.max(MIN_WIDTH);
+    let tall = if width >= SIDE_BY_SIDE {
+        (app.rows.len().max(details(app).len()) + 6) as u16
+    } else {
+        (app.rows.len() + details(app).len() + 8) as u16
+    };
+    let height = height.unwrap_or(tall).max(MIN_HEIGHT);
+    let backend = ratatui::backend::TestBackend::new(width, height);
+    let Ok(mut term) = ratatui::Terminal::new(backend);
+    let Ok(_) = term.draw(|f| draw(f, app));
+    buffer_text(term.backend().buffer())
+}
+
+/// A buffer's cells as lines of text, trailing blanks trimmed.
+pub fn buffer_text(buf: &ratatui::buffer::Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,354 @@
+//! The pane without a terminal: frames drawn on ratatui's `TestBackend` for a known store,
+//! and every key pressed on the state, checked against what the store then holds.
+
+use super::app::{App, Key, Mode};
+use super::draw;
+use super::model::Filters;
+use crate::model::Status;
+use crate::verbs::Ctx;
+use crate::{Actor, Id, Store, Upsert};
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    store: Store,
+    me: Actor,
+    other: Actor,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(Some(&tmp.path().join("claims"))).unwrap();
+    store.set_setting("max_held", "0").unwrap();
+    Fixture {
+        _tmp: tmp,
+        store,
+        me: Actor::from_name("lead").unwrap(),
+        other: Actor::from_name("other").unwrap(),
+    }
+}
+
+fn node(s: &Store, summary: &str, estimate: u64, parent: Option<Id>) -> Id {
+    s.upsert(Upsert {
+        summary: summary.into(),
+        estimate: Some(estimate),
+        parent,
+        ..Upsert::default()
+    })
+    .unwrap()
+}
+
+fn app<'a>(fx: &'a Fixture) -> App<'a> {
+    let cx = Ctx::new(&fx.store, "").unwrap();
+    let cx = Ctx {
+        actor: Some(fx.me),
+        ..cx
+    };
+    App::new(cx, Filters::default()).unwrap()
+}
+
+fn frame(app: &App<'_>, width: u16, height: u16) -> String {
+    draw::dump(app, width, Some(height))
+}
+
+/// The frame's line that shows `id`'s row.
+fn row_of(frame: &str, id: Id) -> String {
+    let short = &id.hex()[..8];
+    frame
+        .lines()
+        .find(|l| l.contains(short) && l.contains(" g"))
+        .unwrap_or_else(|| panic!("no row for {short} in\n{frame}"))
+        .to_string()
+}
+
+fn keys(app: &mut App<'_>, keys: &str) {
+    for c in keys.chars() {
+        app.key(Key::Char(c));
+    }
+}
+
+fn select(app: &mut App<'_>, id: Id) {
+    app.select(id);
+    assert_eq!(app.selected_node().map(|v| v.node.id), Some(id));
+}
+
+fn status(fx: &Fixture, id: Id) -> (Status, u64, Option<Actor>) {
+    let v = fx.store.get(id).unwrap();
+    (v.node.status, v.node.generation, v.node.holder)
+}
+
+#[test]
+fn a_frame_shows_statuses_holders_generations_countdowns_and_the_critical_path() {
+    let fx = fixture();
+    let s = &fx.store;
+    let spec = node(s, "write the spec", 3, None);
+    let lex = node(s, "tokenize manifests", 3, Some(spec));
+    s.link(spec, lex, false).unwrap();
+    let ci = node(s, "set up CI", 1, None);
+    let quick = node(s, "a quick claim", 1, None);
+    s.claim(spec, fx.me, None, Some(600_000)).unwrap();
+    s.claim(ci, fx.other, None, Some(600_000)).unwrap();
+    s.claim(quick, fx.other, None, Some(1)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let app = app(&fx);
+    let f = frame(&app, 110, 40);
+    assert!(f.contains("claimdag pane"), "{f}");
+    assert!(
+        f.contains("claimed 2") && f.contains("expired 1") && f.contains("todo 1"),
+        "{f}"
+    );
+    let spec_row = row_of(&f, spec);
+    assert!(
+        spec_row.contains("claimed") && spec_row.contains("g2") && spec_row.contains(" me "),
+        "{spec_row}"
+    );
+    assert!(
+        spec_row.contains("9m5") || spec_row.contains("10m00s"),
+        "countdown: {spec_row}"
+    );
+    assert!(
+        spec_row.starts_with("│>*"),
+        "selected and on the critical path: {spec_row}"
+    );
+    let lex_row = row_of(&f, lex);
+    assert!(
+        lex_row.starts_with("│ *") && lex_row.contains("  tokenize"),
+        "{lex_row}"
+    );
+    assert!(
+        lex_row.contains(&format!("<- {}:claimed", &spec.hex()[..8])),
+        "{lex_row}"
+    );
+    // The child sits one level under its parent.
+    assert!(lex_row.contains("   todo"), "indented: {lex_row}");
+    let ci_row = row_of(&f, ci);
+    assert!(
+        ci_row.starts_with("│  ") && ci_row.contains(&fx.other.hex()[..8]),
+        "{ci_row}"
+    );
+    assert!(row_of(&f, quick).contains("expired"), "{f}");
+}
+
+#[test]
+fn the_details_show_every_set_field_why_not_ready_prerequisites_and_history() {
+    let fx = fixture();
+    let s = &fx.store;
+    let a = node(s, "parse the header", 1, None);
+    let b = node(s, "reject a bad header", 1, None);
+    s.link(a, b, false).unwrap();
+    s.claim(a, fx.other, None, None).unwrap();
+    let mut app = app(&fx);
+    select(&mut app, b);
+    let f = frame(&app, 100, 60);
+    assert!(
+        f.contains(&format!(
+            "why          waiting on open prerequisite(s): {}",
+            a.hex()
+        )),
+        "{f}"
+    );
+    assert!(f.contains("prerequisites:"), "{f}");
+    let pre = f
+        .lines()
+        .find(|l| l.contains(&a.short()) && l.contains("parse the header"))
+        .unwrap();
+    assert!(pre.contains("claimed"), "{pre}");
+    assert!(
+        f.contains("history:")
+            && f.contains("create")
+            && f.contains(&format!("link       {}", b.short())),
+        "{f}"
+    );
+    assert!(!f.contains("holder       -"), "unset fields are left out");
+}
+
+#[test]
+fn filters_search_and_toggles() {
+    let fx = fixture();
+    let s = &fx.store;
+    let a = node(s, "parse the header", 1, None);
+    let b = s
+        .upsert(Upsert {
+            summary: "review the parser".into(),
+            role: Some("reviewer".into()),
+            ..Upsert::default()
+        })
+        .unwrap();
+    let done = node(s, "already finished", 1, None);
+    let g = s.claim(done, fx.other, None, None).unwrap();
+    s.complete(done, Status::Done, g, None, None).unwrap();
+    let mine = node(s, "held by me", 1, None);
+    s.claim(mine, fx.me, None, None).unwrap();
+    let mut app = app(&fx);
+    assert_eq!(app.rows.len(), 3, "finished nodes are hidden");
+    app.key(Key::Char('t'));
+    assert_eq!(app.rows.len(), 4);
+    assert!(app
+        .message
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("finished shown"));
+    app.key(Key::Char('t'));
+    app.key(Key::Char('/'));
+    assert_eq!(app.mode, Mode::Search);
+    keys(&mut app, "PARSE");
+    let shown: Vec<Id> = app
+        .rows
+        .iter()
+        .map(|r| app.snap.nodes[r.node].node.id)
+        .collect();
+    assert_eq!(shown.len(), 2, "parse the header, review the parser");
+    assert!(shown.contains(&a) && shown.contains(&b));
+    assert!(frame(&app, 100, 30).contains("/PARSE_"));
+    app.key(Key::Enter);
+    app.key(Key::Esc);
+    assert_eq!(app.rows.len(), 3, "Esc clears the search");
+    app.key(Key::Char('m'));
+    assert_eq!(app.rows.len(), 1);
+    assert_eq!(app.selected_node().unwrap().node.id, mine);
+    app.key(Key::Char('m'));
+    app.key(Key::Char('p'));
+    assert_eq!(app.filters.role.as_deref(), Some("reviewer"));
+    assert_eq!(app.rows.len(), 1);
+    assert_eq!(app.selected_node().unwrap().node.id, b);
+    app.key(Key::Char('p'));
+    assert_eq!((app.filters.role.clone(), app.rows.len()), (None, 3));
+    // Archived nodes come back with A.
+    s.archive("", &[done], None).unwrap();
+    app.key(Key::Char('A'));
+    assert!(app
+        .rows
+        .iter()
+        .any(|r| app.snap.nodes[r.node].node.id == done));
+    assert!(row_of(&frame(&app, 100, 30), done).contains("done/arch"));
+}
+
+#[test]
+fn every_key_acts_through_the_store_with_the_generation_shown() {
+    let fx = fixture();
+    let s = &fx.store;
+    let a = node(s, "first", 5, None);
+    let b = node(s, "second", 1, None);
+    let mut app = app(&fx);
+    // n: claim next (the longest critical path) as the pane's actor, and follow it.
+    app.key(Key::Char('n'));
+    assert_eq!(status(&fx, a), (Status::Claimed, 2, Some(fx.me)));
+    assert_eq!(app.selected_node().unwrap().node.id, a);
+    // r: renew at gen 2.
+    app.key(Key::Char('r'));
+    assert!(s
+        .history(Some(a))
+        .unwrap()
+        .iter()
+        .any(|l| l.event.verb == "renew"));
+    // l asks first; y releases at gen 2.
+    app.key(Key::Char('l'));
+    assert!(matches!(app.mode, Mode::Confirm(..)));
+    assert!(frame(&app, 100, 30).contains("y to confirm"));
+    assert_eq!(status(&fx, a).0, Status::Claimed, "nothing before y");
+    app.key(Key::Char('y'));
+    assert_eq!(status(&fx, a), (Status::Todo, 3, None));
+    // c: claim the selected node at the generation shown.
+    app.key(Key::Char('c'));
+    assert_eq!(status(&fx, a), (Status::Claimed, 4, Some(fx.me)));
+    // d, then anything but y: cancelled, nothing changes.
+    keys(&mut app, "dn");
+    assert_eq!(status(&fx, a).0, Status::Claimed);
+    assert_eq!(app.message.as_ref().unwrap().text, "cancelled");
+    keys(&mut app, "dy");
+    assert_eq!(status(&fx, a), (Status::Done, 4, None));
+    // t shows it again; o reopens, a archives after it is finished again.
+    app.key(Key::Char('t'));
+    select(&mut app, a);
+    keys(&mut app, "oy");
+    assert_eq!(status(&fx, a), (Status::Todo, 5, None));
+    keys(&mut app, "cfy");
+    assert_eq!(status(&fx, a), (Status::Failed, 6, None));
+    keys(&mut app, "ay");
+    assert!(fx.store.get(a).unwrap().node.archived);
+    // x cancels a todo node.
+    select(&mut app, b);
+    keys(&mut app, "xy");
+    assert_eq!(status(&fx, b), (Status::Cancelled, 1, None));
+    // R hands back expired claims.
+    let c = node(s, "stalled", 1, None);
+    s.claim(c, fx.other, None, Some(1)).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    keys(&mut app, "Ry");
+    assert_eq!(status(&fx, c), (Status::Todo, 3, None));
+    assert!(app.message.as_ref().unwrap().text.contains("handed back 1"));
+}
+
+#[test]
+fn a_refused_action_is_the_message_and_changes_nothing() {
+    let fx = fixture();
+    let s = &fx.store;
+    let a = node(s, "someone else's", 1, None);
+    s.claim(a, fx.other, None, None).unwrap();
+    let mut app = app(&fx);
+    select(&mut app, a);
+    keys(&mut app, "dy");
+    let m = app.message.clone().unwrap();
+    assert!(m.error && m.text.contains("not the holder"), "{m:?}");
+    assert_eq!(status(&fx, a), (Status::Claimed, 2, Some(fx.other)));
+    assert!(frame(&app, 100, 30).contains("not the holder"));
+    // Handed to someone else after the pane read it: the generation shown is stale.
+    let b = node(s, "moves on meanwhile", 1, None);
+    app.reload();
+    select(&mut app, b);
+    let g = s.claim(b, fx.other, None, None).unwrap();
+    s.release(b, fx.other, g).unwrap();
+    app.key(Key::Char('c'));
+    let m = app.message.clone().unwrap();
+    assert!(m.error && m.text.contains("stale generation"), "{m:?}");
+    assert_eq!(status(&fx, b), (Status::Todo, 3, None));
+}
+
+#[test]
+fn writes_by_another_process_show_at_the_next_poll_and_the_selection_stays() {
+    let fx = fixture();
+    let a = node(&fx.store, "first", 1, None);
+    let mut app = app(&fx);
+    select(&mut app, a);
+    assert!(!app.poll(), "nothing changed: no reload");
+    let other = Store::open(fx.store.dir()).unwrap();
+    let b = node(&other, "written elsewhere", 9, None);
+    assert!(app.poll());
+    assert!(app.rows.iter().any(|r| app.snap.nodes[r.node].node.id == b));
+    assert_eq!(
+        app.selected_node().unwrap().node.id,
+        a,
+        "the selection follows its node"
+    );
+}
+
+#[test]
+fn a_small_terminal_says_so_and_no_actor_means_read_only() {
+    let fx = fixture();
+    node(&fx.store, "first", 1, None);
+    let cx = Ctx::new(&fx.store, "").unwrap();
+    let mut app = App::new(cx, Filters::default()).unwrap();
+    let f = frame_exact(&app, 40, 8);
+    assert!(f.contains("terminal too small: 40x8"), "{f}");
+    app.key(Key::Char('n'));
+    let m = app.message.clone().unwrap();
+    assert!(m.error && m.text.contains("no actor"), "{m:?}");
+    assert!(fx.store.list(&Default::default()).unwrap()[0]
+        .node
+        .holder
+        .is_none());
+    app.key(Key::Char('?'));
+    assert!(frame(&app, 100, 30).contains("asks y first"));
+    app.key(Key::Char('z'));
+    assert_eq!(app.mode, Mode::Normal);
+    app.key(Key::Char('q'));
+    assert!(app.quit);
+}
+
+/// A frame at exactly this size (`dump` never goes below the minimum).
+fn frame_exact(app: &App<'_>, width: u16, height: u16) -> String {
+    let mut term =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    term.draw(|f| draw::draw(f, app)).unwrap();
+    draw::buffer_text(term.backend().buffer())
+}

@@ -1,0 +1,8 @@
+//! `claimdag pane` as a user meets it: `--dump` frames through the binary, and the live
+//! pane in a real terminal (tmux), driven by keys while another process writes.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod dump;
+mod tmux;
