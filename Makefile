@@ -1,20 +1,27 @@
 # Two commands do everything on a fresh machine:
 #   make demo   the walkthrough of the README on the embedded default store
-#   make test   every test the project has: lint, Rust, C (sanitizers), a short fuzz pass
-#               and Python
+#   make test   every test the project has: lint, Rust, C (sanitizers), a short fuzz pass,
+#               Python, and the install and the wheel
+# And to ship it:
+#   make install [PREFIX=/usr/local] [DESTDIR=]   the command, the C library, claimdag.pc
+#   make uninstall [PREFIX=...] [DESTDIR=]        exactly what make install put there
+#   make wheel                                    target/wheels: an abi3 wheel and an sdist
 SHELL := /bin/bash
 CARGO ?= cargo
 # Where cargo puts what it builds: $CARGO_TARGET_DIR when set (relative to this directory),
 # else target/.
 TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
+PREFIX ?= /usr/local
+DESTDIR ?=
 
-.PHONY: demo test lint test-rust test-c test-shipped test-fuzz test-python header bench soak fuzz
+.PHONY: demo test lint test-rust test-c test-shipped test-fuzz test-python test-install header \
+	bench soak fuzz install uninstall wheel
 
 demo:
 	$(CARGO) build --release --bin claimdag
 	PATH="$(TARGET_DIR)/release:$$PATH" bash scripts/demo.sh
 
-test: lint test-rust test-c test-shipped test-fuzz test-python
+test: lint test-rust test-c test-shipped test-fuzz test-python test-install
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -41,6 +48,23 @@ test-shipped:
 
 test-python:
 	bash tests/python/run.sh
+
+# make install into a fresh prefix (its path has a space), C and C++ programs built with
+# pkg-config alone, make uninstall; make wheel into a fresh venv; one version everywhere.
+test-install:
+	CARGO=$(CARGO) bash tests/install/run.sh
+
+# scripts/install.sh reads PREFIX and DESTDIR from the environment (paths with spaces).
+install uninstall: export PREFIX := $(PREFIX)
+install uninstall: export DESTDIR := $(DESTDIR)
+install:
+	CARGO=$(CARGO) bash scripts/install.sh install
+
+uninstall:
+	bash scripts/install.sh uninstall
+
+wheel:
+	bash scripts/wheel.sh
 
 # Regenerate include/claimdag.h from the C crate (a test fails when it drifts).
 header:
