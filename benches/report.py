@@ -27,6 +27,8 @@ PER_SIZE = [
     ("floor_us", "bare 300 B append + fdatasync, paired (µs, median)", "info"),
     ("claim_nosync_us", "one claim without fsync (µs, median)", "time"),
     ("cycle_nosync_us", "claim + complete without fsync (µs, median)", "time"),
+    ("next_cycle_us", "claim-next + complete, the store picks, durable (µs, median)", "time"),
+    ("next_cycle_nosync_us", "claim-next + complete without fsync (µs, median)", "time"),
     ("load_ms", "load after a restart, fresh process (ms)", "time"),
     ("rss_b_per_node", "resident memory per node after load (B)", "mem"),
     ("hwm_b_per_node", "peak resident memory per node while loading (B)", "mem"),
@@ -165,6 +167,29 @@ def main() -> None:
 
 def targets(values: dict) -> None:
     get = values.get
+    print("Targets of issue 16 (compared, never enforced):")
+    for mode, suffix in (("without fsync", "_nosync"), ("durable", "")):
+        big = [s for s in ("100k", "1M") if get(("ours", f"next_cycle{suffix}_us@{s}"))]
+        small = get(("ours", f"next_cycle{suffix}_us@1k"))
+        for s in big:
+            nxt = get(("ours", f"next_cycle{suffix}_us@{s}"))
+            by_id = get(("ours", f"cycle{suffix}_us@{s}"))
+            if by_id:
+                r = nxt / by_id
+                print(f"- claim-next + complete at {s} within 1.5x of claim(id) + complete at {s} "
+                      f"({mode}): {nxt:.1f} vs {by_id:.1f} µs = {r:.2f}x"
+                      f" -> {'within' if r <= 1.5 else 'outside'} target")
+            if small:
+                r = nxt / small
+                print(f"- claim-next + complete at {s} within 2x of the same at 1k ({mode}): "
+                      f"{nxt:.1f} vs {small:.1f} µs = {r:.2f}x"
+                      f" -> {'within' if r <= 2 else 'outside'} target")
+        sq = get(("sqlite", f"next_cycle{suffix}_us@100k"))
+        ours = get(("ours", f"next_cycle{suffix}_us@100k"))
+        if sq and ours:
+            print(f"- claim-next cycle at 100k no slower than SQLite's ({mode}): {ours:.1f} vs "
+                  f"{sq:.1f} µs = {sq / ours:.2f}x -> {'within' if ours <= sq else 'outside'} target")
+    print()
     print("Targets of issue 6 (compared, never enforced):")
     claims = [(s, get(("ours", f"claim_us@{s}")), get(("ours", f"claim_floor_x@{s}")))
               for s in SIZES]

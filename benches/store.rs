@@ -110,6 +110,21 @@ fn cycles(
     )
 }
 
+/// claim-next + complete cycles by one actor (the store picks the node: on a flat plan, the
+/// oldest ready one). Returns each cycle's time in µs.
+fn next_cycles(store: &Store, s: &Series) -> Vec<f64> {
+    let who = actor(2);
+    s.run(|_| {
+        let (id, g) = store
+            .claim_next("", who, None, None)
+            .expect("claim_next")
+            .expect("a ready node");
+        store
+            .complete(id, Status::Done, g, Some(who), None)
+            .expect("complete");
+    })
+}
+
 /// A fresh process loads the store: (load ms, VmRSS before, after, VmHWM) in KiB.
 fn child_load(dir: &Path, expect: usize) {
     let before = vm_kib("VmRSS");
@@ -251,6 +266,25 @@ fn size(work: &Path, n: usize, quick: bool) {
         SYSTEM,
         &format!("cycle_nosync_us@{label}"),
         median(cy),
+        "median",
+    );
+    // The store picks: what is left after the four series above, half each.
+    let next = Series::new(((n - 4 * max) / 2).min(max), budget);
+    note(&format!("ours: claim-next + complete at {n} nodes"));
+    let ny = next_cycles(&store, &next);
+    emit(
+        SYSTEM,
+        &format!("next_cycle_nosync_us@{label}"),
+        median(ny),
+        "median",
+    );
+    drop(store);
+    let store = open(&dir, true);
+    let ny = next_cycles(&store, &next);
+    emit(
+        SYSTEM,
+        &format!("next_cycle_us@{label}"),
+        median(ny),
         "median",
     );
     drop(store);

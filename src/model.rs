@@ -2,6 +2,7 @@
 //! Nothing here decides what is allowed; that is `rules`.
 
 use crate::id::{Actor, Id, IdMap};
+use crate::schedule::index::{Index, Lookup};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -400,6 +401,9 @@ impl ArchivedStub {
     }
 }
 
+/// A change of more nodes than this updates the pick order in one pass.
+const BATCH: usize = 8;
+
 /// The whole live state of a store, as the rules see it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct State {
@@ -408,6 +412,20 @@ pub struct State {
     index: IdMap<usize>,
     claimed: BTreeSet<Id>,
     archived: IdMap<ArchivedStub>,
+    /// The pick order, kept up to date by every change (derived from the nodes).
+    sched: Index,
+}
+
+impl Lookup for State {
+    fn node(&self, id: &Id) -> Option<&Node> {
+        self.get(id)
+    }
+    fn status(&self, id: &Id) -> Option<Status> {
+        self.status_of(id)
+    }
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
 }
 
 impl State {
@@ -445,13 +463,21 @@ impl State {
             }
             index = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         }
-        State {
+        let mut state = State {
             settings,
             nodes,
             index,
             claimed,
             archived,
-        }
+            sched: Index::default(),
+        };
+        state.sched = Index::build(&state.nodes, &state);
+        state
+    }
+
+    /// The pick order kept up to date as the state changes.
+    pub fn schedule(&self) -> &Index {
+        &self.sched
     }
 
     /// Live nodes in creation order.
@@ -512,6 +538,18 @@ impl State {
 
     /// Inserts or replaces a node, keeping creation order for new ones.
     pub fn put(&mut self, node: Node) {
+        let id = node.id;
+        let old = self.replace(node);
+        let mut sched = std::mem::take(&mut self.sched);
+        if let Some(new) = self.get(&id) {
+            sched.update(self, old.as_ref(), new);
+        }
+        self.sched = sched;
+    }
+
+    /// Puts `node` in place of its live value (or after the others, and out of the
+    /// archive); returns the value it replaced. The pick order is the caller's to update.
+    fn replace(&mut self, node: Node) -> Option<Node> {
         if node.status == Status::Claimed {
             self.claimed.insert(node.id);
         } else {
@@ -519,10 +557,11 @@ impl State {
         }
         self.archived.remove(&node.id);
         match self.index.get(&node.id) {
-            Some(&i) => self.nodes[i] = node,
+            Some(&i) => Some(std::mem::replace(&mut self.nodes[i], node)),
             None => {
                 self.index.insert(node.id, self.nodes.len());
                 self.nodes.push(node);
+                None
             }
         }
     }
@@ -535,6 +574,7 @@ impl State {
         for n in nodes {
             self.archived.insert(n.id, ArchivedStub::of(n));
             self.claimed.remove(&n.id);
+            self.sched.remove(n);
         }
         self.nodes.retain(|n| !self.archived.contains_key(&n.id));
         self.index.clear();
@@ -545,12 +585,31 @@ impl State {
 
     /// Applies a committed change.
     pub fn apply(&mut self, change: &Change) {
-        for n in &change.nodes {
-            self.put(n.clone());
+        if change.nodes.len() > BATCH {
+            // Many nodes at once (an import): the pick order is brought up to date once,
+            // after all of them are in.
+            let mut sched = std::mem::take(&mut self.sched);
+            let olds: Vec<(Option<Node>, Id)> = change
+                .nodes
+                .iter()
+                .map(|n| (self.replace(n.clone()), n.id))
+                .collect();
+            sched.update_batch(self, &olds);
+            self.sched = sched;
+        } else {
+            for n in &change.nodes {
+                self.put(n.clone());
+            }
         }
         self.archive(&change.archived);
         if let Some(s) = &change.settings {
+            let cap_moved = s.max_attempts != self.settings.max_attempts;
             self.settings = s.clone();
+            if cap_moved {
+                let mut sched = std::mem::take(&mut self.sched);
+                sched.settings_changed(self, &self.nodes);
+                self.sched = sched;
+            }
         }
     }
 }

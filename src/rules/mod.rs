@@ -410,6 +410,43 @@ impl<'a> Tx<'a> {
         }
     }
 
+    /// The state this transaction reads under its changes.
+    pub fn base(&self) -> &State {
+        self.state
+    }
+
+    /// True when `id` was changed by this transaction.
+    pub fn is_changed(&self, id: &Id) -> bool {
+        self.pos.contains_key(id)
+    }
+
+    /// The nodes this transaction changed (new ones included).
+    pub fn changed(&self) -> &[Node] {
+        &self.changed
+    }
+
+    /// True when all this transaction did is hand expired claims back: the pick order of
+    /// the state it reads still holds for every other node, and those nodes keep their
+    /// critical path lengths (a claimed node and a `todo` one are both unfinished).
+    pub fn only_hand_backs(&self) -> bool {
+        self.settings.is_none()
+            && self.archived.is_empty()
+            && self.changed.iter().all(|c| {
+                self.state.get(&c.id).is_some_and(|b| {
+                    b.status == Status::Claimed
+                        && c.status == Status::Todo
+                        && b.estimate == c.estimate
+                        && b.deps == c.deps
+                        && b.soft_deps == c.soft_deps
+                        && b.role == c.role
+                        && b.priority == c.priority
+                        && b.workspace == c.workspace
+                        && b.attempts == c.attempts
+                        && b.max_attempts == c.max_attempts
+                })
+            })
+    }
+
     /// Every live node as this transaction sees it, in creation order.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> + '_ {
         let base = self

@@ -278,6 +278,15 @@ fn cycles(c: &mut Connection, from: usize, s: &Series, floor: Option<&mut Floor>
     (median(us), per_s)
 }
 
+/// claim-next + complete cycles (the pick by index, then the claim and the completion).
+fn next_cycles(c: &mut Connection, s: &Series) -> f64 {
+    let who = actor(2);
+    median(s.run(|_| {
+        let (id, g) = claim_next(c, &who).expect("a ready node");
+        complete(c, &id, g, &who);
+    }))
+}
+
 fn db_path(dir: &Path) -> PathBuf {
     dir.join("claims.db")
 }
@@ -409,6 +418,21 @@ fn size(work: &Path, n: usize, quick: bool) {
     );
     let (cy, _) = cycles(&mut c, 3 * max, &s, None);
     emit(SYSTEM, &format!("cycle_nosync_us@{label}"), cy, "median");
+    let next = Series::new(
+        ((n - 4 * max) / 2).min(max),
+        Duration::from_secs(if quick { 2 } else { 5 }),
+    );
+    let ny = next_cycles(&mut c, &next);
+    emit(
+        SYSTEM,
+        &format!("next_cycle_nosync_us@{label}"),
+        ny,
+        "median",
+    );
+    drop(c);
+    let mut c = open(&path, true);
+    let ny = next_cycles(&mut c, &next);
+    emit(SYSTEM, &format!("next_cycle_us@{label}"), ny, "median");
     drop(c);
     let (ms, rss, hwm) = load_in_child(&dir, n, if quick { 1 } else { 3 });
     emit(

@@ -1,5 +1,11 @@
 //! Picking work (SPEC section 7), pure: the critical path of every unfinished node and the
 //! order in which `next`, `ready` and `claim-next` offer ready nodes.
+//!
+//! [`best`] and [`order`] read the pick order the state keeps up to date ([`index`]), so they
+//! cost what they return, not the DAG's size; [`best_full`] and [`order_full`] recompute
+//! everything from the nodes, and the property tests hold the two to the same answers.
+
+pub mod index;
 
 use crate::id::{Id, IdMap};
 use crate::model::{Node, Status};
@@ -154,19 +160,115 @@ fn rank(cp: &Critical<'_>, role: &str, i: usize, j: usize) -> Ordering {
 
 /// Ready nodes of `workspace` whose role is `role` or "", best first.
 pub fn order(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
+    match indexed(tx, workspace, role, usize::MAX) {
+        Some(c) => c.iter().map(|c| pick_of(tx, c)).collect(),
+        None => order_full(tx, workspace, role),
+    }
+}
+
+/// The ready node `next` picks.
+pub fn best(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
+    match indexed(tx, workspace, role, 1) {
+        Some(c) => c.first().map(|c| pick_of(tx, c)),
+        None => best_full(tx, workspace, role),
+    }
+}
+
+/// [`order`] computed from the nodes alone: every critical path, every candidate ranked.
+pub fn order_full(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
     let cp = critical(tx, workspace);
     let mut picks = candidates(&cp, tx, role);
     picks.sort_unstable_by(|&i, &j| rank(&cp, role, i, j));
     picks.into_iter().map(|i| cp.pick(i)).collect()
 }
 
-/// The ready node `next` picks, without ranking the others.
-pub fn best(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
+/// [`best`] computed from the nodes alone, without ranking the others.
+pub fn best_full(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
     let cp = critical(tx, workspace);
     candidates(&cp, tx, role)
         .into_iter()
         .min_by(|&i, &j| rank(&cp, role, i, j))
         .map(|i| cp.pick(i))
+}
+
+/// A ready candidate as the index ranks it.
+#[derive(Debug, Clone, Copy)]
+struct Cand {
+    id: Id,
+    critical: u64,
+    priority: i64,
+    /// Its role is the asked one (not "").
+    exact: bool,
+    order: u64,
+}
+
+/// Section 7's order on candidates: longest critical path, higher priority, exact role,
+/// older node.
+fn cand_rank(a: &Cand, b: &Cand) -> Ordering {
+    b.critical
+        .cmp(&a.critical)
+        .then(b.priority.cmp(&a.priority))
+        .then(b.exact.cmp(&a.exact))
+        .then(a.order.cmp(&b.order))
+}
+
+/// Up to `limit` ready candidates, best first, read from the index: `None` when the
+/// transaction changed more than expired claims (then only a full computation is exact).
+fn indexed(tx: &Tx<'_>, workspace: &str, role: &str, limit: usize) -> Option<Vec<Cand>> {
+    if !tx.only_hand_backs() {
+        return None;
+    }
+    let ix = tx.base().schedule();
+    let cand = |id: Id, node: &Node| -> Option<Cand> {
+        Some(Cand {
+            id,
+            critical: ix.critical(&id)?,
+            priority: node.priority,
+            exact: !role.is_empty() && node.role == role,
+            order: ix.order(&id)?,
+        })
+    };
+    // The claims this transaction handed back are ready again (the index has them claimed).
+    let mut out: Vec<Cand> = tx
+        .changed()
+        .iter()
+        .filter(|n| n.workspace == workspace && (n.role == role || n.role.is_empty()))
+        .filter(|n| tx.readiness(n) == Readiness::Ready)
+        .filter_map(|n| cand(n.id, n))
+        .collect();
+    let roles: &[&str] = if role.is_empty() { &[""] } else { &[role, ""] };
+    for r in roles {
+        let keys = ix.ready_of(workspace, r).filter(|k| !tx.is_changed(&k.id));
+        for k in keys.take(limit) {
+            out.push(Cand {
+                id: k.id,
+                critical: k.critical.0,
+                priority: k.priority.0,
+                exact: !r.is_empty(),
+                order: k.order,
+            });
+        }
+    }
+    out.sort_unstable_by(cand_rank);
+    out.truncate(limit);
+    Some(out)
+}
+
+/// A candidate with its critical path (followed through the index) and summary.
+fn pick_of(tx: &Tx<'_>, c: &Cand) -> Pick {
+    let ix = tx.base().schedule();
+    let mut path = vec![c.id];
+    let mut at = c.id;
+    while let Some(next) = ix.next_on_path(&at) {
+        path.push(next);
+        at = next;
+    }
+    Pick {
+        id: c.id,
+        critical: c.critical,
+        path,
+        summary: tx.get(&c.id).map(|n| n.summary.clone()).unwrap_or_default(),
+    }
 }
 
 /// The live claims of `workspace` whose ending may still make a node ready for `role`: a
@@ -349,5 +451,49 @@ mod tests {
         };
         put(&mut s, fail, 4000);
         assert_eq!(pending(&rules::view_at(&s, 5000), "", ""), vec![c]);
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+    use crate::model::State;
+    use crate::rules::{self, Output, Request, Upsert};
+
+    fn put(s: &mut State, req: Request) -> Output {
+        let e = rules::apply(s, &rules::NoArchive, &req, 1000).unwrap();
+        s.apply(&e.change);
+        e.output
+    }
+
+    fn node(s: &mut State, summary: &str) -> Id {
+        let u = Upsert {
+            summary: summary.into(),
+            ..Upsert::default()
+        };
+        match put(s, Request::Upsert(u)) {
+            Output::Upserted { id, .. } => id,
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn a_tie_on_the_critical_path_goes_to_the_newer_waiter_as_in_the_full_computation() {
+        let mut s = State::default();
+        let (a, b, c) = (node(&mut s, "a"), node(&mut s, "b"), node(&mut s, "c"));
+        for child in [b, c] {
+            put(
+                &mut s,
+                Request::Link {
+                    parent: a,
+                    child,
+                    soft: false,
+                },
+            );
+        }
+        let tx = rules::view_at(&s, 2000);
+        let full = best_full(&tx, "", "").unwrap();
+        assert_eq!(full.path, vec![a, c]);
+        assert_eq!(best(&tx, "", "").unwrap(), full);
     }
 }

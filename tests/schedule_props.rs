@@ -1,0 +1,265 @@
+//! The pick order the state keeps up to date (`schedule::index`) against the full
+//! recomputation, over random DAGs and random changes: after every change the index equals a
+//! fresh build, and `order`/`best` (read from it) give exactly what `order_full`/`best_full`
+//! give, for every workspace and role, now and after the leases ran out.
+
+use claimdag::model::{Node, State, Status};
+use claimdag::rules::{self, Plan, PlanNode, Request, Upsert};
+use claimdag::schedule;
+use claimdag::{Id, Settings};
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+const SUMMARIES: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
+const WORKSPACES: [&str; 2] = ["", "w"];
+const ROLES: [&str; 2] = ["", "r"];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Upsert {
+        s: usize,
+        ws: usize,
+        est: u64,
+        prio: i64,
+        role: usize,
+    },
+    Link {
+        p: usize,
+        c: usize,
+        ws: usize,
+        soft: bool,
+    },
+    Unlink {
+        p: usize,
+        c: usize,
+        ws: usize,
+    },
+    Claim {
+        n: usize,
+        ws: usize,
+        a: u8,
+        ttl: u64,
+    },
+    ClaimNext {
+        ws: usize,
+        role: usize,
+        a: u8,
+    },
+    Complete {
+        n: usize,
+        ws: usize,
+        status: u8,
+    },
+    Release {
+        n: usize,
+        ws: usize,
+    },
+    Reopen {
+        n: usize,
+        ws: usize,
+    },
+    Reclaim {
+        ws: usize,
+    },
+    Archive {
+        n: usize,
+        ws: usize,
+    },
+    Unarchive {
+        n: usize,
+        ws: usize,
+    },
+    Cap {
+        cap: Option<u32>,
+    },
+    /// A plan of (summary, estimate, waits on the plan node before, waits on an existing
+    /// node): more than eight nodes take the batch path of the index.
+    Import {
+        ws: usize,
+        nodes: Vec<(usize, u64, bool, Option<usize>)>,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let n = 0..SUMMARIES.len();
+    let ws = 0..WORKSPACES.len();
+    prop_oneof![
+        5 => (n.clone(), ws.clone(), 1u64..3, -1i64..2, 0..ROLES.len())
+            .prop_map(|(s, ws, est, prio, role)| Op::Upsert { s, ws, est, prio, role }),
+        5 => (n.clone(), n.clone(), ws.clone(), any::<bool>()).prop_map(|(p, c, ws, soft)| Op::Link { p, c, ws, soft }),
+        1 => (n.clone(), n.clone(), ws.clone()).prop_map(|(p, c, ws)| Op::Unlink { p, c, ws }),
+        3 => (n.clone(), ws.clone(), 0u8..3, 1u64..3000).prop_map(|(n, ws, a, ttl)| Op::Claim { n, ws, a, ttl }),
+        3 => (ws.clone(), 0..ROLES.len(), 0u8..3).prop_map(|(ws, role, a)| Op::ClaimNext { ws, role, a }),
+        4 => (n.clone(), ws.clone(), 0u8..3).prop_map(|(n, ws, status)| Op::Complete { n, ws, status }),
+        1 => (n.clone(), ws.clone()).prop_map(|(n, ws)| Op::Release { n, ws }),
+        2 => (n.clone(), ws.clone()).prop_map(|(n, ws)| Op::Reopen { n, ws }),
+        1 => ws.clone().prop_map(|ws| Op::Reclaim { ws }),
+        2 => (n.clone(), ws.clone()).prop_map(|(n, ws)| Op::Archive { n, ws }),
+        2 => (n.clone(), ws.clone()).prop_map(|(n, ws)| Op::Unarchive { n, ws }),
+        1 => proptest::option::of(1u32..3).prop_map(|cap| Op::Cap { cap }),
+        2 => (ws.clone(), proptest::collection::vec((0..40usize, 1u64..3, any::<bool>(), proptest::option::of(n.clone())), 1..20))
+            .prop_map(|(ws, nodes)| Op::Import { ws, nodes }),
+    ]
+}
+
+fn id(s: usize, ws: usize) -> Id {
+    Id::mint(WORKSPACES[ws], "task", None, SUMMARIES[s])
+}
+
+fn actor(a: u8) -> Id {
+    let mut b = [0u8; 16];
+    b[15] = a + 1;
+    Id(b)
+}
+
+fn request(state: &State, op: &Op) -> Request {
+    let gen = |n: Id| state.get(&n).map(|n| n.generation).unwrap_or(1);
+    let holder = |n: Id| state.get(&n).and_then(|n| n.holder).unwrap_or_default();
+    match *op {
+        Op::Upsert {
+            s,
+            ws,
+            est,
+            prio,
+            role,
+        } => Request::Upsert(Upsert {
+            summary: SUMMARIES[s].into(),
+            workspace: WORKSPACES[ws].into(),
+            estimate: Some(est),
+            priority: Some(prio),
+            role: Some(ROLES[role].into()),
+            ..Upsert::default()
+        }),
+        Op::Link { p, c, ws, soft } => Request::Link {
+            parent: id(p, ws),
+            child: id(c, ws),
+            soft,
+        },
+        Op::Unlink { p, c, ws } => Request::Unlink {
+            parent: id(p, ws),
+            child: id(c, ws),
+        },
+        Op::Claim { n, ws, a, ttl } => Request::Claim {
+            node: id(n, ws),
+            actor: actor(a),
+            gen: None,
+            ttl_ms: Some(ttl),
+        },
+        Op::ClaimNext { ws, role, a } => Request::ClaimNext {
+            workspace: WORKSPACES[ws].into(),
+            actor: actor(a),
+            role: Some(ROLES[role].into()),
+            ttl_ms: Some(1000),
+            resume: false,
+        },
+        Op::Complete { n, ws, status } => Request::Complete {
+            node: id(n, ws),
+            status: [Status::Done, Status::Failed, Status::Cancelled][status as usize],
+            gen: gen(id(n, ws)),
+            actor: None,
+            note: None,
+        },
+        Op::Release { n, ws } => Request::Release {
+            node: id(n, ws),
+            actor: holder(id(n, ws)),
+            gen: gen(id(n, ws)),
+        },
+        Op::Reopen { n, ws } => Request::Reopen {
+            node: id(n, ws),
+            gen: None,
+        },
+        Op::Reclaim { ws } => Request::Reclaim {
+            workspace: WORKSPACES[ws].into(),
+            lease_ms: Some(0),
+        },
+        Op::Archive { n, ws } => Request::Archive {
+            workspace: WORKSPACES[ws].into(),
+            nodes: vec![id(n, ws)],
+            older_than_ms: None,
+        },
+        Op::Unarchive { n, ws } => Request::Unarchive { node: id(n, ws) },
+        Op::Cap { cap } => Request::Configure(Settings {
+            max_held: 0,
+            max_attempts: cap,
+            ..Settings::default()
+        }),
+        Op::Import { ws, ref nodes } => {
+            let mut plan = Plan::default();
+            for (k, &(s, est, prev, existing)) in nodes.iter().enumerate() {
+                let mut deps = Vec::new();
+                if prev && k > 0 {
+                    deps.push(format!("k{}", k - 1));
+                }
+                if let Some(e) = existing.filter(|e| state.get(&id(*e, ws)).is_some()) {
+                    deps.push(id(e, ws).hex());
+                }
+                plan.nodes.push(PlanNode {
+                    key: format!("k{k}"),
+                    summary: format!("plan {s}"),
+                    estimate: Some(est),
+                    deps,
+                    ..PlanNode::default()
+                });
+            }
+            Request::Import {
+                workspace: WORKSPACES[ws].into(),
+                plan,
+            }
+        }
+    }
+}
+
+/// The index equals a fresh build, and its picks equal the full recomputation.
+fn check(state: &State, now: u64) -> Result<(), TestCaseError> {
+    let diff = state.schedule().differences(state.nodes(), state);
+    prop_assert!(diff.is_empty(), "the index drifted: {:?}", diff);
+    for t in [now, now + 5_000] {
+        let tx = rules::view_at(state, t);
+        for ws in WORKSPACES {
+            for role in ROLES {
+                prop_assert_eq!(
+                    schedule::order(&tx, ws, role),
+                    schedule::order_full(&tx, ws, role)
+                );
+                prop_assert_eq!(
+                    schedule::best(&tx, ws, role),
+                    schedule::best_full(&tx, ws, role)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_kept_pick_order_equals_the_full_recomputation(ops in proptest::collection::vec((op(), 0u64..1500), 1..80)) {
+        let mut state = State::new(Settings { max_held: 0, ..Settings::default() });
+        let mut archive: HashMap<Id, Node> = HashMap::new();
+        let mut now = 1_000_000u64;
+        for (op, step) in &ops {
+            now += step;
+            let req = request(&state, op);
+            if let Ok(e) = rules::apply(&state, &archive, &req, now) {
+                state.apply(&e.change);
+                for n in &e.change.nodes {
+                    archive.remove(&n.id);
+                }
+                for n in &e.change.archived {
+                    archive.insert(n.id, n.clone());
+                }
+            }
+            check(&state, now)?;
+        }
+        // A state rebuilt from its nodes (a reload) picks the same.
+        let reloaded = State::from_parts(state.settings.clone(), state.nodes().to_vec(), state.archived().clone());
+        for ws in WORKSPACES {
+            for role in ROLES {
+                let (a, b) = (rules::view_at(&state, now), rules::view_at(&reloaded, now));
+                prop_assert_eq!(schedule::order(&a, ws, role), schedule::order(&b, ws, role));
+            }
+        }
+    }
+}
