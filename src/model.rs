@@ -2,7 +2,7 @@
 //! Nothing here decides what is allowed; that is `rules`.
 
 use crate::id::{Actor, Id, IdMap};
-use crate::schedule::index::{Index, Lookup};
+use crate::schedule::index::{Index, Lazy, Lookup};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -412,8 +412,8 @@ pub struct State {
     index: IdMap<usize>,
     claimed: BTreeSet<Id>,
     archived: IdMap<ArchivedStub>,
-    /// The pick order, kept up to date by every change (derived from the nodes).
-    sched: Index,
+    /// The pick order, built when first asked for, then kept up to date by every change.
+    sched: Lazy,
 }
 
 impl Lookup for State {
@@ -463,21 +463,25 @@ impl State {
             }
             index = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         }
-        let mut state = State {
+        State {
             settings,
             nodes,
             index,
             claimed,
             archived,
-            sched: Index::default(),
-        };
-        state.sched = Index::build(&state.nodes, &state);
-        state
+            sched: Lazy::default(),
+        }
     }
 
-    /// The pick order kept up to date as the state changes.
+    /// The pick order kept up to date as the state changes (built on the first call).
     pub fn schedule(&self) -> &Index {
-        &self.sched
+        self.sched.get(|| Index::build(&self.nodes, self))
+    }
+
+    /// The pick order if it is built, or built now when this is the second time a pick
+    /// asks for it ([`Lazy::warm`]); `None`: compute this pick from the nodes.
+    pub fn schedule_if_warm(&self) -> Option<&Index> {
+        self.sched.warm(|| Index::build(&self.nodes, self))
     }
 
     /// Live nodes in creation order.
@@ -540,11 +544,12 @@ impl State {
     pub fn put(&mut self, node: Node) {
         let id = node.id;
         let old = self.replace(node);
-        let mut sched = std::mem::take(&mut self.sched);
-        if let Some(new) = self.get(&id) {
-            sched.update(self, old.as_ref(), new);
+        if let Some(mut ix) = self.sched.take() {
+            if let Some(new) = self.get(&id) {
+                ix.update(self, old.as_ref(), new);
+            }
+            self.sched.put(ix);
         }
-        self.sched = sched;
     }
 
     /// Puts `node` in place of its live value (or after the others, and out of the
@@ -574,7 +579,9 @@ impl State {
         for n in nodes {
             self.archived.insert(n.id, ArchivedStub::of(n));
             self.claimed.remove(&n.id);
-            self.sched.remove(n);
+            if let Some(ix) = self.sched.get_mut() {
+                ix.remove(n);
+            }
         }
         self.nodes.retain(|n| !self.archived.contains_key(&n.id));
         self.index.clear();
@@ -588,14 +595,16 @@ impl State {
         if change.nodes.len() > BATCH {
             // Many nodes at once (an import): the pick order is brought up to date once,
             // after all of them are in.
-            let mut sched = std::mem::take(&mut self.sched);
+            let sched = self.sched.take();
             let olds: Vec<(Option<Node>, Id)> = change
                 .nodes
                 .iter()
                 .map(|n| (self.replace(n.clone()), n.id))
                 .collect();
-            sched.update_batch(self, &olds);
-            self.sched = sched;
+            if let Some(mut ix) = sched {
+                ix.update_batch(self, &olds);
+                self.sched.put(ix);
+            }
         } else {
             for n in &change.nodes {
                 self.put(n.clone());
@@ -606,9 +615,10 @@ impl State {
             let cap_moved = s.max_attempts != self.settings.max_attempts;
             self.settings = s.clone();
             if cap_moved {
-                let mut sched = std::mem::take(&mut self.sched);
-                sched.settings_changed(self, &self.nodes);
-                self.sched = sched;
+                if let Some(mut ix) = self.sched.take() {
+                    ix.settings_changed(self, &self.nodes);
+                    self.sched.put(ix);
+                }
             }
         }
     }

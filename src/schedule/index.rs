@@ -16,11 +16,10 @@ use crate::rules::{readiness, Readiness};
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
-/// Where a ready node sits in the pick order of its workspace and role.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// Where a ready node sits in the pick order of its workspace and role: longest critical
+/// path, then higher priority, then older (its creation number), then its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ReadyKey {
-    pub workspace: String,
-    pub role: String,
     pub critical: Reverse<u64>,
     pub priority: Reverse<i64>,
     /// Creation order: the older node first.
@@ -47,10 +46,73 @@ pub struct Index {
     waiters: IdMap<Vec<Id>>,
     /// The critical path length of every unfinished live node.
     critical: IdMap<u64>,
-    /// Ready `todo` nodes, in pick order within a workspace and role.
-    ready: BTreeSet<ReadyKey>,
-    /// Each ready node's key.
-    keyed: IdMap<ReadyKey>,
+    /// A number for each (workspace, role) that has had a ready node.
+    groups: std::collections::HashMap<(String, String), usize>,
+    /// Ready `todo` nodes of each group, in pick order (numbers compare faster than the
+    /// workspace and role strings would, at every step of a tree search).
+    ready: Vec<BTreeSet<ReadyKey>>,
+    /// Each ready node's group and key.
+    keyed: IdMap<(usize, ReadyKey)>,
+}
+
+/// An index built the second time a pick asks for it: the first pick of a state is
+/// computed from the nodes (as cheap as building the index once), so a process that picks
+/// once (a `claimdag claim-next`) or never (a `claim`, a `show`) does not pay for it, and a
+/// long-lived one pays once. Once built, every change keeps it up to date.
+#[derive(Debug, Default)]
+pub struct Lazy {
+    cell: std::sync::OnceLock<Index>,
+    asked: std::sync::atomic::AtomicBool,
+}
+
+impl Clone for Lazy {
+    fn clone(&self) -> Lazy {
+        let asked = self.asked.load(std::sync::atomic::Ordering::Relaxed);
+        Lazy {
+            cell: self.cell.clone(),
+            asked: asked.into(),
+        }
+    }
+}
+
+/// Derived data: two states with the same nodes are equal, built index or not.
+impl PartialEq for Lazy {
+    fn eq(&self, _: &Lazy) -> bool {
+        true
+    }
+}
+
+impl Eq for Lazy {}
+
+impl Lazy {
+    /// The index, built by `build` if it is not yet.
+    pub fn get(&self, build: impl FnOnce() -> Index) -> &Index {
+        self.cell.get_or_init(build)
+    }
+
+    /// The index if it is built; built now if this is the second time it is asked for.
+    pub fn warm(&self, build: impl FnOnce() -> Index) -> Option<&Index> {
+        if let Some(ix) = self.cell.get() {
+            return Some(ix);
+        }
+        if self.asked.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return Some(self.get(build));
+        }
+        None
+    }
+
+    /// The index, out of the cell, if it was built (to update it, then [`Lazy::put`]).
+    pub fn take(&mut self) -> Option<Index> {
+        self.cell.take()
+    }
+
+    pub fn put(&mut self, ix: Index) {
+        let _ = self.cell.set(ix);
+    }
+
+    pub fn get_mut(&mut self) -> Option<&mut Index> {
+        self.cell.get_mut()
+    }
 }
 
 /// Derived data: two states with the same nodes are equal whatever their indexes hold.
@@ -149,18 +211,8 @@ impl Index {
         workspace: &str,
         role: &str,
     ) -> impl Iterator<Item = &'a ReadyKey> + 'a {
-        let from = ReadyKey {
-            workspace: workspace.to_string(),
-            role: role.to_string(),
-            critical: Reverse(u64::MAX),
-            priority: Reverse(i64::MAX),
-            order: 0,
-            id: Id::default(),
-        };
-        let (w, r) = (workspace.to_string(), role.to_string());
-        self.ready
-            .range(from..)
-            .take_while(move |k| k.workspace == w && k.role == r)
+        let group = self.groups.get(&(workspace.to_string(), role.to_string()));
+        group.and_then(|&g| self.ready.get(g)).into_iter().flatten()
     }
 
     /// The next node on `id`'s critical path: the unfinished waiter with the longest one
@@ -175,8 +227,8 @@ impl Index {
 
     /// Puts `id` in or out of the ready set, with its current key.
     fn rekey(&mut self, st: &dyn Lookup, id: &Id) {
-        if let Some(k) = self.keyed.remove(id) {
-            self.ready.remove(&k);
+        if let Some((g, k)) = self.keyed.remove(id) {
+            self.ready[g].remove(&k);
         }
         let Some(n) = st.node(id) else { return };
         if n.status != Status::Todo
@@ -188,15 +240,22 @@ impl Index {
             return;
         };
         let k = ReadyKey {
-            workspace: n.workspace.clone(),
-            role: n.role.clone(),
             critical: Reverse(critical),
             priority: Reverse(n.priority),
             order,
             id: *id,
         };
-        self.ready.insert(k.clone());
-        self.keyed.insert(*id, k);
+        let g = match self.groups.get(&(n.workspace.clone(), n.role.clone())) {
+            Some(&g) => g,
+            None => {
+                self.ready.push(BTreeSet::new());
+                let g = self.ready.len() - 1;
+                self.groups.insert((n.workspace.clone(), n.role.clone()), g);
+                g
+            }
+        };
+        self.ready[g].insert(k);
+        self.keyed.insert(*id, (g, k));
     }
 
     /// Recomputes critical path lengths from `start` up through the prerequisites, as far
@@ -335,8 +394,8 @@ impl Index {
     pub fn remove(&mut self, node: &Node) {
         self.order.remove(&node.id);
         self.critical.remove(&node.id);
-        if let Some(k) = self.keyed.remove(&node.id) {
-            self.ready.remove(&k);
+        if let Some((g, k)) = self.keyed.remove(&node.id) {
+            self.ready[g].remove(&k);
         }
         for p in prereqs(node) {
             if let Some(v) = self.waiters.get_mut(&p) {
@@ -365,11 +424,23 @@ impl Index {
                 self.critical, fresh.critical
             ));
         }
+        // Each ready node with its key and its (workspace, role), whatever the group numbers.
         let keys = |ix: &Index| {
-            ix.ready
+            let name = |g: usize| {
+                ix.groups
+                    .iter()
+                    .find(|(_, &v)| v == g)
+                    .map(|(k, _)| k.clone())
+            };
+            let mut v: Vec<_> = ix
+                .ready
                 .iter()
-                .map(|k| (k.id, k.critical, k.priority))
-                .collect::<Vec<_>>()
+                .enumerate()
+                .flat_map(|(g, set)| set.iter().map(move |k| (g, *k)))
+                .map(|(g, k)| (k.id, k.critical, k.priority, name(g)))
+                .collect();
+            v.sort();
+            v
         };
         if keys(self) != keys(&fresh) {
             out.push(format!(

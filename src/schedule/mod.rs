@@ -218,7 +218,7 @@ fn indexed(tx: &Tx<'_>, workspace: &str, role: &str, limit: usize) -> Option<Vec
     if !tx.only_hand_backs() {
         return None;
     }
-    let ix = tx.base().schedule();
+    let ix = tx.base().schedule_if_warm()?;
     let cand = |id: Id, node: &Node| -> Option<Cand> {
         Some(Cand {
             id,
