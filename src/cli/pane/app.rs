@@ -422,6 +422,21 @@ impl<'a> App<'a> {
         }
     }
 
+    /// Claims the next node as the pane's actor (with the role filter); selects it after.
+    fn claim_next(&self) -> Result<(String, Option<Id>)> {
+        let req = verbs::ClaimNext {
+            role: self.filters.role.clone(),
+            ..verbs::ClaimNext::default()
+        };
+        Ok(match req.run(&self.cx)?.0 {
+            Some(c) => (
+                format!("claimed {} at gen {}", c.id.short(), c.generation),
+                Some(c.id),
+            ),
+            None => ("nothing is ready to claim".into(), None),
+        })
+    }
+
     /// What the action did, in words, and the node to select after it (claim-next's).
     fn call(&self, action: Action, id: Option<Id>, gen: u64) -> Result<(String, Option<Id>)> {
         let cx = &self.cx;
@@ -438,20 +453,7 @@ impl<'a> App<'a> {
             verbs::run(cx, &req).map(|_| format!("{short} {status} at gen {gen}"))
         };
         let text = match action {
-            Action::ClaimNext => {
-                let req = verbs::ClaimNext {
-                    role: self.filters.role.clone(),
-                    ..verbs::ClaimNext::default()
-                };
-                let got = req.run(cx)?.0;
-                return Ok(match got {
-                    Some(c) => (
-                        format!("claimed {} at gen {}", c.id.short(), c.generation),
-                        Some(c.id),
-                    ),
-                    None => ("nothing is ready to claim".into(), None),
-                });
-            }
+            Action::ClaimNext => return self.claim_next(),
             Action::Claim => {
                 let req = verbs::Claim {
                     node,
