@@ -17,6 +17,7 @@ mod common;
 use common::{emit, median, missing, note};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::Ordering::SeqCst;
 use std::time::Instant;
 
 const CLAIM_AT: usize = 4_096;
@@ -196,6 +197,76 @@ fn drain(cli: &Cli, dir: &Path, procs: usize, nodes: usize) -> f64 {
     2.0 * done as f64 / secs
 }
 
+/// The ceiling of a 4-process drain on this machine: the same loops, each step spawning
+/// `/bin/true` instead of a `claimdag` process (two a node): steps per second.
+fn drain_ceiling(procs: usize, nodes: usize) -> f64 {
+    let left = std::sync::atomic::AtomicUsize::new(nodes);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..procs {
+            s.spawn(|| {
+                while left
+                    .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+                    .is_ok()
+                {
+                    for _ in 0..2 {
+                        let st = Command::new("/bin/true").status().expect("/bin/true");
+                        assert!(st.success());
+                    }
+                }
+            });
+        }
+    });
+    2.0 * nodes as f64 / t.elapsed().as_secs_f64()
+}
+
+/// A CLI process costs what it touches (issue 16): `claim`, `show` and
+/// `list --status claimed` on stores of 1,000 and 100,000 nodes, ours only (claimdag 0.8
+/// has no bulk import: 100,000 upsert processes would take the run).
+fn by_size(cli: &Cli, work: &Path, runs: usize) {
+    for (n, label) in [(1_000, "1k"), (100_000, "100k")] {
+        note(&format!(
+            "ours: claim, show, list --status claimed at {label} nodes"
+        ));
+        let dir = work.join(format!("cli-size-{label}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (ids, _) = cli.create(&dir, n, 0, work);
+        let (mut claim, mut show, mut list) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..runs {
+            let (ms, out) = cli.timed(cli.claim(&dir, &ids[i], 2_000 + i));
+            check(&out, "claim");
+            claim.push(ms);
+            let (ms, out) = cli.timed(cli.read(&dir, &ids[n - 1 - i]));
+            check(&out, "show");
+            show.push(ms);
+            let mut c = cli.cmd(&dir);
+            c.args(["list", "--status", "claimed"]);
+            let (ms, out) = cli.timed(c);
+            check(&out, "list");
+            list.push(ms);
+        }
+        emit(
+            cli.system,
+            &format!("cli_claim_ms@{label}"),
+            median(claim),
+            "median",
+        );
+        emit(
+            cli.system,
+            &format!("cli_show_ms@{label}"),
+            median(show),
+            "median",
+        );
+        emit(
+            cli.system,
+            &format!("cli_list_claimed_ms@{label}"),
+            median(list),
+            "median",
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// One command with its stores made: the seed of 4,096 nodes to claim in and a copy of
 /// its first 1,000 nodes to drain.
 struct Prepared {
@@ -286,13 +357,21 @@ fn bench(systems: &[Cli], work: &Path, runs: usize, drains: usize) {
             "{procs} processes draining {DRAIN_NODES} nodes, {drains} times each, in turn"
         ));
         let mut rates = vec![Vec::new(); all.len()];
+        let mut ceiling = Vec::new();
         for _ in 0..drains {
             for (k, p) in all.iter().enumerate() {
                 let dir = p.root.join(format!("drain-{procs}"));
                 copy_dir(&p.seed1000, &dir);
                 rates[k].push(drain(&p.cli, &dir, procs, DRAIN_NODES));
             }
+            ceiling.push(drain_ceiling(procs, DRAIN_NODES));
         }
+        emit(
+            all[0].cli.system,
+            &format!("cli_drain{procs}_ceiling_wps"),
+            median(ceiling),
+            "median; each step /bin/true",
+        );
         for (k, p) in all.iter().enumerate() {
             emit(
                 p.cli.system,
@@ -302,6 +381,7 @@ fn bench(systems: &[Cli], work: &Path, runs: usize, drains: usize) {
             );
         }
     }
+    by_size(&all[0].cli, work, runs);
     for p in &all {
         if p.cli.kind == Kind::Ours {
             note("ours: importing 100,000 nodes");

@@ -37,6 +37,7 @@ PER_SIZE = [
 OTHER = [
     ("In process, several processes", [
         ("lib_drain4_wps", "4 processes drain 1,000 nodes, library loops (writes/s)", "rate"),
+        ("lib_threads8_wps", "8 threads of one process drain 1,000 nodes (writes/s)", "rate"),
     ]),
     ("Command line (each step a new process)", [
         ("cli_true_ms", "any process: `/bin/true` (ms, median)", "info"),
@@ -46,7 +47,15 @@ OTHER = [
         ("cli_import_s@4096", "create 4,096 nodes (s)", "time"),
         ("cli_drain4_wps", "4 processes drain 1,000 nodes: claim-next + complete (writes/s)",
          "rate"),
+        ("cli_drain4_ceiling_wps", "the same 4 loops, each step `/bin/true` (steps/s)", "info"),
         ("cli_drain8_wps", "8 processes drain 1,000 nodes (writes/s)", "rate"),
+        ("cli_claim_ms@1k", "one claim at 1,000 nodes (ms, median)", "time"),
+        ("cli_claim_ms@100k", "one claim at 100,000 nodes (ms, median)", "time"),
+        ("cli_show_ms@1k", "one `show` at 1,000 nodes (ms, median)", "time"),
+        ("cli_show_ms@100k", "one `show` at 100,000 nodes (ms, median)", "time"),
+        ("cli_list_claimed_ms@1k", "`list --status claimed` at 1,000 nodes (ms, median)", "time"),
+        ("cli_list_claimed_ms@100k", "`list --status claimed` at 100,000 nodes (ms, median)",
+         "time"),
         ("cli_import_s@100k", "import 100,000 nodes (s)", "time"),
     ]),
 ]
@@ -189,6 +198,7 @@ def targets(values: dict) -> None:
         if sq and ours:
             print(f"- claim-next cycle at 100k no slower than SQLite's ({mode}): {ours:.1f} vs "
                   f"{sq:.1f} µs = {sq / ours:.2f}x -> {'within' if ours <= sq else 'outside'} target")
+    targets_16(get)
     print()
     print("Targets of issue 6 (compared, never enforced):")
     claims = [(s, get(("ours", f"claim_us@{s}")), get(("ours", f"claim_floor_x@{s}")))
@@ -228,6 +238,34 @@ def targets(values: dict) -> None:
             print(f"- at most 1 KiB resident per node ({size} nodes): {r:.0f} B after load, "
                   f"{h:.0f} B at the peak -> {'within' if r <= 1024 else 'outside'} target")
             break
+
+
+def targets_16(get) -> None:
+    """Goals 3 to 6 of issue 16: the command line, many writers, the CLI drain, 1M nodes."""
+    for verb, key in (("claim", "cli_claim_ms"), ("show", "cli_show_ms"),
+                      ("list --status claimed", "cli_list_claimed_ms")):
+        big, small = get(("ours", f"{key}@100k")), get(("ours", f"{key}@1k"))
+        if big and small:
+            r = big / small
+            print(f"- CLI `{verb}` at 100k within 3x of the same at 1k: {big:.1f} vs "
+                  f"{small:.1f} ms = {r:.1f}x -> {'within' if r <= 3 else 'outside'} target")
+    for key, what, goal in (("lib_threads8_wps", "8 threads on one Store", 2.0),
+                            ("lib_drain4_wps", "4 processes through the library", 1.5)):
+        o, q = get(("ours", key)), get(("sqlite", key))
+        if o and q:
+            print(f"- {what} at least {goal}x SQLite's writes/s: {o:.0f} vs {q:.0f} = "
+                  f"{o / q:.2f}x -> {'within' if o / q >= goal else 'outside'} target")
+    o, c = get(("ours", "cli_drain4_wps")), get(("ours", "cli_drain4_ceiling_wps"))
+    if o and c:
+        v = get(("v08", "cli_drain4_wps"))
+        v08 = f"; claimdag 0.8 {v:.0f} writes/s" if v else ""
+        print(f"- 4-process CLI drain at least 50% of the machine's ceiling (the same loops "
+              f"spawning /bin/true): {o:.0f} vs {c:.0f} = {100 * o / c:.0f}%{v08}"
+              f" -> {'within' if o >= c / 2 else 'outside'} target")
+    load = get(("ours", "load_ms@1M"))
+    if load:
+        print(f"- load after a restart at 1M nodes at most half of 0.66 s: {load:.0f} ms"
+              f" -> {'within' if load <= 330 else 'outside'} target")
 
 
 if __name__ == "__main__":

@@ -210,6 +210,37 @@ fn drain(work: &Path, procs: usize, n: usize) -> f64 {
     2.0 * n as f64 / secs
 }
 
+/// `threads` threads share one `Store` and drain `n` ready nodes: writes per second.
+fn threads_drain(work: &Path, threads: usize, n: usize) -> f64 {
+    let dir = fresh(&work.join(format!("ours-threads{threads}")));
+    let store = open(&dir, true);
+    store.import("", plan(n)).expect("import");
+    let t = Instant::now();
+    let total: u64 = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let store = &store;
+                s.spawn(move || {
+                    let me = actor(100 + k as u64);
+                    let mut done = 0u64;
+                    while let Some((id, g)) = store.claim_next("", me, None, None).expect("next") {
+                        store
+                            .complete(id, Status::Done, g, Some(me), None)
+                            .expect("complete");
+                        done += 1;
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("worker")).sum()
+    });
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(total, n as u64, "every node drained once");
+    let _ = std::fs::remove_dir_all(&dir);
+    2.0 * n as f64 / secs
+}
+
 fn size(work: &Path, n: usize, quick: bool) {
     let label = common::count(n);
     let dir = fresh(&work.join(format!("ours-{label}")));
@@ -346,4 +377,7 @@ fn main() {
     let runs = if quick { 1 } else { 3 };
     let rates = (0..runs).map(|_| drain(&work, 4, 1_000)).collect();
     emit(SYSTEM, "lib_drain4_wps", median(rates), "median");
+    note("ours: 8 threads on one Store draining 1,000 nodes");
+    let rates = (0..runs).map(|_| threads_drain(&work, 8, 1_000)).collect();
+    emit(SYSTEM, "lib_threads8_wps", median(rates), "median");
 }

@@ -123,7 +123,7 @@ if [[ $sqlite_ok == 1 ]]; then
     target/bench-alt/release/claimdag-bench-sqlite "${quick[@]}" --work "$WORK" >>"$RESULTS"
 else
     why="building rusqlite failed: see $OUT/build-sqlite.log"
-    missing sqlite "$why" lib_drain4_wps $(per_size_keys 1k 10k 100k)
+    missing sqlite "$why" lib_drain4_wps lib_threads8_wps $(per_size_keys 1k 10k 100k)
 fi
 
 if [[ -z "$py_why" ]]; then

@@ -378,6 +378,37 @@ fn drain(work: &Path, procs: usize, n: usize) -> f64 {
     2.0 * n as f64 / secs
 }
 
+/// `threads` threads of one process, each with its own connection (a SQLite connection is
+/// one thread's), drain `n` ready nodes: writes per second.
+fn threads_drain(work: &Path, threads: usize, n: usize) -> f64 {
+    let dir = fresh(&work.join(format!("sqlite-threads{threads}")));
+    let db = db_path(&dir);
+    import(&mut open(&db, true), n);
+    let t = Instant::now();
+    let total: u64 = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let db = &db;
+                s.spawn(move || {
+                    let mut c = open(db, true);
+                    let me = actor(100 + k as u64);
+                    let mut done = 0u64;
+                    while let Some((id, g)) = claim_next(&mut c, &me) {
+                        complete(&mut c, &id, g, &me);
+                        done += 1;
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("worker")).sum()
+    });
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(total, n as u64, "every node drained once");
+    let _ = std::fs::remove_dir_all(&dir);
+    2.0 * n as f64 / secs
+}
+
 fn size(work: &Path, n: usize, quick: bool) {
     let label = common::count(n);
     let dir = fresh(&work.join(format!("sqlite-{label}")));
@@ -500,4 +531,7 @@ fn main() {
     let runs = if quick { 1 } else { 3 };
     let rates = (0..runs).map(|_| drain(&work, 4, 1_000)).collect();
     emit(SYSTEM, "lib_drain4_wps", median(rates), "median");
+    note("sqlite: 8 threads, a connection each, draining 1,000 nodes");
+    let rates = (0..runs).map(|_| threads_drain(&work, 8, 1_000)).collect();
+    emit(SYSTEM, "lib_threads8_wps", median(rates), "median");
 }
