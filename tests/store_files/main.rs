@@ -10,5 +10,6 @@ mod compaction_race;
 mod corruption;
 mod crash;
 mod crash_loop;
+mod group_commit;
 mod hostile;
 mod torture;

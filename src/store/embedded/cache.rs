@@ -8,7 +8,6 @@ use super::logs::{read_all, read_logs, ArchiveFiles, Logs};
 use super::{snapshot, Tuning, JOURNAL, LOCK, SNAPSHOT};
 use crate::error::{Error, Result};
 use crate::model::{Millis, State};
-use crate::rules::NoArchive;
 use crate::store::backend::Decide;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -114,76 +113,94 @@ impl Embedded {
         Ok(true)
     }
 
-    /// Runs `decide` on the current state under the exclusive lock and commits the change it
-    /// returns (if any) before releasing the lock.
-    pub fn write(
-        &mut self,
-        dir: &Path,
-        tuning: &Tuning,
-        now: &dyn Fn() -> Millis,
-        decide: &mut Decide<'_>,
-    ) -> Result<()> {
-        if !dir.exists() {
-            // Nothing exists yet: a refused call must not create the store either.
-            decide(&State::default(), &NoArchive, now())?;
-        }
+    /// Takes the exclusive lock for a batch of writes (see `group`) and catches up with the
+    /// files. The lock is out of `self` until [`Embedded::end`] puts it back.
+    pub(super) fn begin(&mut self, dir: &Path) -> Result<File> {
         let lock = self
             .acquire(dir, true)?
             .ok_or_else(|| Error::Internal("no lock".into()))?;
-        let result = (|| {
-            let _held = Held(&lock);
-            self.refresh(dir)?;
-            let at = now();
-            let archive = ArchiveFiles(dir);
-            let change = decide(&self.state, &archive, at)?;
-            if change.is_empty() {
-                return Ok(false);
-            }
-            if self.snap.is_none() {
-                self.create(dir)?;
-            }
-            let rec = Record {
-                seq: self.seq + 1,
-                at,
-                change,
-            };
-            self.append(dir, &journal::encode(&rec), tuning.sync)?;
-            crash("after-sync");
-            if !lock_is_at_path(&lock, dir) {
-                // The directory was removed while this write held its lock: the record went
-                // to a deleted file, so it is not committed.
+        if let Err(e) = self.refresh(dir) {
+            let _ = lock.unlock();
+            self.lock = Some(lock);
+            if matches!(e, Error::Io { .. }) {
+                // The cache may be behind the files: reload next time.
                 self.snap = None;
-                return Err(Error::Io {
-                    path: dir.to_path_buf(),
-                    message: "the store directory was removed or replaced during the write; \
-                              the write is not in the store"
-                        .into(),
-                    errno: None,
-                });
             }
-            self.seq = rec.seq;
-            self.state.apply(&rec.change);
-            let used = self.journal_end - HEADER_LEN;
-            Ok(used > tuning.compact_min_bytes.max(self.snapshot_len))
-        })();
-        let result = match result {
-            Ok(true) => {
-                // The write is committed and the lock released; a failed compaction only
-                // leaves a longer journal.
-                if self.compact(dir, &lock).is_err() {
-                    self.snap = None;
-                }
-                Ok(())
-            }
-            Ok(false) => Ok(()),
-            Err(e) => Err(e),
+            return Err(e);
+        }
+        Ok(lock)
+    }
+
+    /// With the exclusive lock held and the cache current: runs `decide` and appends the
+    /// change it returns, without syncing it, and applies it. True when a record was
+    /// appended (a refusal or an empty change appends nothing). An append that fails takes
+    /// its own record back, so the journal holds exactly the records before it.
+    pub(super) fn stage(
+        &mut self,
+        dir: &Path,
+        now: &dyn Fn() -> Millis,
+        decide: &mut Decide<'_>,
+    ) -> Result<bool> {
+        let at = now();
+        let archive = ArchiveFiles(dir);
+        let change = decide(&self.state, &archive, at)?;
+        if change.is_empty() {
+            return Ok(false);
+        }
+        if self.snap.is_none() {
+            self.create(dir)?;
+        }
+        let rec = Record {
+            seq: self.seq + 1,
+            at,
+            change,
         };
-        self.lock = Some(lock);
-        if matches!(result, Err(Error::Io { .. })) {
-            // After an I/O failure the cache may be behind the files: reload next time.
+        self.append(dir, &journal::encode(&rec), false)?;
+        self.seq = rec.seq;
+        self.state.apply(&rec.change);
+        Ok(true)
+    }
+
+    /// Where the journal ends: the records before this offset are the store's.
+    pub(super) fn journal_end(&self) -> u64 {
+        self.journal_end
+    }
+
+    /// A handle on the journal that can be synced without holding this cache.
+    pub(super) fn journal_handle(&self, dir: &Path) -> Result<File> {
+        let f = self
+            .journal
+            .as_ref()
+            .ok_or_else(|| Error::Internal("journal not open".into()))?;
+        f.try_clone()
+            .map_err(|e| fsutil::describe(&dir.join(JOURNAL), &e))
+    }
+
+    /// True when the journal has outgrown the snapshot and should be compacted.
+    pub(super) fn wants_compaction(&self, tuning: &Tuning) -> bool {
+        let used = self.journal_end.saturating_sub(HEADER_LEN);
+        self.snap.is_some() && used > tuning.compact_min_bytes.max(self.snapshot_len)
+    }
+
+    /// Ends a batch: releases the lock, then compacts when asked (a failed compaction only
+    /// leaves a longer journal). The lock goes back into `self`.
+    pub(super) fn end(&mut self, dir: &Path, lock: File, compact: bool) {
+        let _ = lock.unlock();
+        if compact && self.compact(dir, &lock).is_err() {
             self.snap = None;
         }
-        result
+        self.lock = Some(lock);
+    }
+
+    /// A batch whose records could not be made durable: they are cut from the journal
+    /// (nobody else has seen them: the lock is still held) and the cache reloads from the
+    /// files next time. Then [`Embedded::end`].
+    pub(super) fn take_back(&mut self, start: u64) {
+        if let Some(f) = self.journal.as_ref() {
+            let _ = f.set_len(start.max(HEADER_LEN));
+            let _ = f.sync_data();
+        }
+        self.snap = None;
     }
 
     /// The number of the last committed write, read under a shared lock (the journal's

@@ -69,3 +69,61 @@ pub fn crash(point: &str) {
         }
     }
 }
+
+/// Faults of the journal's `fdatasync` for one store directory, for tests: each sync first
+/// waits `delay`, the next `fail` syncs fail with EIO, and `syncs` counts them all.
+#[cfg(feature = "testing")]
+#[derive(Debug, Clone, Default)]
+pub struct SyncFault {
+    pub delay: std::time::Duration,
+    pub fail: u32,
+    pub syncs: u64,
+}
+
+#[cfg(feature = "testing")]
+static SYNC_FAULTS: std::sync::Mutex<Vec<(std::path::PathBuf, SyncFault)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Sets the sync faults of the store at `dir` (testing builds only).
+#[cfg(feature = "testing")]
+pub fn set_sync_fault(dir: &std::path::Path, fault: SyncFault) {
+    let mut all = SYNC_FAULTS.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|(d, _)| d != dir);
+    all.push((dir.to_path_buf(), fault));
+}
+
+/// The journal syncs of the store at `dir` since its faults were set (testing builds only).
+#[cfg(feature = "testing")]
+pub fn syncs(dir: &std::path::Path) -> u64 {
+    let all = SYNC_FAULTS.lock().unwrap_or_else(|p| p.into_inner());
+    all.iter()
+        .find(|(d, _)| d == dir)
+        .map_or(0, |(_, f)| f.syncs)
+}
+
+/// Runs before each journal sync: the faults set for `dir`.
+#[cfg(feature = "testing")]
+pub fn before_sync(dir: &std::path::Path) -> std::io::Result<()> {
+    let (delay, fail) = {
+        let mut all = SYNC_FAULTS.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((_, f)) = all.iter_mut().find(|(d, _)| d == dir) else {
+            return Ok(());
+        };
+        f.syncs += 1;
+        let fail = f.fail > 0;
+        f.fail = f.fail.saturating_sub(1);
+        (f.delay, fail)
+    };
+    std::thread::sleep(delay);
+    if fail {
+        return Err(std::io::Error::from_raw_os_error(libc::EIO));
+    }
+    Ok(())
+}
+
+/// Runs before each journal sync (nothing in shipped builds).
+#[cfg(not(feature = "testing"))]
+#[inline(always)]
+pub fn before_sync(_dir: &std::path::Path) -> std::io::Result<()> {
+    Ok(())
+}

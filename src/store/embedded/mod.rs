@@ -3,7 +3,9 @@
 //! `history.jsonl` (every transition) and `archive.jsonl` (archived nodes).
 //!
 //! A write holds the exclusive lock across load, transition and save; it costs one append
-//! and one `fdatasync`. A process that keeps a store open reloads only the journal records
+//! and one `fdatasync`, which the threads of one handle share (group commit, `group.rs`:
+//! writers that arrive while a sync runs append under the same lock and are made durable by
+//! the next one). A process that keeps a store open reloads only the journal records
 //! appended since its last look. When the journal outgrows the snapshot, the writer that
 //! notices moves the journal's events to the history file, writes a new snapshot and
 //! empties the journal; a crash at any step leaves a store that reads the same.
@@ -13,6 +15,7 @@ mod compact;
 mod copy;
 pub mod fault;
 mod fsutil;
+mod group;
 pub mod journal;
 mod logs;
 pub mod snapshot;
@@ -25,8 +28,9 @@ use crate::error::Result;
 use crate::id::Id;
 use crate::model::{HistoryLine, Millis};
 use cache::Embedded;
+use group::Inner;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 pub const LOCK: &str = "lock";
 pub const SNAPSHOT: &str = "snapshot.json";
@@ -79,7 +83,9 @@ pub struct EmbeddedStore {
     dir: PathBuf,
     tuning: Tuning,
     clock: Arc<dyn Clock>,
-    inner: Mutex<Embedded>,
+    inner: Mutex<Inner>,
+    /// Signalled when a batch of writes syncs or ends (see `group`).
+    turn: Condvar,
 }
 
 impl EmbeddedStore {
@@ -88,7 +94,8 @@ impl EmbeddedStore {
             dir,
             tuning,
             clock,
-            inner: Mutex::new(Embedded::default()),
+            inner: Mutex::new(Inner::default()),
+            turn: Condvar::new(),
         }
     }
 
@@ -101,11 +108,28 @@ impl EmbeddedStore {
         &self.dir
     }
 
-    fn inner(&self) -> MutexGuard<'_, Embedded> {
-        // A panic mid-call may leave the cache half-updated: start over from the files.
-        self.inner.lock().unwrap_or_else(|poisoned| {
+    fn inner(&self) -> MutexGuard<'_, Inner> {
+        let got = self.inner.lock();
+        self.unpoisoned(got)
+    }
+
+    /// Waits for a batch of writes to sync or end.
+    fn wait<'a>(&'a self, g: MutexGuard<'a, Inner>) -> MutexGuard<'a, Inner> {
+        let got = self.turn.wait(g);
+        self.unpoisoned(got)
+    }
+
+    fn unpoisoned<'a>(
+        &'a self,
+        got: std::sync::LockResult<MutexGuard<'a, Inner>>,
+    ) -> MutexGuard<'a, Inner> {
+        got.unwrap_or_else(|poisoned| {
+            // A panic mid-call may leave the cache half-updated: take its batch back and
+            // start over from the files.
             let mut g = poisoned.into_inner();
-            *g = Embedded::default();
+            g.recover(self);
+            self.inner.clear_poison();
+            self.turn.notify_all();
             g
         })
     }
@@ -133,14 +157,13 @@ impl Backend for EmbeddedStore {
     }
 
     fn write(&self, decide: &mut Decide<'_>) -> Result<()> {
-        let clock = self.clock.clone();
-        self.inner()
-            .write(&self.dir, &self.tuning, &move || clock.now_ms(), decide)
+        group::write(self, decide)
     }
 
     fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()> {
         let now = self.clock.now_ms();
-        let mut inner = self.inner();
+        let mut g = group::quiet(self);
+        let inner = &mut g.cache;
         if !need.archive {
             return inner.read(&self.dir, |state| {
                 f(&View {
@@ -161,7 +184,7 @@ impl Backend for EmbeddedStore {
     }
 
     fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>> {
-        let all = self.inner().logs(&self.dir)?.history;
+        let all = group::quiet(self).cache.logs(&self.dir)?.history;
         Ok(all
             .into_iter()
             .filter(|h| h.seq > since)
@@ -170,7 +193,7 @@ impl Backend for EmbeddedStore {
     }
 
     fn version(&self) -> Result<u64> {
-        self.inner().version(&self.dir)
+        group::quiet(self).cache.version(&self.dir)
     }
 
     fn check(&self) -> Result<Report> {
@@ -199,13 +222,15 @@ impl Backend for EmbeddedStore {
     }
 
     fn dump(&self) -> Result<Dump> {
-        self.inner().with_logs(&self.dir, true, |state, logs| Dump {
-            seq: logs.seq,
-            settings: state.settings.clone(),
-            nodes: state.nodes().to_vec(),
-            archived: logs.in_order(),
-            history: logs.history,
-        })
+        group::quiet(self)
+            .cache
+            .with_logs(&self.dir, true, |state, logs| Dump {
+                seq: logs.seq,
+                settings: state.settings.clone(),
+                nodes: state.nodes().to_vec(),
+                archived: logs.in_order(),
+                history: logs.history,
+            })
     }
 
     fn load(&self, dump: &Dump) -> Result<()> {

@@ -1,0 +1,204 @@
+//! Group commit: the threads of one handle share `fdatasync`s; every write that returns is
+//! durable and in the store; a sync that fails takes back every write of its batch and
+//! fails each of them; reads and other handles go on meanwhile.
+//!
+//! The journal's syncs are slowed (and made to fail) for one directory through the
+//! `testing` feature's sync faults, so that writers really overlap a sync.
+
+use crate::common::files_of;
+use claimdag::store::embedded::fault::{self, SyncFault};
+use claimdag::{Error, Id, ListFilter, Status, Store, Upsert};
+use std::path::Path;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+fn actor(n: u8) -> Id {
+    let mut b = [0u8; 16];
+    b[15] = n;
+    Id(b)
+}
+
+fn open(dir: &Path) -> Store {
+    Store::open(Some(dir)).expect("open")
+}
+
+fn upsert(s: &Store, summary: &str) -> claimdag::Result<Id> {
+    s.upsert(Upsert {
+        summary: summary.into(),
+        ..Upsert::default()
+    })
+}
+
+fn live(dir: &Path) -> Vec<claimdag::NodeView> {
+    open(dir).list(&ListFilter::default()).expect("list")
+}
+
+fn slow(dir: &Path, ms: u64, fail: u32) {
+    fault::set_sync_fault(
+        dir,
+        SyncFault {
+            delay: Duration::from_millis(ms),
+            fail,
+            syncs: 0,
+        },
+    );
+}
+
+#[test]
+fn threads_of_one_handle_share_syncs_and_every_write_is_durable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = open(&dir);
+    let threads = 8;
+    let per = 10;
+    let ids: Vec<Id> = (0..threads * per)
+        .map(|i| upsert(&store, &format!("n{i}")).unwrap())
+        .collect();
+    slow(&dir, 5, 0);
+    std::thread::scope(|s| {
+        for k in 0..threads {
+            let store = &store;
+            s.spawn(move || {
+                let me = actor(k as u8 + 1);
+                for _ in 0..per {
+                    let (id, g) = store.claim_next("", me, None, None).unwrap().unwrap();
+                    store.complete(id, Status::Done, g, Some(me), None).unwrap();
+                }
+            });
+        }
+    });
+    let writes = (threads * per * 2) as u64;
+    let syncs = fault::syncs(&dir);
+    assert!(
+        syncs <= writes / 2,
+        "{writes} writes of 8 threads took {syncs} syncs: they were not shared"
+    );
+    // A fresh handle (its own files) sees every write: each node done once, by its claimer.
+    let nodes = live(&dir);
+    assert!(nodes.is_empty(), "{} nodes are not done", nodes.len());
+    let fresh = open(&dir);
+    for id in &ids {
+        let v = fresh.get(*id).unwrap();
+        assert_eq!(v.node.status, Status::Done);
+        assert_eq!(v.node.generation, 2, "{id} was granted more than once");
+    }
+    assert!(fresh.check().unwrap().problems.is_empty());
+}
+
+#[test]
+fn a_failed_sync_takes_the_write_back_and_leaves_the_files_as_they_were() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = open(&dir);
+    let a = upsert(&store, "a").unwrap();
+    let before = files_of(&dir);
+    slow(&dir, 0, 1);
+    let err = store.claim(a, actor(1), None, None).unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert_eq!(files_of(&dir), before, "a failed write changed the files");
+    // The handle reads the files again: the node is not claimed, and the next write works.
+    assert_eq!(store.get(a).unwrap().node.status, Status::Todo);
+    assert_eq!(store.claim(a, actor(1), None, None).unwrap(), 2);
+    assert!(open(&dir).check().unwrap().problems.is_empty());
+}
+
+#[test]
+fn a_failed_sync_fails_every_write_of_its_batch_and_keeps_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = open(&dir);
+    upsert(&store, "made").unwrap();
+    // The first sync is slow, so the other writers append while it runs; then it fails.
+    slow(&dir, 100, 1);
+    let threads = 8;
+    let start = Arc::new(Barrier::new(threads));
+    let results: Vec<(String, claimdag::Result<Id>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let (store, start) = (&store, start.clone());
+                s.spawn(move || {
+                    start.wait();
+                    let name = format!("w{k}");
+                    let r = upsert(store, &name);
+                    (name, r)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let failed: Vec<&String> = results
+        .iter()
+        .filter(|(_, r)| r.is_err())
+        .map(|(n, _)| n)
+        .collect();
+    for (_, r) in &results {
+        if let Err(e) = r {
+            assert!(matches!(e, Error::Io { .. }), "{e}");
+        }
+    }
+    assert!(
+        failed.len() >= 2,
+        "the failed sync's batch held only {} write(s): the writers did not overlap it",
+        failed.len()
+    );
+    // Exactly the writes that returned Ok are in the store, for this handle and a fresh one.
+    let mut want: Vec<String> = results
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .map(|(n, _)| n.clone())
+        .chain(["made".to_string()])
+        .collect();
+    want.sort();
+    for s in [&store, &open(&dir)] {
+        let mut got: Vec<String> = s
+            .list(&ListFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|v| v.node.summary)
+            .collect();
+        got.sort();
+        assert_eq!(got, want);
+    }
+    assert!(open(&dir).check().unwrap().problems.is_empty());
+}
+
+#[test]
+fn reads_and_other_handles_go_on_while_threads_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = open(&dir);
+    upsert(&store, "first").unwrap();
+    slow(&dir, 2, 0);
+    let writers = 4;
+    let per = 15;
+    std::thread::scope(|s| {
+        for k in 0..writers {
+            let store = &store;
+            s.spawn(move || {
+                for i in 0..per {
+                    upsert(store, &format!("t{k}-{i}")).unwrap();
+                }
+            });
+        }
+        // Reads on the same handle: what they see only grows (they see durable writes).
+        let store = &store;
+        s.spawn(move || {
+            let mut seen = 0;
+            for _ in 0..40 {
+                let n = store.list(&ListFilter::default()).unwrap().len();
+                assert!(n >= seen, "a read saw {n} nodes after {seen}");
+                seen = n;
+            }
+        });
+        // Another handle (its own lock, as another process) writes too.
+        let dir = &dir;
+        s.spawn(move || {
+            let other = open(dir);
+            for i in 0..per {
+                upsert(&other, &format!("other-{i}")).unwrap();
+            }
+        });
+    });
+    assert_eq!(live(&dir).len(), 1 + (writers + 1) * per);
+    assert!(open(&dir).check().unwrap().problems.is_empty());
+}
