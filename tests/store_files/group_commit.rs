@@ -39,9 +39,64 @@ fn slow(dir: &Path, ms: u64, fail: u32) {
         SyncFault {
             delay: Duration::from_millis(ms),
             fail,
-            syncs: 0,
+            ..SyncFault::default()
         },
     );
+}
+
+/// Runs `upsert`s of `names` in threads at once; each name with what its call returned.
+fn upserts_at_once(store: &Store, names: Vec<String>) -> Vec<(String, claimdag::Result<Id>)> {
+    let start = Arc::new(Barrier::new(names.len()));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = names
+            .into_iter()
+            .map(|name| {
+                let start = start.clone();
+                s.spawn(move || {
+                    start.wait();
+                    let r = upsert(store, &name);
+                    (name, r)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// Exactly the writes that returned Ok (and `before`) are in the store, for `store` and for
+/// a fresh handle, and `check` is clean.
+fn only_the_ok_writes_are_in(
+    store: &Store,
+    dir: &Path,
+    results: &[(String, claimdag::Result<Id>)],
+    before: &[&str],
+) {
+    for (_, r) in results {
+        if let Err(e) = r {
+            assert!(matches!(e, Error::Io { .. }), "{e}");
+        }
+    }
+    let mut want: Vec<String> = results
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .map(|(n, _)| n.clone())
+        .chain(before.iter().map(|b| b.to_string()))
+        .collect();
+    want.sort();
+    for s in [store, &open(dir)] {
+        let mut got: Vec<String> = s
+            .list(&ListFilter::default())
+            .unwrap()
+            .into_iter()
+            .map(|v| v.node.summary)
+            .collect();
+        got.sort();
+        assert_eq!(
+            got, want,
+            "the store does not hold exactly the writes that returned Ok"
+        );
+    }
+    assert!(open(dir).check().unwrap().problems.is_empty());
 }
 
 #[test]
@@ -110,56 +165,81 @@ fn a_failed_sync_fails_every_write_of_its_batch_and_keeps_the_others() {
     upsert(&store, "made").unwrap();
     // The first sync is slow, so the other writers append while it runs; then it fails.
     slow(&dir, 100, 1);
-    let threads = 8;
-    let start = Arc::new(Barrier::new(threads));
-    let results: Vec<(String, claimdag::Result<Id>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|k| {
-                let (store, start) = (&store, start.clone());
-                s.spawn(move || {
-                    start.wait();
-                    let name = format!("w{k}");
-                    let r = upsert(store, &name);
-                    (name, r)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let failed: Vec<&String> = results
-        .iter()
-        .filter(|(_, r)| r.is_err())
-        .map(|(n, _)| n)
-        .collect();
-    for (_, r) in &results {
-        if let Err(e) = r {
-            assert!(matches!(e, Error::Io { .. }), "{e}");
-        }
-    }
+    let results = upserts_at_once(&store, (0..8).map(|k| format!("w{k}")).collect());
+    let failed = results.iter().filter(|(_, r)| r.is_err()).count();
     assert!(
-        failed.len() >= 2,
-        "the failed sync's batch held only {} write(s): the writers did not overlap it",
-        failed.len()
+        failed >= 2,
+        "the failed sync's batch held only {failed} write(s): the writers did not overlap it"
     );
-    // Exactly the writes that returned Ok are in the store, for this handle and a fresh one.
-    let mut want: Vec<String> = results
+    only_the_ok_writes_are_in(&store, &dir, &results, &["made"]);
+}
+
+#[test]
+fn a_failed_second_sync_keeps_what_the_first_made_durable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = open(&dir);
+    upsert(&store, "made").unwrap();
+    // The first write's sync is slow and succeeds; the others append during it and their
+    // sync, the batch's second, fails. The first call returned Ok: its write stays.
+    fault::set_sync_fault(
+        &dir,
+        SyncFault {
+            delay: Duration::from_millis(150),
+            after: 1,
+            fail: 1,
+            ..SyncFault::default()
+        },
+    );
+    let results = std::thread::scope(|s| {
+        let first = s.spawn(|| ("first".to_string(), upsert(&store, "first")));
+        std::thread::sleep(Duration::from_millis(40));
+        let mut rest = upserts_at_once(&store, (0..4).map(|k| format!("w{k}")).collect());
+        rest.push(first.join().unwrap());
+        rest
+    });
+    let ok: Vec<&String> = results
         .iter()
         .filter(|(_, r)| r.is_ok())
-        .map(|(n, _)| n.clone())
-        .chain(["made".to_string()])
+        .map(|(n, _)| n)
         .collect();
-    want.sort();
-    for s in [&store, &open(&dir)] {
-        let mut got: Vec<String> = s
-            .list(&ListFilter::default())
-            .unwrap()
-            .into_iter()
-            .map(|v| v.node.summary)
-            .collect();
-        got.sort();
-        assert_eq!(got, want);
-    }
-    assert!(open(&dir).check().unwrap().problems.is_empty());
+    assert!(
+        ok.contains(&&"first".to_string()),
+        "the first sync's write failed: {ok:?}"
+    );
+    assert!(
+        ok.len() < results.len(),
+        "no write met the failing sync: {ok:?}"
+    );
+    only_the_ok_writes_are_in(&store, &dir, &results, &["made"]);
+}
+
+#[test]
+fn a_write_that_panics_releases_the_lock_at_once() {
+    use claimdag::store::{Backend, EmbeddedStore};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    upsert(&open(&dir), "made").unwrap();
+    let handle = EmbeddedStore::open(dir.clone());
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        handle.write(&mut |_, _, _| panic!("a decision that panics"))
+    }));
+    assert!(panicked.is_err());
+    // The handle sits idle; another handle (as another process would) still gets the lock.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let other = dir.clone();
+    std::thread::spawn(move || tx.send(upsert(&open(&other), "after").is_ok()));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(60)),
+        Ok(true),
+        "a handle that panicked mid-write kept the store locked"
+    );
+    // And the handle itself goes on.
+    assert!(handle
+        .write(&mut |_, _, _| Ok(claimdag::model::Change::default()))
+        .is_ok());
+    drop(handle);
+    assert_eq!(live(&dir).len(), 2);
 }
 
 #[test]

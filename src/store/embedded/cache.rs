@@ -155,7 +155,7 @@ impl Embedded {
             at,
             change,
         };
-        self.append(dir, &journal::encode(&rec), false)?;
+        self.append(dir, &journal::encode(&rec))?;
         self.seq = rec.seq;
         self.state.apply(&rec.change);
         Ok(true)
@@ -481,8 +481,8 @@ impl Embedded {
         Ok(())
     }
 
-    /// Appends one encoded record and makes it durable.
-    fn append(&mut self, dir: &Path, bytes: &[u8], sync: bool) -> Result<()> {
+    /// Appends one encoded record; the batch's sync makes it durable (see `group`).
+    fn append(&mut self, dir: &Path, bytes: &[u8]) -> Result<()> {
         let jpath = dir.join(JOURNAL);
         if self.journal.is_none() || self.journal_end < HEADER_LEN {
             let f = fsutil::open(&jpath, Mode::ReadWriteCreate)?;
@@ -513,9 +513,6 @@ impl Embedded {
             }
             f.write_all_at(bytes, at).map_err(io)?;
             crash("after-append");
-            if sync {
-                f.sync_data().map_err(io)?;
-            }
             Ok(())
         })();
         match result {
@@ -528,9 +525,10 @@ impl Embedded {
                 Ok(())
             }
             Err(e) => {
-                // Take the record back so that nobody reads a write we report as failed.
+                // Take the record back so that nobody reads a write we report as failed. No
+                // sync here: it could swallow a writeback error that the batch's own sync
+                // must see (one error is reported once per open file).
                 let _ = f.set_len(at);
-                let _ = f.sync_data();
                 self.journal_len = at;
                 Err(e)
             }

@@ -71,11 +71,13 @@ pub fn crash(point: &str) {
 }
 
 /// Faults of the journal's `fdatasync` for one store directory, for tests: each sync first
-/// waits `delay`, the next `fail` syncs fail with EIO, and `syncs` counts them all.
+/// waits `delay`; after the first `after` syncs, the next `fail` ones fail with EIO;
+/// `syncs` counts them all.
 #[cfg(feature = "testing")]
 #[derive(Debug, Clone, Default)]
 pub struct SyncFault {
     pub delay: std::time::Duration,
+    pub after: u64,
     pub fail: u32,
     pub syncs: u64,
 }
@@ -110,8 +112,10 @@ pub fn before_sync(dir: &std::path::Path) -> std::io::Result<()> {
             return Ok(());
         };
         f.syncs += 1;
-        let fail = f.fail > 0;
-        f.fail = f.fail.saturating_sub(1);
+        let fail = f.syncs > f.after && f.fail > 0;
+        if fail {
+            f.fail -= 1;
+        }
         (f.delay, fail)
     };
     std::thread::sleep(delay);

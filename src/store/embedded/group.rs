@@ -9,8 +9,9 @@
 //!
 //! - no other process sees a record before it is durable (the lock is held until then), and
 //!   no call of this process returns, refused or not, before what it saw is durable;
-//! - a sync that fails takes back every record of its batch (nobody else has seen them) and
-//!   each of their writers gets the error: a refused call leaves the store as it was;
+//! - a sync that fails takes back every record it was to make durable (nobody else has seen
+//!   them; records an earlier sync covered stay, their calls may have returned) and each of
+//!   their writers gets the error: a failed call leaves the store as it was;
 //! - writers join a batch only until its second sync starts, so one busy process holds the
 //!   lock for at most two syncs at a time and other processes get their turn.
 //!
@@ -25,7 +26,8 @@ use crate::model::State;
 use crate::rules::NoArchive;
 use crate::store::backend::Decide;
 use std::fs::File;
-use std::sync::MutexGuard;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::{Arc, MutexGuard, OnceLock};
 
 /// Writers join a batch until this many syncs of it have started.
 const JOIN_UNTIL_SYNCS: u32 = 2;
@@ -39,8 +41,6 @@ pub(super) struct Inner {
     batch: Option<Batch>,
     /// Batches are numbered so that a waiting writer knows whether its batch has ended.
     batches: u64,
-    /// The last batch that failed, and why: its writers return this error.
-    failed: Option<(u64, Error)>,
     /// Readers waiting for the batch to end: no new batch starts until they have read.
     readers: usize,
 }
@@ -49,9 +49,8 @@ struct Batch {
     id: u64,
     /// The exclusive lock on the store, held from the first write to the last sync.
     lock: File,
-    /// Where the journal ended when the batch began, where appended records end, and how
-    /// far a finished sync covers.
-    start: u64,
+    /// Where appended records end, and how far a finished sync covers (both start where
+    /// the journal ended when the batch began).
     appended: u64,
     synced: u64,
     syncing: bool,
@@ -60,7 +59,12 @@ struct Batch {
     compact: bool,
     /// A write of the batch failed on I/O: reload the cache from the files after it.
     io_error: bool,
+    /// Set when the batch fails: how far it was durable, and why the rest is not. Each
+    /// writer keeps a copy, so it learns its outcome even after later batches.
+    failure: Failure,
 }
+
+type Failure = Arc<OnceLock<(u64, Error)>>;
 
 type Guard<'a> = MutexGuard<'a, Inner>;
 
@@ -72,7 +76,6 @@ impl Inner {
         if self.pid != pid {
             self.pid = pid;
             self.batch = None;
-            self.failed = None;
             self.readers = 0;
         }
     }
@@ -87,12 +90,13 @@ impl Inner {
         }
     }
 
-    /// The batch could not be made durable: take its records back and fail its writers.
+    /// The batch could not be made durable past what its syncs covered: take the rest of
+    /// its records back and fail their writers.
     fn fail(&mut self, store: &EmbeddedStore, error: Error) {
         if let Some(b) = self.batch.take() {
-            self.cache.take_back(b.start);
+            self.cache.take_back(b.synced);
             self.cache.end(&store.dir, b.lock, false);
-            self.failed = Some((b.id, error));
+            let _ = b.failure.set((b.synced, error));
         }
     }
 
@@ -114,10 +118,6 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
     let now = || store.clock.now_ms();
     let mut g = store.inner();
     g.own();
-    if !dir.exists() && g.batch.is_none() {
-        // Nothing exists yet: a refused call must not create the store either.
-        decide(&State::default(), &NoArchive, now())?;
-    }
     loop {
         match &g.batch {
             None if g.readers == 0 => break,
@@ -127,22 +127,37 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
         g.own();
     }
     if g.batch.is_none() {
+        if !dir.exists() {
+            // Nothing exists yet: a refused call must not create the store either.
+            decide(&State::default(), &NoArchive, now())?;
+        }
         let lock = g.cache.begin(dir)?;
         let start = g.cache.journal_end();
         g.batches += 1;
         g.batch = Some(Batch {
             id: g.batches,
             lock,
-            start,
             appended: start,
             synced: start,
             syncing: false,
             syncs: 0,
             compact: false,
             io_error: false,
+            failure: Failure::default(),
         });
     }
-    let outcome = g.cache.stage(dir, &now, decide);
+    let staged = catch_unwind(AssertUnwindSafe(|| g.cache.stage(dir, &now, decide)));
+    let outcome = match staged {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            // The batch's unsynced records are taken back and the lock released now, not
+            // when this handle is next used (it may never be).
+            g.recover(store);
+            store.turn.notify_all();
+            drop(g);
+            resume_unwind(panic);
+        }
+    };
     let (end, compact) = (
         g.cache.journal_end(),
         g.cache.wants_compaction(&store.tuning),
@@ -150,22 +165,29 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
     let Some(b) = g.batch.as_mut() else {
         return Err(Error::Internal("the batch ended under its writer".into()));
     };
-    let id = b.id;
+    let (id, failure) = (b.id, b.failure.clone());
     b.appended = end;
     b.compact |= matches!(outcome, Ok(true)) && compact;
     b.io_error |= matches!(outcome, Err(Error::Io { .. }));
-    durable(store, g, id, end)?;
+    durable(store, g, id, &failure, end)?;
     outcome.map(|_| ())
 }
 
 /// Waits until a sync covers the journal up to `mine` (running it when nobody does), or
 /// the batch fails.
-fn durable<'a>(store: &'a EmbeddedStore, mut g: Guard<'a>, id: u64, mine: u64) -> Result<()> {
+fn durable<'a>(
+    store: &'a EmbeddedStore,
+    mut g: Guard<'a>,
+    id: u64,
+    failure: &Failure,
+    mine: u64,
+) -> Result<()> {
     loop {
         let Some(b) = g.batch.as_mut().filter(|b| b.id == id) else {
-            // The batch ended: every record of it is durable, unless it failed.
-            return match &g.failed {
-                Some((f, e)) if *f == id => Err(e.clone()),
+            // The batch ended: every record of it is durable, unless it failed before a
+            // sync covered this one.
+            return match failure.get() {
+                Some((synced, e)) if *synced < mine => Err(e.clone()),
                 _ => Ok(()),
             };
         };
