@@ -282,3 +282,31 @@ fn reads_and_other_handles_go_on_while_threads_write() {
     assert_eq!(live(&dir).len(), 1 + (writers + 1) * per);
     assert!(open(&dir).check().unwrap().problems.is_empty());
 }
+
+#[test]
+fn a_write_that_panics_on_a_torn_journal_header_leaves_the_files_as_they_were() {
+    use claimdag::store::{Backend, EmbeddedStore, JOURNAL};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    upsert(&open(&dir), "made").unwrap();
+    // A crash while the journal was being made again left half its header.
+    let journal = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join(JOURNAL))
+        .unwrap();
+    journal.set_len(5).unwrap();
+    let before = files_of(&dir);
+    let handle = EmbeddedStore::open(dir.clone());
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        handle.write(&mut |_, _, _| panic!("a decision that panics"))
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(
+        files_of(&dir),
+        before,
+        "a write that panicked changed the files"
+    );
+    // The store still reads and writes.
+    upsert(&open(&dir), "after").unwrap();
+    assert!(open(&dir).check().unwrap().problems.is_empty());
+}

@@ -196,8 +196,11 @@ impl Embedded {
     /// (nobody else has seen them: the lock is still held) and the cache reloads from the
     /// files next time. Then [`Embedded::end`].
     pub(super) fn take_back(&mut self, start: u64) {
-        if let Some(f) = self.journal.as_ref() {
-            let _ = f.set_len(start.max(HEADER_LEN));
+        // Only records this cache appended past `start` (a journal whose header is torn and
+        // that nothing was appended to is left exactly as it is).
+        let start = start.max(HEADER_LEN);
+        if let Some(f) = self.journal.as_ref().filter(|_| self.journal_end > start) {
+            let _ = f.set_len(start);
             let _ = f.sync_data();
         }
         self.snap = None;
