@@ -86,6 +86,52 @@ fn a_lost_lease_is_reported_and_its_completion_refused() {
 }
 
 #[test]
+fn a_lease_whose_renewals_keep_failing_is_lost_after_a_ttl() {
+    use claimdag::store::fault::{self, SyncFault};
+    let (_t, s) = store();
+    let a = node(&s, "the disk goes away under it");
+    let me = Actor::from_name("worker-1").unwrap();
+    let lease = s.lease(a, me, 600).unwrap();
+    let called = Arc::new(AtomicUsize::new(0));
+    let c2 = called.clone();
+    // The renewals fail on I/O; once the claim has run out, the store says stale instead.
+    let why = |c: Code| matches!(c, Code::Io | Code::StaleGeneration);
+    lease.on_lost(move |e| {
+        assert!(why(e.code()), "{e}");
+        c2.fetch_add(1, Ordering::SeqCst);
+    });
+    // From now on every write of this store fails: no renew gets through.
+    let dir = s.dir().unwrap().to_path_buf();
+    let failing = SyncFault {
+        fail: u32::MAX,
+        ..SyncFault::default()
+    };
+    fault::set_sync_fault(&dir, failing);
+    let t = Instant::now();
+    while !lease.is_lost() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "a lease no renew got through for was never lost"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Not before a whole ttl without a renew (a passing failure is retried).
+    assert!(
+        t.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(why(lease.lost_because().unwrap().code()));
+    assert_eq!(called.load(Ordering::SeqCst), 1, "the callback ran once");
+    // The disk comes back; the claim has run out meanwhile and goes to someone else.
+    fault::set_sync_fault(&dir, SyncFault::default());
+    drop(lease);
+    std::thread::sleep(Duration::from_millis(700));
+    let them = Actor::from_name("worker-2").unwrap();
+    assert_eq!(s.claim(a, them, None, None).unwrap(), 4);
+}
+
+#[test]
 fn a_lease_taken_over_and_dropped_changes_nothing() {
     let (_t, s) = store();
     let a = node(&s, "taken over before the next renew");

@@ -189,6 +189,58 @@ fn a_hung_command_past_a_lost_lease_is_killed_and_never_completes() {
 }
 
 #[test]
+fn a_worker_whose_renewals_keep_failing_stops_its_command_after_a_ttl() {
+    let s = Store::new();
+    let a = s.upsert("the disk goes away under it", &[]);
+    // The worker's first sync (its claim) goes through; every later one fails (EIO), so no
+    // renew succeeds: after a whole ttl the lease counts as lost.
+    let script =
+        r#"trap "echo term > \"$W/term\"; exit 143" TERM; echo $$ > "$W/pid"; sleep 60 & wait"#;
+    let mut c = worker(
+        &s,
+        "cut-off",
+        &["--ttl", "1s", "--grace", "2s", "--max", "1"],
+        script,
+    );
+    c.env("CLAIMDAG_SYNC_FAIL_AFTER", "1");
+    let w = start(c);
+    wait_for(&s.scratch().join("pid"));
+    let (code, _, err) = finish(w);
+    assert_eq!(code, Some(9), "a lost lease exits 9:\n{err}");
+    assert!(err.contains("lease lost"), "{err}");
+    // Why: the renewals' I/O error, or (once the claim has run out) a stale generation.
+    assert!(
+        err.contains("Input/output") || err.contains("stale generation"),
+        "{err}"
+    );
+    assert_eq!(
+        read(s.scratch().join("term")).trim(),
+        "term",
+        "the command got TERM"
+    );
+    // The worker completed nothing; once its claim runs out, another actor gets the node.
+    assert!(
+        !events(&s, &a).iter().any(|e| e["verb"] == "complete"),
+        "{:?}",
+        events(&s, &a)
+    );
+    assert_eq!(s.node(&a)["status"].as_str(), Some("claimed"));
+    let t = Instant::now();
+    loop {
+        let r = s.run(&["claim", &a, "--assignee", "name:next"]);
+        if r.code == Some(0) {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the lost claim never ran out"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.ok(&["check"]);
+}
+
+#[test]
 fn a_failing_command_fails_its_node_or_is_retried_up_to_the_cap() {
     let s = Store::new();
     let a = s.upsert("exits 3", &[]);

@@ -4,6 +4,10 @@
 //! feature (the tests turn it on); in every shipped build a crash point is nothing at all
 //! and the variable is ignored.
 //!
+//! `CLAIMDAG_SYNC_FAIL_AFTER=<n>` makes every journal `fdatasync` of the process after its
+//! first `n` fail with EIO (a disk that went away under a running worker); also testing
+//! builds only.
+//!
 //! Points, in write order: `before-append`, `mid-append` (half a record written),
 //! `after-append` (before the sync), `after-sync` (committed, before the call returns),
 //! `compact-after-history`, `compact-before-rename`, `compact-after-rename`,
@@ -103,9 +107,20 @@ pub fn syncs(dir: &std::path::Path) -> u64 {
         .map_or(0, |(_, f)| f.syncs)
 }
 
-/// Runs before each journal sync: the faults set for `dir`.
+/// Runs before each journal sync: the faults set for `dir`, and `$CLAIMDAG_SYNC_FAIL_AFTER`.
 #[cfg(feature = "testing")]
 pub fn before_sync(dir: &std::path::Path) -> std::io::Result<()> {
+    static AFTER: OnceLock<Option<u64>> = OnceLock::new();
+    static SEEN: AtomicU64 = AtomicU64::new(0);
+    let after = AFTER.get_or_init(|| {
+        let v = std::env::var("CLAIMDAG_SYNC_FAIL_AFTER").ok()?;
+        v.trim().parse().ok()
+    });
+    if let Some(n) = after {
+        if SEEN.fetch_add(1, Ordering::SeqCst) >= *n {
+            return Err(std::io::Error::from_raw_os_error(libc::EIO));
+        }
+    }
     let (delay, fail) = {
         let mut all = SYNC_FAULTS.lock().unwrap_or_else(|p| p.into_inner());
         let Some((_, f)) = all.iter_mut().find(|(d, _)| d == dir) else {
