@@ -215,30 +215,19 @@ fn threads_drain(work: &Path, threads: usize, n: usize) -> f64 {
     let dir = fresh(&work.join(format!("ours-threads{threads}")));
     let store = open(&dir, true);
     store.import("", plan(n)).expect("import");
-    let t = Instant::now();
-    let total: u64 = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|k| {
-                let store = &store;
-                s.spawn(move || {
-                    let me = actor(100 + k as u64);
-                    let mut done = 0u64;
-                    while let Some((id, g)) = store.claim_next("", me, None, None).expect("next") {
-                        store
-                            .complete(id, Status::Done, g, Some(me), None)
-                            .expect("complete");
-                        done += 1;
-                    }
-                    done
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().expect("worker")).sum()
+    let rate = common::threaded_drain(threads, n, |k| {
+        let me = actor(100 + k as u64);
+        let mut done = 0u64;
+        while let Some((id, g)) = store.claim_next("", me, None, None).expect("next") {
+            store
+                .complete(id, Status::Done, g, Some(me), None)
+                .expect("complete");
+            done += 1;
+        }
+        done
     });
-    let secs = t.elapsed().as_secs_f64();
-    assert_eq!(total, n as u64, "every node drained once");
     let _ = std::fs::remove_dir_all(&dir);
-    2.0 * n as f64 / secs
+    rate
 }
 
 fn size(work: &Path, n: usize, quick: bool) {

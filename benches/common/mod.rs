@@ -49,6 +49,24 @@ impl Series {
     }
 }
 
+/// `threads` threads each run `work(k)`, which drains nodes and returns how many it
+/// finished, until `n` nodes are done: writes per second (two a node).
+pub fn threaded_drain(threads: usize, n: usize, work: impl Fn(usize) -> u64 + Sync) -> f64 {
+    let t = Instant::now();
+    let total: u64 = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let work = &work;
+                s.spawn(move || work(k))
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("worker")).sum()
+    });
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(total, n as u64, "every node drained once");
+    2.0 * n as f64 / secs
+}
+
 pub fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return f64::NAN;

@@ -384,29 +384,18 @@ fn threads_drain(work: &Path, threads: usize, n: usize) -> f64 {
     let dir = fresh(&work.join(format!("sqlite-threads{threads}")));
     let db = db_path(&dir);
     import(&mut open(&db, true), n);
-    let t = Instant::now();
-    let total: u64 = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|k| {
-                let db = &db;
-                s.spawn(move || {
-                    let mut c = open(db, true);
-                    let me = actor(100 + k as u64);
-                    let mut done = 0u64;
-                    while let Some((id, g)) = claim_next(&mut c, &me) {
-                        complete(&mut c, &id, g, &me);
-                        done += 1;
-                    }
-                    done
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().expect("worker")).sum()
+    let rate = common::threaded_drain(threads, n, |k| {
+        let mut c = open(&db, true);
+        let me = actor(100 + k as u64);
+        let mut done = 0u64;
+        while let Some((id, g)) = claim_next(&mut c, &me) {
+            complete(&mut c, &id, g, &me);
+            done += 1;
+        }
+        done
     });
-    let secs = t.elapsed().as_secs_f64();
-    assert_eq!(total, n as u64, "every node drained once");
     let _ = std::fs::remove_dir_all(&dir);
-    2.0 * n as f64 / secs
+    rate
 }
 
 fn size(work: &Path, n: usize, quick: bool) {
