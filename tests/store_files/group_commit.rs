@@ -310,3 +310,55 @@ fn a_write_that_panics_on_a_torn_journal_header_leaves_the_files_as_they_were() 
     upsert(&open(&dir), "after").unwrap();
     assert!(open(&dir).check().unwrap().problems.is_empty());
 }
+
+#[test]
+fn threads_of_two_handles_race_claim_next_and_each_node_is_granted_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let nodes = if std::env::var("CLAIMDAG_SOAK").is_ok_and(|v| !v.is_empty() && v != "0") {
+        2_000
+    } else {
+        200
+    };
+    let first = open(&dir);
+    for i in 0..nodes {
+        upsert(&first, &format!("n{i}")).unwrap();
+    }
+    slow(&dir, 1, 0);
+    let second = open(&dir);
+    // 2 handles (as 2 processes) x 4 threads: batches within each, exclusion between them.
+    let grants: Vec<(Id, u64, Id)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..8u8)
+            .map(|k| {
+                let store = if k % 2 == 0 { &first } else { &second };
+                s.spawn(move || {
+                    let me = actor(k + 1);
+                    let mut mine = Vec::new();
+                    while let Some((id, g)) = store.claim_next("", me, None, None).unwrap() {
+                        store.complete(id, Status::Done, g, Some(me), None).unwrap();
+                        mine.push((id, g, me));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    let mut ids: Vec<Id> = grants.iter().map(|(id, _, _)| *id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), grants.len(), "a node was granted twice");
+    assert_eq!(grants.len(), nodes, "every node was granted");
+    let fresh = open(&dir);
+    for (id, g, who) in &grants {
+        let v = fresh.get(*id).unwrap();
+        assert_eq!(
+            (v.node.status, v.node.generation, v.node.completed_by),
+            (Status::Done, *g, Some(*who))
+        );
+    }
+    assert!(fresh.check().unwrap().problems.is_empty());
+}
