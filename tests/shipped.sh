@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The shipped builds carry no test hooks: the release `claimdag` command and the release C
-# library ignore CLAIMDAG_CRASH_AT and CLAIMDAG_COMPACT_MIN_BYTES, and the library exports
-# no claimdag_testing_panic. (The Python module, built by `pip install .`, is checked by
+# library ignore CLAIMDAG_CRASH_AT, CLAIMDAG_COMPACT_MIN_BYTES and CLAIMDAG_SYNC_FAIL_AFTER,
+# and the library exports no claimdag_testing_panic. (The Python module, built by `pip install .`, is checked by
 # tests/python/test_shipped.py.) Prints "ok - ..." per check; exits non-zero on a failure.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,14 +29,14 @@ check() { # check NAME COMMAND...
 cli_ignores_hooks() {
   local d="$scratch/cli"
   for i in 1 2 3; do
-    CLAIMDAG_CRASH_AT=before-append CLAIMDAG_COMPACT_MIN_BYTES=1 \
+    CLAIMDAG_CRASH_AT=before-append CLAIMDAG_COMPACT_MIN_BYTES=1 CLAIMDAG_SYNC_FAIL_AFTER=0 \
       "$rel/claimdag" --dir "$d" upsert --summary "node $i" >/dev/null || return 1
   done
   # With the threshold of 1 byte honoured, the journal would have been compacted away.
   [ "$("$rel/claimdag" --dir "$d" list | wc -l)" -eq 3 ] && [ -s "$d/journal" ] &&
     [ "$(wc -c <"$d/journal")" -gt 100 ]
 }
-check "the release command ignores CLAIMDAG_CRASH_AT and CLAIMDAG_COMPACT_MIN_BYTES" cli_ignores_hooks
+check "the release command ignores CLAIMDAG_CRASH_AT, CLAIMDAG_COMPACT_MIN_BYTES and CLAIMDAG_SYNC_FAIL_AFTER" cli_ignores_hooks
 
 no_testing_symbol() {
   [ -f "$rel/libclaimdag.so" ] && [ -f "$rel/libclaimdag.a" ] &&
@@ -62,10 +62,10 @@ int main(int argc, char **argv) {
 C
   "$CC" -std=c99 -I"$root/include" "$scratch/host.c" "$rel/libclaimdag.so" \
     -Wl,-rpath,"$rel" -o "$scratch/host" &&
-    CLAIMDAG_CRASH_AT=before-append "$scratch/host" "$scratch/c" >/dev/null &&
+    CLAIMDAG_CRASH_AT=before-append CLAIMDAG_SYNC_FAIL_AFTER=0 "$scratch/host" "$scratch/c" >/dev/null &&
     [ "$("$rel/claimdag" --dir "$scratch/c" list | wc -l)" -eq 1 ]
 }
-check "a C host on the release library ignores CLAIMDAG_CRASH_AT" c_ignores_hooks
+check "a C host on the release library ignores CLAIMDAG_CRASH_AT and CLAIMDAG_SYNC_FAIL_AFTER" c_ignores_hooks
 
 # make demo finds the command where cargo put it, also when CARGO_TARGET_DIR points
 # elsewhere. A stand-in for cargo puts the release command built above into that directory.

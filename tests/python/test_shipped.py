@@ -18,7 +18,12 @@ for i in range(3):
 
 def test_the_module_ignores_the_test_hooks(tmp_path: pathlib.Path) -> None:
     d = tmp_path / "claims"
-    env = dict(os.environ, CLAIMDAG_CRASH_AT="before-append", CLAIMDAG_COMPACT_MIN_BYTES="1")
+    env = dict(
+        os.environ,
+        CLAIMDAG_CRASH_AT="before-append",
+        CLAIMDAG_COMPACT_MIN_BYTES="1",
+        CLAIMDAG_SYNC_FAIL_AFTER="0",
+    )
     out = subprocess.run(
         [sys.executable, "-c", WRITE_THREE, str(d)], env=env, capture_output=True, timeout=60
     )
