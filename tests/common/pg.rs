@@ -89,11 +89,18 @@ pub fn fresh_url() -> String {
     fresh_on(server())
 }
 
-/// A fresh store on the server this binary started, and that server's directory (with its
-/// `port`, its certificates in `data/`, for `scripts/pg.sh restart`).
-pub fn fresh_own() -> (String, &'static Path) {
+/// A fresh store on the server this binary started, that server's directory (with its
+/// `port`, its certificates in `data/`, for `scripts/pg.sh restart`), and a guard: the tests
+/// on that server restart it and kill its connections, so they run one at a time.
+pub fn fresh_own() -> (String, &'static Path, std::sync::MutexGuard<'static, ()>) {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let turn = TURN.lock().unwrap_or_else(|p| p.into_inner());
     let s = own();
-    (fresh_on(s), s.dir.as_deref().expect("a server of our own"))
+    (
+        fresh_on(s),
+        s.dir.as_deref().expect("a server of our own"),
+        turn,
+    )
 }
 
 fn fresh_on(s: &Server) -> String {

@@ -93,7 +93,7 @@ fn seed(url: &str, n: usize) {
 
 #[test]
 fn a_server_restarted_mid_run_loses_nothing_committed() {
-    let (url, _) = pg::fresh_own();
+    let (url, _, _turn) = pg::fresh_own();
     seed(&url, 400);
     let stop = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -113,7 +113,7 @@ fn a_server_restarted_mid_run_loses_nothing_committed() {
 
 #[test]
 fn connections_killed_mid_transaction_lose_nothing_committed() {
-    let (url, _) = pg::fresh_own();
+    let (url, _, _turn) = pg::fresh_own();
     seed(&url, 400);
     let stop = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(Mutex::new(Seen::default()));

@@ -121,7 +121,7 @@ fn two_stores_share_one_database() {
 
 #[test]
 fn bad_urls_and_passwords_are_clear_errors_that_never_show_the_password() {
-    let (_, dir) = pg::fresh_own();
+    let (_, dir, _turn) = pg::fresh_own();
     let port = std::fs::read_to_string(dir.join("port"))
         .ok()
         .map(|p| p.trim().to_string());
@@ -180,7 +180,7 @@ fn bad_urls_and_passwords_are_clear_errors_that_never_show_the_password() {
 
 #[test]
 fn tls_when_asked() {
-    let (_, d) = pg::fresh_own();
+    let (_, d, _turn) = pg::fresh_own();
     let port = std::fs::read_to_string(d.join("port")).unwrap();
     let port = port.trim();
     let base = format!("postgres://claimdag:claimdag-test@localhost:{port}/claimdag");
