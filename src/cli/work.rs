@@ -9,7 +9,7 @@
 //! reaches CMD only through the environment, never through a shell line.
 
 use crate::error::{Code, Error, Result};
-use crate::id::Actor;
+use crate::id::{Actor, Id};
 use crate::lease::Lease;
 use crate::model::Status;
 use crate::store::Store;
@@ -420,22 +420,48 @@ impl Worker<'_> {
                 }
             }
         } else {
-            match job.lease.release() {
-                Ok(_) => Outcome::Released,
-                Err(e) => {
-                    self.say(&format!("{}  not released: {e}", id.short()));
-                    Outcome::Lost
-                }
-            }
+            self.release(job.lease, Outcome::Released)
         };
+        self.report_job(
+            id,
+            generation,
+            job.summary,
+            job.started,
+            outcome,
+            (code, signal),
+        );
+    }
+
+    /// Hands `lease`'s claim back: `outcome`, or `Lost` (and said why) when refused.
+    fn release(&mut self, lease: Lease, outcome: Outcome) -> Outcome {
+        let id = lease.id();
+        match lease.release() {
+            Ok(_) => outcome,
+            Err(e) => {
+                self.say(&format!("{}  not released: {e}", id.short()));
+                Outcome::Lost
+            }
+        }
+    }
+
+    /// Reports one node's end: its outcome, how its command ended, and how long it ran.
+    fn report_job(
+        &mut self,
+        id: Id,
+        generation: u64,
+        summary: String,
+        started: Instant,
+        outcome: Outcome,
+        (exit_code, signal): (Option<i32>, Option<i32>),
+    ) {
         self.report(Worked {
             id,
             generation,
-            summary: job.summary,
+            summary,
             outcome,
-            exit_code: code,
+            exit_code,
             signal,
-            duration_ms: job.started.elapsed().as_millis() as u64,
+            duration_ms: started.elapsed().as_millis() as u64,
         });
     }
 
@@ -502,23 +528,13 @@ impl Worker<'_> {
             let outcome = if job.lease.is_lost() {
                 Outcome::Lost
             } else {
-                match job.lease.release() {
-                    Ok(_) => Outcome::Interrupted,
-                    Err(e) => {
-                        self.say(&format!("{}  not released: {e}", id.short()));
-                        Outcome::Lost
-                    }
-                }
+                self.release(job.lease, Outcome::Interrupted)
             };
-            self.report(Worked {
-                id,
-                generation,
-                summary: job.summary,
-                outcome,
-                exit_code: status.and_then(|s| s.code()),
-                signal: status.and_then(|s| s.signal()),
-                duration_ms: job.started.elapsed().as_millis() as u64,
-            });
+            let how = (
+                status.and_then(|s| s.code()),
+                status.and_then(|s| s.signal()),
+            );
+            self.report_job(id, generation, job.summary, job.started, outcome, how);
         }
     }
 

@@ -143,8 +143,7 @@ impl Index {
                 ix.waiters.entry(p).or_default().push(n.id);
             }
         }
-        // Critical paths from the leaves up (Kahn's order on the waiting direction): a
-        // node's value needs its unfinished waiters' values first.
+        // Critical paths from the leaves up (see `settle`).
         let open = |id: &Id| st.node(id).is_some_and(|n| !n.status.is_terminal());
         let mut left: IdMap<usize> = IdMap::default();
         for n in nodes.iter().filter(|n| !n.status.is_terminal()) {
@@ -153,29 +152,34 @@ impl Index {
                 ix.waiters_of(&n.id).iter().filter(|w| open(w)).count(),
             );
         }
+        ix.settle(st, left);
+        for n in nodes {
+            ix.rekey(st, &n.id);
+        }
+        ix
+    }
+
+    /// Computes the critical paths of the nodes in `left` (each with the number of its open
+    /// waiters still to compute) from the leaves up, in Kahn's order on the waiting direction:
+    /// a node's value needs its unfinished waiters' values first.
+    fn settle(&mut self, st: &dyn Lookup, mut left: IdMap<usize>) {
         let mut ready: Vec<Id> = left
             .iter()
             .filter(|(_, &c)| c == 0)
             .map(|(id, _)| *id)
             .collect();
         while let Some(id) = ready.pop() {
-            let c = ix.compute(st, &id);
-            ix.critical.insert(id, c);
-            if let Some(n) = st.node(&id) {
-                for p in prereqs(n) {
-                    if let Some(c) = left.get_mut(&p) {
-                        *c -= 1;
-                        if *c == 0 {
-                            ready.push(p);
-                        }
+            let c = self.compute(st, &id);
+            self.critical.insert(id, c);
+            for p in st.node(&id).map(prereqs).unwrap_or_default() {
+                if let Some(c) = left.get_mut(&p) {
+                    *c -= 1;
+                    if *c == 0 {
+                        ready.push(p);
                     }
                 }
             }
         }
-        for n in nodes {
-            ix.rekey(st, &n.id);
-        }
-        ix
     }
 
     fn waiters_of(&self, id: &Id) -> &[Id] {
@@ -363,23 +367,7 @@ impl Index {
                 left.insert(*id, inside.count());
             }
         }
-        let mut ready: Vec<Id> = left
-            .iter()
-            .filter(|(_, &c)| c == 0)
-            .map(|(id, _)| *id)
-            .collect();
-        while let Some(id) = ready.pop() {
-            let c = self.compute(st, &id);
-            self.critical.insert(id, c);
-            for p in st.node(&id).map(prereqs).unwrap_or_default() {
-                if let Some(c) = left.get_mut(&p) {
-                    *c -= 1;
-                    if *c == 0 {
-                        ready.push(p);
-                    }
-                }
-            }
-        }
+        self.settle(st, left);
         let mut rekey: Vec<Id> = region.keys().copied().collect();
         for id in moved {
             rekey.extend_from_slice(self.waiters_of(&id));
