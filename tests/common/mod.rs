@@ -783,3 +783,15 @@ impl Rng {
         self.next() % n.max(1)
     }
 }
+
+/// A library handle on the store at `dir` (for tests that drive the store in process).
+pub fn handle(dir: &Path) -> claimdag::Store {
+    claimdag::Store::open(Some(dir)).expect("open")
+}
+
+/// The actor whose id is zero but for its last byte, `n`.
+pub fn actor_id(n: u8) -> claimdag::Id {
+    let mut b = [0u8; 16];
+    b[15] = n;
+    claimdag::Id(b)
+}

@@ -11,6 +11,7 @@
 //!
 //! `CLAIMDAG_SOAK=1` (`make soak`) runs each loop for much longer.
 
+use crate::common::{actor_id as actor, handle as open};
 use claimdag::{Error, Id, ListFilter, Status, Store, Upsert};
 use std::collections::HashSet;
 use std::path::Path;
@@ -24,16 +25,6 @@ fn soak() -> bool {
 
 fn run_for() -> Duration {
     Duration::from_secs(if soak() { 60 } else { 3 })
-}
-
-fn actor(n: u8) -> Id {
-    let mut b = [0u8; 16];
-    b[15] = n;
-    Id(b)
-}
-
-fn open(dir: &Path) -> Store {
-    Store::open(Some(dir)).expect("open")
 }
 
 fn upsert(s: &Store, summary: &str) -> Id {

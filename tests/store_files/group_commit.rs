@@ -5,22 +5,12 @@
 //! The journal's syncs are slowed (and made to fail) for one directory through the
 //! `testing` feature's sync faults, so that writers really overlap a sync.
 
-use crate::common::files_of;
+use crate::common::{actor_id as actor, files_of, handle as open};
 use claimdag::store::embedded::fault::{self, SyncFault};
 use claimdag::{Error, Id, ListFilter, Status, Store, Upsert};
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
-
-fn actor(n: u8) -> Id {
-    let mut b = [0u8; 16];
-    b[15] = n;
-    Id(b)
-}
-
-fn open(dir: &Path) -> Store {
-    Store::open(Some(dir)).expect("open")
-}
 
 fn upsert(s: &Store, summary: &str) -> claimdag::Result<Id> {
     s.upsert(Upsert {
