@@ -506,6 +506,18 @@ impl State {
         &self.claimed
     }
 
+    /// The nodes whose stored status is `claimed` (live or expired), in creation order: what
+    /// `list --status claimed` walks instead of every node.
+    pub fn claimed_nodes(&self) -> Vec<&Node> {
+        let mut at: Vec<usize> = self
+            .claimed
+            .iter()
+            .filter_map(|id| self.index.get(id).copied())
+            .collect();
+        at.sort_unstable();
+        at.into_iter().map(|i| &self.nodes[i]).collect()
+    }
+
     pub fn archived(&self) -> &IdMap<ArchivedStub> {
         &self.archived
     }

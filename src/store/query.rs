@@ -65,7 +65,14 @@ pub(super) fn node_view(v: &View<'_>, id: &Id) -> Option<NodeView> {
 }
 
 pub(super) fn list(v: &View<'_>, filter: &ListFilter) -> Vec<NodeView> {
-    let live = v.state.nodes().iter().filter(|_| !filter.only_archived);
+    // Only a node stored as `claimed` shows as `claimed` or `expired`: walk the claims, not
+    // the whole DAG.
+    let claims_only = matches!(filter.status.as_deref(), Some("claimed" | "expired"));
+    let live: Box<dyn Iterator<Item = &Node>> = match (filter.only_archived, claims_only) {
+        (true, _) => Box::new(std::iter::empty()),
+        (false, true) => Box::new(v.state.claimed_nodes().into_iter()),
+        (false, false) => Box::new(v.state.nodes().iter()),
+    };
     live.chain(v.archived.iter())
         .filter(|n| filter.workspace.as_deref().is_none_or(|w| n.workspace == w))
         .filter(|n| filter.holder.is_none_or(|h| n.holder == Some(h)))

@@ -39,6 +39,46 @@ fn every_grant_and_hand_back_moves_the_generation_by_one() {
     assert_eq!(n["attempts"], 3, "attempts survive every hand-back");
 }
 
+/// `list --status claimed` and `--status expired` walk only the claims: they list the same
+/// nodes as the whole list filtered by status or display word, in creation order, whatever
+/// order the claims were made in.
+#[test]
+fn listing_claims_gives_the_claimed_and_expired_nodes_in_creation_order() {
+    let s = Store::new();
+    let ids: Vec<String> = (0..8)
+        .map(|i| s.upsert(&format!("node {i}"), &[]))
+        .collect();
+    s.finish(&ids[2], "done");
+    for (k, i) in [5, 0, 3].into_iter().enumerate() {
+        s.claim(&ids[i], &actor(20 + k as u64), &["--ttl", "1h"]);
+    }
+    // Any write hands an expired claim back: these come last.
+    for (k, i) in [6, 1, 4].into_iter().enumerate() {
+        s.claim(&ids[i], &actor(10 + k as u64), &["--ttl", "300ms"]);
+    }
+    outlive_a_short_lease();
+    let listed = |word: &str| -> Vec<String> {
+        let v = s.json(&["list", "--status", word]);
+        let ids = v.as_array().expect("a list").iter();
+        ids.map(|n| n["id"].as_str().expect("id").to_string())
+            .collect()
+    };
+    let all = s.json(&["list", "--all"]);
+    let by_word = |word: &str| -> Vec<String> {
+        let nodes = all.as_array().expect("a list").iter();
+        nodes
+            .filter(|n| n["status"] == word || n["display"] == word)
+            .map(|n| n["id"].as_str().expect("id").to_string())
+            .collect()
+    };
+    let pick = |at: &[usize]| -> Vec<String> { at.iter().map(|&i| ids[i].clone()).collect() };
+    // `claimed` is the stored status (expired claims included), `expired` the display word.
+    assert_eq!(listed("claimed"), pick(&[0, 1, 3, 4, 5, 6]));
+    assert_eq!(listed("expired"), pick(&[1, 4, 6]));
+    assert_eq!(listed("claimed"), by_word("claimed"));
+    assert_eq!(listed("expired"), by_word("expired"));
+}
+
 #[test]
 fn a_renew_keeps_the_generation_and_restarts_the_lease() {
     let s = Store::new();

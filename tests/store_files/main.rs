@@ -7,6 +7,7 @@ mod common;
 mod check_live;
 mod check_verb;
 mod compaction_race;
+mod compaction_threshold;
 mod corruption;
 mod crash;
 mod crash_loop;

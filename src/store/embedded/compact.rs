@@ -51,7 +51,7 @@ impl Embedded {
     /// compacted (`check` reports it). Uses what the last load read.
     pub fn compaction_backlog(&self, dir: &Path, tuning: &Tuning) -> Option<String> {
         let used = self.journal_end.saturating_sub(HEADER_LEN);
-        let limit = tuning.compact_min_bytes.max(self.snapshot_len);
+        let limit = self.compaction_threshold(tuning);
         if self.snap.is_none() || used <= limit {
             return None;
         }

@@ -6,7 +6,7 @@
 //! and one `fdatasync`, which the threads of one handle share (group commit, `group.rs`:
 //! writers that arrive while a sync runs append under the same lock and are made durable by
 //! the next one). A process that keeps a store open reloads only the journal records
-//! appended since its last look. When the journal outgrows the snapshot, the writer that
+//! appended since its last look. When the journal outgrows a quarter of the snapshot, the writer that
 //! notices moves the journal's events to the history file, writes a new snapshot and
 //! empties the journal; a crash at any step leaves a store that reads the same.
 

@@ -2,16 +2,20 @@
 //!
 //! ```json
 //! {"format": 2, "seq": 42, "settings": {...},
-//!  "archived": {"<id>": {"status": "done", "generation": 3, "workspace": "a"}}, "nodes": [...]}
+//!  "archived": {"<id>": {"status": "done", "generation": 3, "workspace": "a"}},
+//!  "count": 1000, "nodes": [...]}
 //! ```
 //!
 //! Format 1 kept only the status of an archived node; such stubs are read with generation 0
-//! and completed from the archive when the store is loaded. Format 2 is written.
+//! and completed from the archive when the store is loaded. Format 2 is written. `count`,
+//! the number of nodes, only sizes the reader's list before the nodes are parsed (a
+//! snapshot without it, or with a wrong one, reads the same).
 
 use crate::error::{Error, Result};
 use crate::id::IdMap;
 use crate::model::{ArchivedStub, Node, Settings, State};
-use serde::{Deserialize, Serialize};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::path::Path;
 
 pub const FORMAT: u64 = 2;
@@ -24,19 +28,20 @@ struct Out<'a> {
     seq: u64,
     settings: &'a Settings,
     archived: &'a IdMap<ArchivedStub>,
+    count: usize,
     nodes: &'a [Node],
 }
 
-#[derive(Deserialize)]
 struct In {
     format: u64,
     seq: u64,
-    #[serde(default)]
     settings: Settings,
-    #[serde(default)]
     archived: IdMap<ArchivedStub>,
     nodes: Vec<Node>,
 }
+
+/// The smallest node a snapshot can hold takes more bytes than this (its id alone is 41).
+const MIN_NODE_BYTES: usize = 64;
 
 #[derive(Deserialize)]
 struct FormatOnly {
@@ -50,6 +55,7 @@ pub fn write(w: &mut dyn std::io::Write, state: &State, seq: u64) -> std::io::Re
         seq,
         settings: &state.settings,
         archived: state.archived(),
+        count: state.len(),
         nodes: state.nodes(),
     };
     serde_json::to_writer(&mut *w, &out)?;
@@ -61,7 +67,7 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
     // One UTF-8 check of the whole file is much cheaper than serde_json's check per string.
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Error::corrupt(path, format!("not a claimdag snapshot: not UTF-8 ({e})")))?;
-    match serde_json::from_str::<In>(text) {
+    match parse(text) {
         Ok(s) if (OLDEST_FORMAT..=FORMAT).contains(&s.format) => {
             let count = s.nodes.len();
             let state = State::from_parts(s.settings, s.nodes, s.archived);
@@ -81,6 +87,15 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
     }
 }
 
+/// Parses the whole text as one snapshot object (nothing but whitespace after it).
+fn parse(text: &str) -> serde_json::Result<In> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let most = text.len() / MIN_NODE_BYTES;
+    let s = (&mut de).deserialize_map(InVisitor { most })?;
+    de.end()?;
+    Ok(s)
+}
+
 fn newer(path: &Path, format: u64) -> Error {
     Error::corrupt(
         path,
@@ -88,4 +103,206 @@ fn newer(path: &Path, format: u64) -> Error {
             "snapshot format {format} is not supported by this claimdag (it reads formats {OLDEST_FORMAT} to {FORMAT})"
         ),
     )
+}
+
+/// The top-level fields of a snapshot.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Field {
+    Format,
+    Seq,
+    Settings,
+    Archived,
+    Count,
+    Nodes,
+    #[serde(other)]
+    Other,
+}
+
+/// Reads a snapshot's object as `#[derive(Deserialize)]` would (unknown fields ignored, a
+/// field given twice refused), except that the nodes' list is made at its full size up
+/// front when `count` comes first: growing it node by node copies it again and again.
+struct InVisitor {
+    /// The most nodes the file can hold: a larger `count` is not trusted.
+    most: usize,
+}
+
+impl<'de> Visitor<'de> for InVisitor {
+    type Value = In;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a claimdag snapshot object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<In, A::Error> {
+        fn once<T, E: de::Error>(slot: &mut Option<T>, v: T, name: &'static str) -> Result<(), E> {
+            match slot.replace(v) {
+                Some(_) => Err(E::duplicate_field(name)),
+                None => Ok(()),
+            }
+        }
+        let (mut format, mut seq, mut settings, mut archived) = (None, None, None, None);
+        let (mut count, mut nodes) = (None, None);
+        while let Some(key) = m.next_key::<Field>()? {
+            match key {
+                Field::Format => once(&mut format, m.next_value()?, "format")?,
+                Field::Seq => once(&mut seq, m.next_value()?, "seq")?,
+                Field::Settings => once(&mut settings, m.next_value()?, "settings")?,
+                Field::Archived => once(&mut archived, m.next_value()?, "archived")?,
+                Field::Count => once(&mut count, m.next_value::<u64>()?, "count")?,
+                Field::Nodes => {
+                    let capacity = count.unwrap_or(0).min(self.most as u64) as usize;
+                    once(&mut nodes, m.next_value_seed(Nodes { capacity })?, "nodes")?
+                }
+                Field::Other => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(In {
+            format: format.ok_or_else(|| de::Error::missing_field("format"))?,
+            seq: seq.ok_or_else(|| de::Error::missing_field("seq"))?,
+            settings: settings.unwrap_or_default(),
+            archived: archived.unwrap_or_default(),
+            nodes: nodes.ok_or_else(|| de::Error::missing_field("nodes"))?,
+        })
+    }
+}
+
+/// The nodes' list, made with room for `capacity` nodes.
+struct Nodes {
+    capacity: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Nodes {
+    type Value = Vec<Node>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Vec<Node>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Nodes {
+    type Value = Vec<Node>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of nodes")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<Node>, A::Error> {
+        let mut nodes = Vec::with_capacity(self.capacity);
+        while let Some(n) = seq.next_element()? {
+            nodes.push(n);
+        }
+        Ok(nodes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Status;
+
+    fn node(i: u8) -> Node {
+        Node {
+            id: crate::Id([i; 16]),
+            workspace: String::new(),
+            kind: "task".into(),
+            summary: format!("node {i}"),
+            parent: None,
+            deps: vec![],
+            soft_deps: vec![],
+            status: Status::Todo,
+            generation: 1,
+            holder: None,
+            attempts: 0,
+            max_attempts: None,
+            claimed_at: None,
+            renewed_at: None,
+            ttl_ms: None,
+            role: String::new(),
+            priority: 0,
+            estimate: 1,
+            labels: vec![],
+            resources: vec![],
+            ref_: None,
+            note: None,
+            completed_by: None,
+            last_holder: None,
+            created_at: 5,
+            updated_at: 5,
+            archived: false,
+        }
+    }
+
+    fn written() -> (State, String) {
+        let state = State::from_parts(Settings::default(), (1..=3).map(node).collect(), {
+            let mut a = IdMap::default();
+            a.insert(crate::Id([9; 16]), ArchivedStub::of(&node(9)));
+            a
+        });
+        let mut out = Vec::new();
+        write(&mut out, &state, 7).unwrap();
+        (state, String::from_utf8(out).unwrap())
+    }
+
+    fn read_text(text: &str) -> Result<(State, u64)> {
+        read(text.as_bytes(), Path::new("snapshot.json"))
+    }
+
+    #[test]
+    fn the_count_only_sizes_the_list_and_a_wrong_or_missing_one_reads_the_same() {
+        let (state, text) = written();
+        assert!(text.contains(r#""count":3,"nodes":["#), "{text}");
+        assert_eq!(read_text(&text).unwrap(), (state.clone(), 7));
+        for other in [
+            r#""count":0,"#,
+            r#""count":1,"#,
+            r#""count":1000000000000,"#,
+            "",
+        ] {
+            let t = text.replace(r#""count":3,"#, other);
+            assert_eq!(read_text(&t).unwrap(), (state.clone(), 7), "{other}");
+        }
+        // After the nodes, or as the only field out of place, it changes nothing either.
+        let t = text
+            .replace(r#""count":3,"#, "")
+            .replace(r#""seq":7,"#, r#""seq":7,"count":2,"#);
+        assert_eq!(read_text(&t).unwrap(), (state, 7));
+    }
+
+    #[test]
+    fn a_snapshot_object_is_read_as_strictly_as_before() {
+        let (_, text) = written();
+        let refused = |t: &str, phrase: &str| {
+            let e = read_text(t).expect_err(t).to_string();
+            assert!(e.contains("corrupt") || e.contains("snapshot"), "{e}");
+            assert!(e.contains(phrase), "{t}: {e}");
+        };
+        refused(&text.replace(r#""seq":7,"#, ""), "missing field `seq`");
+        refused(
+            &text.replace(r#""format":2,"#, ""),
+            "missing field `format`",
+        );
+        let no_nodes = text.replace(r#""count":3,"#, "");
+        let at = no_nodes.find(r#","nodes""#).unwrap();
+        refused(&format!("{}}}", &no_nodes[..at]), "missing field `nodes`");
+        refused(
+            &text.replace(r#""seq":7,"#, r#""seq":7,"seq":8,"#),
+            "duplicate field `seq`",
+        );
+        refused(
+            &text.replace(r#""count":3,"#, r#""count":3,"count":3,"#),
+            "duplicate field `count`",
+        );
+        refused(&format!("{}x", text.trim_end()), "trailing characters");
+        refused(
+            &text.replace(r#""count":3"#, r#""count":-1"#),
+            "expected u64",
+        );
+        refused("[2, 7, {}, {}, []]", "snapshot");
+        // Unknown fields are ignored, as they always were.
+        let t = text.replace(r#""seq":7,"#, r#""seq":7,"later":{"x":[1]},"#);
+        assert!(read_text(&t).is_ok());
+    }
 }
