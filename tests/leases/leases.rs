@@ -54,9 +54,9 @@ fn listing_claims_gives_the_claimed_and_expired_nodes_in_creation_order() {
     }
     // Any write hands an expired claim back: these come last.
     for (k, i) in [6, 1, 4].into_iter().enumerate() {
-        s.claim(&ids[i], &actor(10 + k as u64), &["--ttl", "300ms"]);
+        s.claim(&ids[i], &actor(10 + k as u64), &["--ttl", "1500ms"]);
     }
-    outlive_a_short_lease();
+    std::thread::sleep(Duration::from_millis(1700));
     let listed = |word: &str| -> Vec<String> {
         let v = s.json(&["list", "--status", word]);
         let ids = v.as_array().expect("a list").iter();

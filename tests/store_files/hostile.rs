@@ -106,7 +106,7 @@ fn every_kind_of_command(ids: &[String; 3]) -> Vec<Vec<String>> {
     .collect()
 }
 
-/// An upsert of about 1.1 MiB: the journal then outgrows the threshold and the snapshot.
+/// An upsert of about 1.1 MiB: the journal then outgrows the compaction threshold.
 fn compacting_write() -> Vec<&'static str> {
     let label = "c".repeat(240);
     let mut args = vec!["upsert", "--summary", "compacts"];

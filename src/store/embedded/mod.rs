@@ -45,8 +45,8 @@ pub const COMPACT_LOCK: &str = "compact.lock";
 pub struct Tuning {
     /// `fdatasync` every write (the default). Off only for measurements.
     pub sync: bool,
-    /// The journal is compacted once it holds more than this many bytes and more than the
-    /// snapshot.
+    /// The journal is compacted once it holds more than this many bytes and more than a
+    /// quarter of the snapshot.
     pub compact_min_bytes: u64,
 }
 

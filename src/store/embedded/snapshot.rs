@@ -135,8 +135,9 @@ impl<'de> Visitor<'de> for InVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> std::result::Result<In, A::Error> {
-        fn once<T, E: de::Error>(slot: &mut Option<T>, v: T, name: &'static str) -> Result<(), E> {
-            match slot.replace(v) {
+        // A field given twice is refused at its key, before its value is parsed.
+        fn fresh<T, E: de::Error>(slot: &Option<T>, name: &'static str) -> Result<(), E> {
+            match slot {
                 Some(_) => Err(E::duplicate_field(name)),
                 None => Ok(()),
             }
@@ -145,14 +146,30 @@ impl<'de> Visitor<'de> for InVisitor {
         let (mut count, mut nodes) = (None, None);
         while let Some(key) = m.next_key::<Field>()? {
             match key {
-                Field::Format => once(&mut format, m.next_value()?, "format")?,
-                Field::Seq => once(&mut seq, m.next_value()?, "seq")?,
-                Field::Settings => once(&mut settings, m.next_value()?, "settings")?,
-                Field::Archived => once(&mut archived, m.next_value()?, "archived")?,
-                Field::Count => once(&mut count, m.next_value::<u64>()?, "count")?,
+                Field::Format => {
+                    fresh(&format, "format")?;
+                    format = Some(m.next_value()?);
+                }
+                Field::Seq => {
+                    fresh(&seq, "seq")?;
+                    seq = Some(m.next_value()?);
+                }
+                Field::Settings => {
+                    fresh(&settings, "settings")?;
+                    settings = Some(m.next_value()?);
+                }
+                Field::Archived => {
+                    fresh(&archived, "archived")?;
+                    archived = Some(m.next_value()?);
+                }
+                Field::Count => {
+                    fresh(&count, "count")?;
+                    count = Some(m.next_value::<u64>()?);
+                }
                 Field::Nodes => {
+                    fresh(&nodes, "nodes")?;
                     let capacity = count.unwrap_or(0).min(self.most as u64) as usize;
-                    once(&mut nodes, m.next_value_seed(Nodes { capacity })?, "nodes")?
+                    nodes = Some(m.next_value_seed(Nodes { capacity })?);
                 }
                 Field::Other => {
                     m.next_value::<IgnoredAny>()?;
@@ -190,7 +207,10 @@ impl<'de> Visitor<'de> for Nodes {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<Node>, A::Error> {
-        let mut nodes = Vec::with_capacity(self.capacity);
+        let mut nodes = Vec::new();
+        // Room the allocator cannot give (a count that lies within the cap of a huge file)
+        // only means the list grows as it is parsed.
+        let _ = nodes.try_reserve_exact(self.capacity);
         while let Some(n) = seq.next_element()? {
             nodes.push(n);
         }
@@ -294,6 +314,10 @@ mod tests {
         refused(
             &text.replace(r#""count":3,"#, r#""count":3,"count":3,"#),
             "duplicate field `count`",
+        );
+        refused(
+            &text.replace(r#""seq":7,"#, r#""seq":7,"seq":"x","#),
+            "duplicate field `seq`",
         );
         refused(&format!("{}x", text.trim_end()), "trailing characters");
         refused(
