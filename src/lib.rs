@@ -31,6 +31,7 @@
 //! - [`verbs`]: every verb as a typed request and reply, with one JSON shape and one text
 //!   form; the CLI, C, Python and MCP front doors all go through it.
 
+pub mod base;
 pub mod duration;
 pub mod error;
 pub mod graph;

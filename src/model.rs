@@ -405,16 +405,41 @@ impl ArchivedStub {
 const BATCH: usize = 8;
 
 /// The whole live state of a store, as the rules see it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// A state read from a snapshot that carries an index keeps the snapshot's nodes as bytes
+/// and decodes one when it is first asked for (`layered`); the first call that needs every
+/// node at once ([`State::nodes`]) decodes them all, and the next change makes the state an
+/// ordinary one holding every node.
+#[derive(Debug, Clone, Default)]
 pub struct State {
     pub settings: Settings,
+    /// Every live node, in creation order (unless `layered`).
     nodes: Vec<Node>,
     index: IdMap<usize>,
     claimed: BTreeSet<Id>,
     archived: IdMap<ArchivedStub>,
     /// The pick order, built when first asked for, then kept up to date by every change.
     sched: Lazy,
+    /// The live nodes, when they are a snapshot's plus the changes since.
+    layered: Option<crate::base::Layered>,
+    /// Every live node of a layered state, once asked for.
+    merged: std::sync::OnceLock<Vec<Node>>,
+    /// The damage of the layered state this one settled from (see [`State::damage`]).
+    damaged: Option<crate::base::Damage>,
 }
+
+/// Two states are equal when they hold the same nodes, claims, archive and settings, however
+/// they hold them.
+impl PartialEq for State {
+    fn eq(&self, other: &State) -> bool {
+        self.settings == other.settings
+            && self.claimed == other.claimed
+            && self.archived == other.archived
+            && self.nodes() == other.nodes()
+    }
+}
+
+impl Eq for State {}
 
 impl Lookup for State {
     fn node(&self, id: &Id) -> Option<&Node> {
@@ -469,36 +494,112 @@ impl State {
             index,
             claimed,
             archived,
-            sched: Lazy::default(),
+            ..State::default()
+        }
+    }
+
+    /// A state over a snapshot's nodes, decoded when asked for (see [`crate::base`]).
+    pub fn layered(
+        settings: Settings,
+        base: crate::base::Base,
+        claimed: BTreeSet<Id>,
+        archived: IdMap<ArchivedStub>,
+    ) -> State {
+        State {
+            settings,
+            claimed,
+            archived,
+            layered: Some(crate::base::Layered::new(base)),
+            ..State::default()
+        }
+    }
+
+    /// Why the snapshot this state reads its nodes from could not give one, if it could not
+    /// (a page that fails its checksum or cannot be read, a node that does not decode):
+    /// whatever was read or decided on this state is wrong. The
+    /// store checks it after every read and decision on a state it loaded.
+    pub fn damage(&self) -> Option<&crate::base::Damage> {
+        match &self.layered {
+            Some(l) => l.damage(),
+            None => self.damaged.as_ref(),
+        }
+    }
+
+    /// Reads every page of the snapshot this state reads its nodes from and checks its index
+    /// (`check`); what does not match shows in [`State::damage`].
+    pub fn verify_snapshot(&self) {
+        if let Some(l) = &self.layered {
+            l.verify();
+        }
+    }
+
+    /// True while the state decodes its nodes from a snapshot's bytes as they are asked for.
+    pub fn is_layered(&self) -> bool {
+        self.layered.is_some()
+    }
+
+    /// Makes a layered state whose nodes were all decoded an ordinary one (before a change).
+    fn settle(&mut self) {
+        if self.layered.is_none() {
+            return;
+        }
+        if let Some(all) = self.merged.take() {
+            self.damaged = self.damage().cloned();
+            self.index = all.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+            self.nodes = all;
+            self.layered = None;
         }
     }
 
     /// The pick order kept up to date as the state changes (built on the first call).
     pub fn schedule(&self) -> &Index {
-        self.sched.get(|| Index::build(&self.nodes, self))
+        self.sched.get(|| Index::build(self.nodes(), self))
     }
 
     /// The pick order if it is built, or built now when this is the second time a pick
     /// asks for it ([`Lazy::warm`]); `None`: compute this pick from the nodes.
     pub fn schedule_if_warm(&self) -> Option<&Index> {
-        self.sched.warm(|| Index::build(&self.nodes, self))
+        self.sched.warm(|| Index::build(self.nodes(), self))
     }
 
     /// Live nodes in creation order.
     pub fn nodes(&self) -> &[Node] {
-        &self.nodes
+        match &self.layered {
+            Some(l) => self.merged.get_or_init(|| l.all()),
+            None => &self.nodes,
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        match &self.layered {
+            Some(l) => l.len(),
+            None => self.nodes.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.len() == 0
     }
 
     pub fn get(&self, id: &Id) -> Option<&Node> {
-        self.index.get(id).map(|&i| &self.nodes[i])
+        match &self.layered {
+            Some(l) => l.get(id),
+            None => self.index.get(id).map(|&i| &self.nodes[i]),
+        }
+    }
+
+    /// The ids of live nodes that start with `prefix` (lowercase hex), at most `most`.
+    pub fn ids_with_prefix(&self, prefix: &str, most: usize) -> Vec<Id> {
+        match &self.layered {
+            Some(l) => l.with_prefix(prefix, most),
+            None => self
+                .nodes
+                .iter()
+                .map(|n| n.id)
+                .filter(|id| id.starts_with_hex(prefix))
+                .take(most)
+                .collect(),
+        }
     }
 
     /// Ids of nodes whose stored status is `claimed` (live or expired).
@@ -509,13 +610,20 @@ impl State {
     /// The nodes whose stored status is `claimed` (live or expired), in creation order: what
     /// `list --status claimed` walks instead of every node.
     pub fn claimed_nodes(&self) -> Vec<&Node> {
-        let mut at: Vec<usize> = self
+        let mut at: Vec<((u8, u64), &Node)> = self
             .claimed
             .iter()
-            .filter_map(|id| self.index.get(id).copied())
+            .filter_map(|id| {
+                let n = self.get(id)?;
+                let place = match &self.layered {
+                    Some(l) => l.position(id)?,
+                    None => (0, *self.index.get(id)? as u64),
+                };
+                Some((place, n))
+            })
             .collect();
-        at.sort_unstable();
-        at.into_iter().map(|i| &self.nodes[i]).collect()
+        at.sort_unstable_by_key(|(place, _)| *place);
+        at.into_iter().map(|(_, n)| n).collect()
     }
 
     pub fn archived(&self) -> &IdMap<ArchivedStub> {
@@ -567,12 +675,16 @@ impl State {
     /// Puts `node` in place of its live value (or after the others, and out of the
     /// archive); returns the value it replaced. The pick order is the caller's to update.
     fn replace(&mut self, node: Node) -> Option<Node> {
+        self.settle();
         if node.status == Status::Claimed {
             self.claimed.insert(node.id);
         } else {
             self.claimed.remove(&node.id);
         }
         self.archived.remove(&node.id);
+        if let Some(l) = self.layered.as_mut() {
+            return l.replace(node);
+        }
         match self.index.get(&node.id) {
             Some(&i) => Some(std::mem::replace(&mut self.nodes[i], node)),
             None => {
@@ -588,12 +700,17 @@ impl State {
         if nodes.is_empty() {
             return;
         }
+        self.settle();
         for n in nodes {
             self.archived.insert(n.id, ArchivedStub::of(n));
             self.claimed.remove(&n.id);
             if let Some(ix) = self.sched.get_mut() {
                 ix.remove(n);
             }
+        }
+        if let Some(l) = self.layered.as_mut() {
+            l.remove(nodes.iter().map(|n| &n.id));
+            return;
         }
         self.nodes.retain(|n| !self.archived.contains_key(&n.id));
         self.index.clear();
@@ -628,7 +745,7 @@ impl State {
             self.settings = s.clone();
             if cap_moved {
                 if let Some(mut ix) = self.sched.take() {
-                    ix.settings_changed(self, &self.nodes);
+                    ix.settings_changed(self, self.nodes());
                     self.sched.put(ix);
                 }
             }

@@ -160,15 +160,16 @@ pub(super) fn prefix(text: &str) -> Result<Prefix> {
 
 /// The one live or archived node whose id starts with `prefix`.
 pub(super) fn resolve(v: &View<'_>, prefix: &str) -> Result<Id> {
-    let mut m: Vec<Id> = v
-        .state
-        .nodes()
-        .iter()
-        .map(|n| n.id)
-        .chain(v.state.archived().keys().copied())
-        .filter(|id| id.starts_with_hex(prefix))
-        .take(2)
-        .collect();
+    let mut m: Vec<Id> = v.state.ids_with_prefix(prefix, 2);
+    m.extend(
+        v.state
+            .archived()
+            .keys()
+            .copied()
+            .filter(|id| id.starts_with_hex(prefix))
+            .take(2),
+    );
+    m.truncate(2);
     m.dedup();
     match m.as_slice() {
         [one] => Ok(*one),

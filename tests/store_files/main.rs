@@ -13,4 +13,5 @@ mod crash;
 mod crash_loop;
 mod group_commit;
 mod hostile;
+mod layered;
 mod torture;

@@ -52,10 +52,35 @@ impl Embedded {
         let result = (|| {
             let _held = Held(&lock);
             self.refresh(dir)?;
-            Ok(f(&self.state))
+            let r = f(&self.state);
+            self.undamaged(dir)?;
+            Ok(r)
         })();
         self.lock = Some(lock);
         result
+    }
+
+    /// A snapshot node that did not decode when it was first asked for makes the store
+    /// `corrupt`: what was read or decided on the state is thrown away, and the next call
+    /// reads the files again.
+    pub(super) fn undamaged(&mut self, dir: &Path) -> Result<()> {
+        match self.state.damage() {
+            Some(d) => {
+                let path = dir.join(SNAPSHOT);
+                let e = match d.io {
+                    true => Error::Io {
+                        path,
+                        message: d.why.clone(),
+                        errno: None,
+                    },
+                    false => Error::corrupt(&path, d.why.clone()),
+                };
+                self.snap = None;
+                self.state = State::default();
+                Err(e)
+            }
+            None => Ok(()),
+        }
     }
 
     /// Takes the OS lock on `dir/lock` (exclusive for a write, shared for a read) and makes
@@ -143,7 +168,9 @@ impl Embedded {
     ) -> Result<bool> {
         let at = now();
         let archive = ArchiveFiles(dir);
-        let change = decide(&self.state, &archive, at)?;
+        let change = decide(&self.state, &archive, at);
+        self.undamaged(dir)?;
+        let change = change?;
         if change.is_empty() {
             return Ok(false);
         }
@@ -255,7 +282,9 @@ impl Embedded {
             // Only nodes archived now: an unarchived node is live again.
             let archived = self.state.archived();
             logs.archive.retain(|id, _| archived.contains_key(id));
-            Ok(f(&self.state, logs))
+            let r = f(&self.state, logs);
+            self.undamaged(dir)?;
+            Ok(r)
         })();
         self.lock = Some(lock);
         result
@@ -318,10 +347,11 @@ impl Embedded {
         if self.snap == Some(FileId::of(&meta)) && self.journal.is_some() {
             // Anything unexpected in the tail (a compaction meanwhile) means a full load.
             if let Ok(true) = self.tail(dir) {
-                return Ok(());
+                return self.undamaged(dir);
             }
         }
-        self.full_load(dir)
+        self.full_load(dir)?;
+        self.undamaged(dir)
     }
 
     /// No snapshot: an empty store (a journal may exist, torn or with a header only).
@@ -349,10 +379,10 @@ impl Embedded {
 
     fn full_load(&mut self, dir: &Path) -> Result<()> {
         let spath = dir.join(SNAPSHOT);
-        let mut f = fsutil::open(&spath, Mode::Read)?;
+        let f = fsutil::open(&spath, Mode::Read)?;
         let meta = f.metadata().map_err(|e| fsutil::describe(&spath, &e))?;
-        let bytes = read_all(&mut f, &spath)?;
-        let (mut state, snap_seq) = snapshot::read(&bytes, &spath)?;
+        let snapshot_len = meta.len();
+        let (mut state, snap_seq) = snapshot::read_file(f, &spath)?;
         let mut seq = snap_seq;
         let jpath = dir.join(JOURNAL);
         let mut journal_end = HEADER_LEN;
@@ -402,7 +432,7 @@ impl Embedded {
             state,
             seq,
             snap: Some(FileId::of(&meta)),
-            snapshot_len: bytes.len() as u64,
+            snapshot_len,
             journal: jf,
             journal_end,
             journal_len,

@@ -199,6 +199,7 @@ impl Backend for EmbeddedStore {
     fn check(&self) -> Result<Report> {
         let mut fresh = Embedded::default();
         let (nodes, archived, problems, events) = fresh.with_logs(&self.dir, true, |s, logs| {
+            s.verify_snapshot();
             let mut p = crate::verify::problems(s);
             p.extend(crate::verify::history_problems(
                 s,

@@ -9,27 +9,35 @@
 //! Format 1 kept only the status of an archived node; such stubs are read with generation 0
 //! and completed from the archive when the store is loaded. Format 2 is written. `count`,
 //! the number of nodes, only sizes the reader's list before the nodes are parsed (a
-//! snapshot without it, or with a wrong one, reads the same).
+//! snapshot without it, or with a wrong one, reads the same). After the nodes come the
+//! ids of the claimed nodes' (`claimed`, before the nodes), an index of the nodes by id and
+//! a checksummed trailer, so that a reader can decode only the nodes it is asked for (see
+//! [`crate::base`]); a snapshot without them, or whose checksum does not match, is read
+//! whole. Readers of format 2 that know none of these fields ignore them.
 
+use crate::base;
 use crate::error::{Error, Result};
-use crate::id::IdMap;
+use crate::id::{Id, IdMap};
 use crate::model::{ArchivedStub, Node, Settings, State};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeSet;
+use std::io::Write;
 use std::path::Path;
 
 pub const FORMAT: u64 = 2;
 /// The oldest format this version reads (and migrates).
 pub const OLDEST_FORMAT: u64 = 1;
 
+/// What comes before the nodes.
 #[derive(Serialize)]
-struct Out<'a> {
+struct Head<'a> {
     format: u64,
     seq: u64,
     settings: &'a Settings,
     archived: &'a IdMap<ArchivedStub>,
     count: usize,
-    nodes: &'a [Node],
+    claimed: &'a BTreeSet<Id>,
 }
 
 struct In {
@@ -37,6 +45,8 @@ struct In {
     seq: u64,
     settings: Settings,
     archived: IdMap<ArchivedStub>,
+    count: Option<u64>,
+    claimed: Option<BTreeSet<Id>>,
     nodes: Vec<Node>,
 }
 
@@ -48,22 +58,148 @@ struct FormatOnly {
     format: u64,
 }
 
-/// Writes the state as of record `seq`.
-pub fn write(w: &mut dyn std::io::Write, state: &State, seq: u64) -> std::io::Result<()> {
-    let out = Out {
+/// A writer that counts what goes through it and checksums it page by page.
+struct Counted<'a> {
+    w: &'a mut dyn Write,
+    at: u64,
+    page: crc32fast::Hasher,
+    pages: Vec<u32>,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // Up to the end of the current page at most, so that a page's bytes are one hash.
+        let room = (base::PAGE - self.at % base::PAGE) as usize;
+        let n = self.w.write(&buf[..buf.len().min(room)])?;
+        self.page.update(&buf[..n]);
+        self.at += n as u64;
+        if self.at.is_multiple_of(base::PAGE) && n > 0 {
+            let done = std::mem::take(&mut self.page);
+            self.pages.push(done.finalize());
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// Writes the state as of record `seq`: the head, the nodes, their index, the trailer.
+pub fn write(w: &mut dyn Write, state: &State, seq: u64) -> std::io::Result<()> {
+    let head = Head {
         format: FORMAT,
         seq,
         settings: &state.settings,
         archived: state.archived(),
         count: state.len(),
-        nodes: state.nodes(),
+        claimed: state.claimed_ids(),
     };
-    serde_json::to_writer(&mut *w, &out)?;
-    w.write_all(b"\n")
+    let mut head = serde_json::to_vec(&head)?;
+    head.pop(); // the closing brace: the nodes come next
+    let mut out = Counted {
+        w,
+        at: 0,
+        page: crc32fast::Hasher::new(),
+        pages: Vec::new(),
+    };
+    out.write_all(&head)?;
+    out.write_all(b",\"nodes\":")?;
+    let nodes_at = out.at;
+    let mut index: Vec<(Id, u64, u64)> = Vec::with_capacity(state.len());
+    out.write_all(b"[")?;
+    for (i, n) in state.nodes().iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        let start = out.at;
+        serde_json::to_writer(&mut out, n)?;
+        index.push((n.id, start - nodes_at, out.at - start));
+    }
+    out.write_all(b"]")?;
+    if let Some(d) = state.damage() {
+        // A state whose snapshot could not be read is not the store's state: never write it.
+        return Err(std::io::Error::other(format!(
+            "the state is damaged: {}",
+            d.why
+        )));
+    }
+    let nodes_len = out.at - nodes_at;
+    out.write_all(b",\"index\":")?;
+    let index_at = out.at;
+    index.sort_unstable_by_key(|e| e.0);
+    let mut text = Vec::with_capacity(index.len() * base::ENTRY + 2);
+    text.push(b'"');
+    for (id, at, len) in &index {
+        write!(text, "{}{at:012x}{len:012x}", id.hex())?;
+    }
+    text.push(b'"');
+    out.write_all(&text)?;
+    let covered = out.at;
+    let mut pages = std::mem::take(&mut out.pages);
+    if !covered.is_multiple_of(base::PAGE) {
+        pages.push(std::mem::take(&mut out.page).finalize());
+    }
+    let layout = base::Layout {
+        nodes_at,
+        nodes_len,
+        index_at,
+        index_len: covered - index_at,
+        page: base::PAGE,
+        pages: pages.iter().map(|c| format!("{c:08x}")).collect(),
+        from: format!("{covered:016x}"),
+    };
+    let w = out.w;
+    w.write_all(b",\"lazy\":")?;
+    serde_json::to_writer(&mut *w, &layout)?;
+    w.write_all(b"}\n")
 }
 
 /// Reads a snapshot; anything malformed is `corrupt`.
 pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
+    match layered(base::Source::Bytes(bytes.to_vec())) {
+        Ok(read) => Ok(read),
+        Err(_) => read_whole(bytes, path),
+    }
+}
+
+/// Reads the snapshot file `f`: through its index when it has one that matches (reading
+/// only its trailer and head now, the pages of the nodes asked for later), whole otherwise.
+pub fn read_file(f: std::fs::File, path: &Path) -> Result<(State, u64)> {
+    let src = match layered(base::Source::File(f)) {
+        Ok(read) => return Ok(read),
+        Err(src) => src,
+    };
+    let len = src.size().map_err(|e| super::fsutil::describe(path, &e))?;
+    let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
+    src.read_at(&mut bytes, 0)
+        .map_err(|e| super::fsutil::describe(path, &e))?;
+    read_whole(&bytes, path)
+}
+
+/// A state over the snapshot's nodes, read as they are asked for, when its trailer says it
+/// is as a writer made it; the source back otherwise.
+fn layered(src: base::Source) -> std::result::Result<(State, u64), base::Source> {
+    let (head, b) = base::Base::open(src)?;
+    let parsed = std::str::from_utf8(&head).ok().and_then(|t| parse(t).ok());
+    match parsed {
+        Some(In {
+            format,
+            seq,
+            settings,
+            archived,
+            count: Some(count),
+            claimed: Some(claimed),
+            ..
+        }) if (OLDEST_FORMAT..=FORMAT).contains(&format) && count == b.len() as u64 => {
+            Ok((State::layered(settings, b, claimed, archived), seq))
+        }
+        _ => Err(b.into_source()),
+    }
+}
+
+/// Reads a snapshot by parsing all of it.
+fn read_whole(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
     // One UTF-8 check of the whole file is much cheaper than serde_json's check per string.
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Error::corrupt(path, format!("not a claimdag snapshot: not UTF-8 ({e})")))?;
@@ -114,6 +250,7 @@ enum Field {
     Settings,
     Archived,
     Count,
+    Claimed,
     Nodes,
     #[serde(other)]
     Other,
@@ -143,7 +280,7 @@ impl<'de> Visitor<'de> for InVisitor {
             }
         }
         let (mut format, mut seq, mut settings, mut archived) = (None, None, None, None);
-        let (mut count, mut nodes) = (None, None);
+        let (mut count, mut claimed, mut nodes) = (None, None, None);
         while let Some(key) = m.next_key::<Field>()? {
             match key {
                 Field::Format => {
@@ -166,6 +303,10 @@ impl<'de> Visitor<'de> for InVisitor {
                     fresh(&count, "count")?;
                     count = Some(m.next_value::<u64>()?);
                 }
+                Field::Claimed => {
+                    fresh(&claimed, "claimed")?;
+                    claimed = Some(m.next_value()?);
+                }
                 Field::Nodes => {
                     fresh(&nodes, "nodes")?;
                     let capacity = count.unwrap_or(0).min(self.most as u64) as usize;
@@ -181,9 +322,19 @@ impl<'de> Visitor<'de> for InVisitor {
             seq: seq.ok_or_else(|| de::Error::missing_field("seq"))?,
             settings: settings.unwrap_or_default(),
             archived: archived.unwrap_or_default(),
+            count,
+            claimed,
             nodes: nodes.ok_or_else(|| de::Error::missing_field("nodes"))?,
         })
     }
+}
+
+/// Parses a list of nodes made with room for `capacity` of them.
+pub fn nodes_with_capacity<'de, D: Deserializer<'de>>(
+    d: D,
+    capacity: usize,
+) -> std::result::Result<Vec<Node>, D::Error> {
+    Nodes { capacity }.deserialize(d)
 }
 
 /// The nodes' list, made with room for `capacity` nodes.
@@ -273,7 +424,10 @@ mod tests {
     #[test]
     fn the_count_only_sizes_the_list_and_a_wrong_or_missing_one_reads_the_same() {
         let (state, text) = written();
-        assert!(text.contains(r#""count":3,"nodes":["#), "{text}");
+        assert!(
+            text.contains(r#""count":3,"claimed":[],"nodes":["#),
+            "{text}"
+        );
         assert_eq!(read_text(&text).unwrap(), (state.clone(), 7));
         for other in [
             r#""count":0,"#,

@@ -1,0 +1,612 @@
+//! A snapshot's nodes read and decoded one at a time when asked for: a process that
+//! touches a few nodes of a large store reads and decodes a few pages of it.
+//!
+//! The snapshot writer (`store::snapshot`) lays out, after the nodes' list, an index of
+//! them sorted by id and a trailer with a checksum of every page of what comes before it:
+//!
+//! ```text
+//! {"format":2, ..., "nodes":[{...},{...}],"index":"<entries>","lazy":{"nodes_at":A,
+//!  "nodes_len":L,"index_at":B,"index_len":M,"page":65536,"pages":"<crc32 of each page>",
+//!  "from":"<where the trailer starts: 16 hex>"}}
+//! ```
+//!
+//! An index entry is 56 hex characters: the node's id (32), where its JSON starts in the
+//! nodes' list (12) and how long it is (12). A page is 64 KiB of the file; every page is
+//! read at most once and checked against its CRC-32 (IEEE) before anything in it is used.
+//! A file whose trailer is missing or does not match, or whose pages read when it is opened
+//! (the head's, and those where the nodes' list and the index end) fail, is read whole, as
+//! before (an older writer, a hand edit). A page read later that fails its checksum, or a
+//! node that does not decode, damages the state ([`Base::damage`]): the store then reports
+//! the snapshot `corrupt` and throws away what was read or decided on it.
+
+use crate::id::{Id, IdMap};
+use crate::model::Node;
+use std::borrow::Cow;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::sync::OnceLock;
+
+/// Hex characters of one index entry: the id (32), the offset (12) and the length (12).
+pub const ENTRY: usize = 56;
+/// Bytes of one checksummed page.
+pub const PAGE: u64 = 64 << 10;
+/// The end of a trailer: `"from":"<16 hex>"}}` and a newline.
+pub const TAIL: usize = 28;
+
+/// The trailer of a snapshot with an index.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Layout {
+    pub nodes_at: u64,
+    pub nodes_len: u64,
+    pub index_at: u64,
+    pub index_len: u64,
+    pub page: u64,
+    /// The CRC-32 of each page of the bytes before the trailer, 8 hex characters each.
+    pub pages: String,
+    /// Where the trailer (`,"lazy":`) starts, as 16 hex characters.
+    pub from: String,
+}
+
+/// Where a snapshot's bytes are read from.
+pub enum Source {
+    File(std::fs::File),
+    Bytes(Vec<u8>),
+}
+
+impl Source {
+    pub fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        match self {
+            Source::File(f) => f.read_exact_at(buf, at),
+            Source::Bytes(b) => {
+                let start = usize::try_from(at).unwrap_or(usize::MAX);
+                match b.get(start..start.saturating_add(buf.len())) {
+                    Some(from) => {
+                        buf.copy_from_slice(from);
+                        Ok(())
+                    }
+                    None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                }
+            }
+        }
+    }
+
+    /// The number of bytes of the source.
+    pub fn size(&self) -> std::io::Result<u64> {
+        match self {
+            Source::File(f) => Ok(f.metadata()?.len()),
+            Source::Bytes(b) => Ok(b.len() as u64),
+        }
+    }
+
+    fn read(&self, r: Range<u64>) -> std::io::Result<Vec<u8>> {
+        let mut buf = vec![0; usize::try_from(r.end - r.start).unwrap_or(0)];
+        self.read_at(&mut buf, r.start)?;
+        Ok(buf)
+    }
+}
+
+/// Why a base could not give what it was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    pub why: String,
+    /// An I/O error (not corruption).
+    pub io: bool,
+}
+
+/// The nodes of a snapshot, read and decoded on demand.
+pub struct Base {
+    src: Source,
+    /// The bytes before the trailer: what the pages cover.
+    covered: u64,
+    crcs: Vec<u32>,
+    pages: Vec<OnceLock<Box<[u8]>>>,
+    nodes: Range<u64>,
+    /// The index's entries, without the quotes around them.
+    index: Range<u64>,
+    /// One slot per index entry: the node, once decoded.
+    decoded: Vec<OnceLock<Box<Node>>>,
+    damage: OnceLock<Damage>,
+}
+
+impl std::fmt::Debug for Base {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Base").field("count", &self.len()).finish()
+    }
+}
+
+/// The head of a snapshot with an index (everything before its nodes, then `[]}`) and its
+/// base; the source back when it has no index that matches.
+pub type Opened = Result<(Vec<u8>, Base), Source>;
+
+impl Base {
+    /// Reads the trailer and the head of `src`. `Err(src)`: read the file whole.
+    pub fn open(src: Source) -> Opened {
+        match Base::layout(&src) {
+            Some((layout, covered)) => Base::with(src, &layout, covered),
+            None => Err(src),
+        }
+    }
+
+    fn layout(src: &Source) -> Option<(Layout, u64)> {
+        let len = src.size().ok()?;
+        let mut tail = [0u8; TAIL];
+        src.read_at(&mut tail, len.checked_sub(TAIL as u64)?).ok()?;
+        let at = tail.strip_prefix(b"\"from\":\"")?.strip_suffix(b"\"}}\n")?;
+        let covered = u64::from_str_radix(std::str::from_utf8(at).ok()?, 16).ok()?;
+        // The trailer holds 8 hex characters a page: a sane size, whatever it claims.
+        let pages = covered.div_ceil(PAGE);
+        let most = 256 + 8 * pages;
+        if covered >= len || len - covered > most {
+            return None;
+        }
+        let trailer = src.read(covered..len).ok()?;
+        let body = trailer.strip_prefix(b",\"lazy\":")?.strip_suffix(b"}\n")?;
+        let layout: Layout = serde_json::from_slice(body).ok()?;
+        let ok = layout.page == PAGE
+            && layout.pages.len() as u64 == 8 * pages
+            && layout.from == format!("{covered:016x}");
+        ok.then_some((layout, covered))
+    }
+
+    fn with(src: Source, layout: &Layout, covered: u64) -> Opened {
+        let crcs: Option<Vec<u32>> = layout
+            .pages
+            .as_bytes()
+            .chunks(8)
+            .map(|c| u32::try_from(hex(c)?).ok())
+            .collect();
+        let end = |at: u64, len: u64| at.checked_add(len).filter(|&e| e <= covered);
+        let (Some(crcs), Some(nodes_end), Some(index_end)) = (
+            crcs,
+            end(layout.nodes_at, layout.nodes_len),
+            end(layout.index_at, layout.index_len),
+        ) else {
+            return Err(src);
+        };
+        let index_start = layout.index_at + 1;
+        let entries = layout.index_len.saturating_sub(2);
+        let fits = nodes_end + b",\"index\":".len() as u64 == layout.index_at
+            && index_end == covered
+            && layout.nodes_len >= 2
+            && layout.index_len >= 2
+            && entries.is_multiple_of(ENTRY as u64);
+        if !fits {
+            return Err(src);
+        }
+        let mut pages = Vec::new();
+        pages.resize_with(crcs.len(), OnceLock::new);
+        let mut decoded = Vec::new();
+        decoded.resize_with((entries / ENTRY as u64) as usize, OnceLock::new);
+        let base = Base {
+            src,
+            covered,
+            crcs,
+            pages,
+            nodes: layout.nodes_at..nodes_end,
+            index: index_start..index_end - 1,
+            decoded,
+            damage: OnceLock::new(),
+        };
+        // The head, and the bytes around the nodes and the index, as the writer puts them.
+        let head = base.bytes(0..layout.nodes_at).map(Cow::into_owned);
+        let edge =
+            |at: u64, want: &[u8]| base.bytes(at..at + want.len() as u64).as_deref() == Some(want);
+        let framed = edge(layout.nodes_at, b"[")
+            && edge(nodes_end - 1, b"]")
+            && edge(nodes_end, b",\"index\":\"")
+            && edge(index_end - 1, b"\"");
+        match head {
+            Some(mut h) if framed && base.damage.get().is_none() && h.ends_with(b",\"nodes\":") => {
+                h.extend_from_slice(b"[]}");
+                Ok((h, base))
+            }
+            _ => Err(base.src),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.decoded.len()
+    }
+
+    /// The source back, to read it whole.
+    pub fn into_source(self) -> Source {
+        self.src
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.decoded.is_empty()
+    }
+
+    /// Why something asked of this base could not be given, if anything could not.
+    pub fn damage(&self) -> Option<&Damage> {
+        self.damage.get()
+    }
+
+    fn damaged(&self, why: String, io: bool) {
+        let _ = self.damage.set(Damage { why, io });
+    }
+
+    /// Page `p`, read and checked the first time it is asked for.
+    fn page(&self, p: usize) -> Option<&[u8]> {
+        if let Some(b) = self.pages[p].get() {
+            return Some(b);
+        }
+        let start = p as u64 * PAGE;
+        let end = (start + PAGE).min(self.covered);
+        let buf = match self.src.read(start..end) {
+            Ok(b) => b,
+            Err(e) => {
+                self.damaged(format!("reading bytes {start} to {end}: {e}"), true);
+                return None;
+            }
+        };
+        if crc32fast::hash(&buf) != self.crcs[p] {
+            self.damaged(
+                format!("the page at byte {start} fails its checksum"),
+                false,
+            );
+            return None;
+        }
+        Some(self.pages[p].get_or_init(|| buf.into_boxed_slice()))
+    }
+
+    /// The bytes `r`, from the pages that hold them.
+    fn bytes(&self, r: Range<u64>) -> Option<Cow<'_, [u8]>> {
+        if r.start >= r.end || r.end > self.covered {
+            self.damaged(
+                format!("bytes {} to {} are past the pages", r.start, r.end),
+                false,
+            );
+            return None;
+        }
+        let (first, last) = ((r.start / PAGE) as usize, ((r.end - 1) / PAGE) as usize);
+        let from = (r.start - first as u64 * PAGE) as usize;
+        if first == last {
+            let p = self.page(first)?;
+            return Some(Cow::Borrowed(&p[from..from + (r.end - r.start) as usize]));
+        }
+        let mut out = Vec::with_capacity((r.end - r.start) as usize);
+        for p in first..=last {
+            out.extend_from_slice(self.page(p)?);
+        }
+        out.drain(..from);
+        out.truncate((r.end - r.start) as usize);
+        Some(Cow::Owned(out))
+    }
+
+    /// The bytes `r` read in one go, every page they touch checked, none kept.
+    fn read_checked(&self, r: Range<u64>) -> Option<Vec<u8>> {
+        let (first, last) = (r.start / PAGE, r.end.saturating_sub(1) / PAGE);
+        let span = first * PAGE..((last + 1) * PAGE).min(self.covered);
+        let mut buf = match self.src.read(span.clone()) {
+            Ok(b) => b,
+            Err(e) => {
+                let why = format!("reading bytes {} to {}: {e}", span.start, span.end);
+                self.damaged(why, true);
+                return None;
+            }
+        };
+        for (k, page) in buf.chunks(PAGE as usize).enumerate() {
+            let p = first as usize + k;
+            if crc32fast::hash(page) != self.crcs[p] {
+                let why = format!("the page at byte {} fails its checksum", p as u64 * PAGE);
+                self.damaged(why, false);
+                return None;
+            }
+        }
+        buf.truncate((r.end - span.start) as usize);
+        buf.drain(..(r.start - span.start) as usize);
+        Some(buf)
+    }
+
+    fn entry(&self, i: usize) -> Option<Cow<'_, [u8]>> {
+        let at = self.index.start + (i * ENTRY) as u64;
+        self.bytes(at..at + ENTRY as u64)
+    }
+
+    /// Where entry `i`'s node starts in the nodes' list (its place in creation order).
+    pub fn offset(&self, i: usize) -> Option<u64> {
+        self.entry(i).and_then(|e| hex(&e[32..44]))
+    }
+
+    /// The entry of `id`, found by bisecting the sorted index.
+    pub fn find(&self, id: &Id) -> Option<usize> {
+        let want = id.hex();
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.entry(mid)?[..32].cmp(want.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
+    /// The node of entry `i`, decoded the first time it is asked for; `None` (and the base
+    /// damaged) when it cannot be.
+    pub fn node(&self, i: usize) -> Option<&Node> {
+        if let Some(n) = self.decoded[i].get() {
+            return Some(n);
+        }
+        let e = self.entry(i)?;
+        let (Some(at), Some(len)) = (hex(&e[32..44]), hex(&e[44..56])) else {
+            self.damaged(format!("index entry {i} is not hex"), false);
+            return None;
+        };
+        let start = self.nodes.start.saturating_add(at);
+        let Some(end) = start.checked_add(len).filter(|&end| end <= self.nodes.end) else {
+            self.damaged(format!("index entry {i} points outside the nodes"), false);
+            return None;
+        };
+        let json = self.bytes(start..end)?;
+        match serde_json::from_slice::<Node>(&json) {
+            Ok(node) if node.id.hex().as_bytes() == &e[..32] => {
+                Some(self.decoded[i].get_or_init(|| Box::new(node)))
+            }
+            Ok(_) => {
+                self.damaged(
+                    format!("index entry {i} names another node than it points at"),
+                    false,
+                );
+                None
+            }
+            Err(err) => {
+                self.damaged(
+                    format!("the node at byte {start} does not decode: {err}"),
+                    false,
+                );
+                None
+            }
+        }
+    }
+
+    /// Every node in creation order, decoded in one pass over the list (the base damaged,
+    /// and none returned, when they do not decode as the index says).
+    pub fn all(&self) -> Vec<Node> {
+        let Some(list) = self.read_checked(self.nodes.clone()) else {
+            return Vec::new();
+        };
+        let mut de = serde_json::Deserializer::from_slice(&list);
+        match crate::store::snapshot::nodes_with_capacity(&mut de, self.len()) {
+            Ok(nodes) if nodes.len() == self.len() => nodes,
+            Ok(nodes) => {
+                let why = format!(
+                    "{} nodes in the list, {} in the index",
+                    nodes.len(),
+                    self.len()
+                );
+                self.damaged(why, false);
+                Vec::new()
+            }
+            Err(e) => {
+                self.damaged(format!("the nodes do not decode: {e}"), false);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Reads every page and checks the index against the nodes' list (what `check` does):
+    /// the base is damaged if anything does not match.
+    pub fn verify(&self) {
+        if self.read_checked(0..self.covered).is_none() {
+            return;
+        }
+        for i in 1..self.len() {
+            let (Some(a), Some(b)) = (self.entry(i - 1), self.entry(i)) else {
+                return;
+            };
+            if a[..32] >= b[..32] {
+                self.damaged(
+                    format!("index entries {} and {i} are out of order", i - 1),
+                    false,
+                );
+                return;
+            }
+        }
+        for n in self.all() {
+            if self.find(&n.id).and_then(|e| self.node(e)) != Some(&n) {
+                self.damaged(
+                    format!("node {} is not where the index says", n.id.hex()),
+                    false,
+                );
+                return;
+            }
+        }
+    }
+
+    /// The id of entry `i`.
+    fn id(&self, i: usize) -> Option<Id> {
+        let e = self.entry(i)?;
+        let text = std::str::from_utf8(&e[..32]).ok()?;
+        Id::parse(text, "index entry").ok()
+    }
+
+    /// The first entry whose id is not below `prefix` (hex) in the sorted index.
+    fn first_at_or_after(&self, prefix: &str) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.entry(mid) {
+                Some(e) if &e[..32] < prefix.as_bytes() => lo = mid + 1,
+                Some(_) => hi = mid,
+                None => return self.len(),
+            }
+        }
+        lo
+    }
+
+    /// True when entry `i`'s id starts with `prefix`.
+    fn entry_starts_with(&self, i: usize, prefix: &str) -> bool {
+        self.entry(i)
+            .is_some_and(|e| e.starts_with(prefix.as_bytes()))
+    }
+}
+
+/// The value of up to 16 hex characters (lowercase); `None` for anything else.
+fn hex(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 16 {
+        return None;
+    }
+    b.iter().try_fold(0u64, |acc, &c| {
+        let v = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            _ => return None,
+        };
+        Some((acc << 4) | v as u64)
+    })
+}
+
+/// A base and what changed since it was read: the live nodes of a state that was loaded
+/// from a snapshot and has not needed all of its nodes at once yet.
+#[derive(Debug, Clone)]
+pub struct Layered {
+    base: std::sync::Arc<Base>,
+    /// Later values of base nodes that are still live.
+    over: IdMap<Node>,
+    /// Base nodes archived since (one put again after that is in `added`).
+    gone: IdMap<()>,
+    /// Nodes put since that are not live base nodes, in the order they were put: after the
+    /// base nodes in creation order, as in a state holding every node.
+    added: Vec<Node>,
+    added_at: IdMap<usize>,
+}
+
+impl Layered {
+    pub fn new(base: Base) -> Layered {
+        Layered {
+            base: std::sync::Arc::new(base),
+            over: IdMap::default(),
+            gone: IdMap::default(),
+            added: Vec::new(),
+            added_at: IdMap::default(),
+        }
+    }
+
+    /// The base entry of a live base node.
+    fn live_entry(&self, id: &Id) -> Option<usize> {
+        if self.gone.contains_key(id) {
+            return None;
+        }
+        self.base.find(id)
+    }
+
+    pub fn get(&self, id: &Id) -> Option<&Node> {
+        if let Some(&i) = self.added_at.get(id) {
+            return Some(&self.added[i]);
+        }
+        if let Some(n) = self.over.get(id) {
+            return Some(n);
+        }
+        self.live_entry(id).and_then(|e| self.base.node(e))
+    }
+
+    /// Why the base could not give something it was asked for, if it could not.
+    pub fn damage(&self) -> Option<&Damage> {
+        self.base.damage()
+    }
+
+    /// See [`Base::verify`].
+    pub fn verify(&self) {
+        self.base.verify()
+    }
+
+    pub fn len(&self) -> usize {
+        self.base.len() - self.gone.len() + self.added.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Puts `node` in place of its live value (or after the others); returns the value it
+    /// replaced.
+    pub fn replace(&mut self, node: Node) -> Option<Node> {
+        let id = node.id;
+        if let Some(&i) = self.added_at.get(&id) {
+            return Some(std::mem::replace(&mut self.added[i], node));
+        }
+        match self.live_entry(&id) {
+            Some(e) => match self.over.insert(id, node) {
+                Some(old) => Some(old),
+                None => self.base.node(e).cloned(),
+            },
+            None => {
+                self.added_at.insert(id, self.added.len());
+                self.added.push(node);
+                None
+            }
+        }
+    }
+
+    /// Takes nodes out of the live nodes.
+    pub fn remove<'a>(&mut self, ids: impl Iterator<Item = &'a Id>) {
+        let mut out = IdMap::default();
+        for id in ids {
+            if self.added_at.contains_key(id) {
+                out.insert(*id, ());
+            } else if self.live_entry(id).is_some() {
+                self.over.remove(id);
+                self.gone.insert(*id, ());
+            }
+        }
+        if !out.is_empty() {
+            self.added.retain(|n| !out.contains_key(&n.id));
+            self.added_at = self
+                .added
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.id, i))
+                .collect();
+        }
+    }
+
+    /// Where a live node stands in creation order.
+    pub fn position(&self, id: &Id) -> Option<(u8, u64)> {
+        if let Some(&i) = self.added_at.get(id) {
+            return Some((1, i as u64));
+        }
+        self.live_entry(id)
+            .and_then(|e| self.base.offset(e))
+            .map(|at| (0, at))
+    }
+
+    /// Every live node in creation order.
+    pub fn all(&self) -> Vec<Node> {
+        let mut nodes = self.base.all();
+        if !self.gone.is_empty() || !self.over.is_empty() {
+            nodes.retain(|n| !self.gone.contains_key(&n.id));
+            for n in nodes.iter_mut() {
+                if let Some(later) = self.over.get(&n.id) {
+                    *n = later.clone();
+                }
+            }
+        }
+        nodes.extend(self.added.iter().cloned());
+        nodes
+    }
+
+    /// The ids of live nodes that start with `prefix` (hex), at most `most` of them.
+    pub fn with_prefix(&self, prefix: &str, most: usize) -> Vec<Id> {
+        let mut out: Vec<Id> = self
+            .added
+            .iter()
+            .map(|n| n.id)
+            .filter(|id| id.starts_with_hex(prefix))
+            .collect();
+        let first = self.base.first_at_or_after(prefix);
+        for e in first..self.base.len() {
+            if out.len() >= most || !self.base.entry_starts_with(e, prefix) {
+                break;
+            }
+            match self.base.id(e) {
+                Some(id) if !self.gone.contains_key(&id) => out.push(id),
+                _ => {}
+            }
+        }
+        out.truncate(most);
+        out
+    }
+}

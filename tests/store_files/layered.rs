@@ -1,0 +1,325 @@
+//! A state read from a snapshot with an index keeps the nodes as bytes and decodes them one
+//! at a time (`claimdag::base`). Property: whatever changes follow, it answers every
+//! question exactly as the same state held whole does, before and after something asks for
+//! all of its nodes at once; and a snapshot whose bytes were changed in any way is read
+//! whole, never through a stale index.
+
+use claimdag::model::{ArchivedStub, Change, Node, State, Status};
+use claimdag::store::snapshot;
+use claimdag::{Id, Settings};
+use proptest::prelude::*;
+use std::path::Path;
+
+fn node(k: u8, status: Status, deps: Vec<u8>) -> Node {
+    let id = Id::mint("", "task", None, &format!("node {k}"));
+    Node {
+        id,
+        workspace: if k.is_multiple_of(5) {
+            "w".into()
+        } else {
+            String::new()
+        },
+        kind: "task".into(),
+        summary: format!("node {k}"),
+        parent: None,
+        deps: deps
+            .into_iter()
+            .filter(|d| *d != k)
+            .map(|d| Id::mint("", "task", None, &format!("node {d}")))
+            .collect(),
+        soft_deps: vec![],
+        status,
+        generation: k as u64 + 1,
+        holder: (status == Status::Claimed).then_some(Id([k; 16])),
+        attempts: 0,
+        max_attempts: None,
+        claimed_at: (status == Status::Claimed).then_some(10),
+        renewed_at: (status == Status::Claimed).then_some(10),
+        ttl_ms: (status == Status::Claimed).then_some(60_000),
+        role: String::new(),
+        priority: k as i64 % 3,
+        estimate: 1,
+        labels: vec![],
+        resources: vec![],
+        ref_: None,
+        note: None,
+        completed_by: None,
+        last_holder: None,
+        created_at: k as u64,
+        updated_at: k as u64,
+        archived: false,
+    }
+}
+
+fn status(s: u8) -> Status {
+    [
+        Status::Todo,
+        Status::Claimed,
+        Status::Done,
+        Status::Failed,
+        Status::Cancelled,
+    ][s as usize % 5]
+}
+
+/// One change: put node `k` with a status (new, replaced, or back from the archive), or
+/// archive node `k` if it is live and finished.
+#[derive(Debug, Clone)]
+enum Step {
+    Put(u8, u8, Vec<u8>),
+    Archive(u8),
+    /// Ask for every node (a pick, a `list`): the next change settles the state.
+    All,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0u8..40, 0u8..5, proptest::collection::vec(0u8..40, 0..3))
+            .prop_map(|(k, s, d)| Step::Put(k, s, d)),
+        2 => (0u8..40).prop_map(Step::Archive),
+        1 => Just(Step::All),
+    ]
+}
+
+fn same(whole: &State, layered: &State, why: &str) {
+    assert_eq!(whole.len(), layered.len(), "{why}: len");
+    assert_eq!(whole.claimed_ids(), layered.claimed_ids(), "{why}: claimed");
+    let a: Vec<Id> = whole.claimed_nodes().iter().map(|n| n.id).collect();
+    let b: Vec<Id> = layered.claimed_nodes().iter().map(|n| n.id).collect();
+    assert_eq!(a, b, "{why}: claimed nodes in creation order");
+    for k in 0..45u8 {
+        let id = Id::mint("", "task", None, &format!("node {k}"));
+        assert_eq!(whole.get(&id), layered.get(&id), "{why}: node {k}");
+        assert_eq!(whole.status_of(&id), layered.status_of(&id), "{why}: {k}");
+        assert_eq!(whole.workspace_of(&id), layered.workspace_of(&id), "{why}");
+        let prefix = &id.hex()[..1];
+        let mut x = whole.ids_with_prefix(prefix, 100);
+        let mut y = layered.ids_with_prefix(prefix, 100);
+        x.sort();
+        y.sort();
+        assert_eq!(x, y, "{why}: ids starting with {prefix}");
+    }
+}
+
+fn apply(s: &mut State, step: &Step) {
+    match step {
+        Step::Put(k, st, deps) => s.apply(&Change {
+            nodes: vec![node(*k, status(*st), deps.clone())],
+            ..Change::default()
+        }),
+        Step::Archive(k) => {
+            let id = Id::mint("", "task", None, &format!("node {k}"));
+            if let Some(n) = s.get(&id).filter(|n| n.status.is_terminal()).cloned() {
+                s.apply(&Change {
+                    archived: vec![n],
+                    ..Change::default()
+                });
+            }
+        }
+        Step::All => {
+            let _ = s.nodes();
+        }
+    }
+}
+
+fn round_trip(state: &State) -> State {
+    let mut bytes = Vec::new();
+    snapshot::write(&mut bytes, state, 9).unwrap();
+    let (read, seq) = snapshot::read(&bytes, Path::new("snapshot.json")).unwrap();
+    assert_eq!(seq, 9);
+    read
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn a_layered_state_answers_as_the_whole_one(
+        first in proptest::collection::vec((0u8..5, proptest::collection::vec(0u8..40, 0..3)), 0..30),
+        steps in proptest::collection::vec(step(), 0..40),
+    ) {
+        let nodes: Vec<Node> = first
+            .iter()
+            .enumerate()
+            .map(|(k, (s, d))| node(k as u8, status(*s), d.clone()))
+            .collect();
+        let mut archived = claimdag::id::IdMap::default();
+        let gone = node(44, Status::Done, vec![]);
+        archived.insert(gone.id, ArchivedStub::of(&gone));
+        let mut whole = State::from_parts(Settings::default(), nodes, archived);
+        let mut layered = round_trip(&whole);
+        prop_assert!(layered.is_layered());
+        same(&whole, &layered, "as read");
+        prop_assert!(layered.is_layered(), "answering by id decoded everything");
+        for (i, st) in steps.iter().enumerate() {
+            apply(&mut whole, st);
+            apply(&mut layered, st);
+            same(&whole, &layered, &format!("after step {i} {st:?}"));
+        }
+        // In creation order, every field, once all of them are asked for.
+        prop_assert_eq!(whole.nodes(), layered.nodes());
+        prop_assert_eq!(&whole, &layered);
+        // And what it writes reads back the same.
+        prop_assert_eq!(&round_trip(&layered), &whole);
+    }
+}
+
+/// Any change to the bytes of a snapshot with an index makes it read whole: a byte changed
+/// in a node is then what the reader sees (or `corrupt`), never the index's old view.
+#[test]
+fn a_snapshot_changed_anywhere_is_read_whole_and_as_changed() {
+    let nodes: Vec<Node> = (0..20).map(|k| node(k, Status::Todo, vec![])).collect();
+    let state = State::from_parts(Settings::default(), nodes, Default::default());
+    let mut bytes = Vec::new();
+    snapshot::write(&mut bytes, &state, 3).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let path = Path::new("snapshot.json");
+    // A summary edited in place, same length: the whole read sees the new text.
+    let edited = text.replacen("\"node 7\"", "\"node X\"", 1);
+    assert_ne!(edited, text);
+    let (read, _) = snapshot::read(edited.as_bytes(), path).unwrap();
+    let seven = Id::mint("", "task", None, "node 7");
+    assert_eq!(read.get(&seven).map(|n| n.summary.as_str()), Some("node X"));
+    // A status edited in the head's claimed list or a node: read whole, claims recomputed.
+    let claimed = text.replacen("\"status\":\"todo\"", "\"status\":\"claimed\"", 1);
+    let (read, _) = snapshot::read(claimed.as_bytes(), path).unwrap();
+    assert_eq!(read.claimed_ids().len(), 1);
+    // A garbled node is corrupt, as it always was.
+    let garbled = text.replacen("\"node 3\"", "\"node 3\u{1}", 1);
+    let e = snapshot::read(garbled.as_bytes(), path).unwrap_err();
+    assert!(e.to_string().contains("corrupt"), "{e}");
+    // Cut short anywhere: corrupt.
+    for cut in [text.len() / 3, text.len() - 40, text.len() - 2] {
+        let e = snapshot::read(&text.as_bytes()[..cut], path).unwrap_err();
+        assert!(e.to_string().contains("corrupt"), "cut at {cut}: {e}");
+    }
+}
+
+/// A snapshot made to match its checksum whose node does not decode: the store finds it
+/// when that node is first read, and every command that reads it is `corrupt` (exit 6,
+/// naming `snapshot.json`) and changes nothing; `check`, which reads every node, says so.
+#[test]
+fn a_node_that_does_not_decode_behind_a_matching_checksum_is_corrupt_when_read() {
+    use crate::common::{actor, assert_files_eq, Store};
+    let s = Store::new();
+    let a = s.upsert("alpha", &[]);
+    let b = s.upsert("bravo", &[]);
+    // A write that compacts: the snapshot now has the index and the trailer.
+    let compact = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
+    assert_eq!(
+        s.run_env(&["upsert", "--summary", "charlie"], &compact)
+            .code,
+        Some(0)
+    );
+    let path = s.dir.join("snapshot.json");
+    let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+    // Same length, no longer JSON: the closing quote of bravo's summary becomes a control
+    // character. Then the pages' checksums are made to match.
+    let forged = forge(&text, |body| body.replacen("\"bravo\"", "\"bravo\u{1}", 1));
+    std::fs::write(&path, &forged).unwrap();
+    let before = s.files();
+    let me = actor(3);
+    for args in [
+        vec!["show", b.as_str()],
+        vec!["claim", b.as_str(), "--assignee", me.as_str()],
+        vec!["list"],
+        vec!["check"],
+        vec!["claim-next", "--assignee", me.as_str()],
+    ] {
+        let r = s.run(&args);
+        assert_eq!(r.code, Some(6), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("corrupt") && r.stderr.contains("snapshot.json"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    // A node whose bytes are intact still reads: the damage is found where it is.
+    assert!(s.ok(&["show", &a]).contains("alpha"));
+    assert_files_eq(&before, &s.files(), "commands on a damaged snapshot");
+}
+
+/// `text` (a snapshot with an index) with `edit` applied to what its trailer covers and the
+/// trailer's page checksums made to match the edit (which must keep the length).
+fn forge(text: &str, edit: impl Fn(&str) -> String) -> String {
+    let at = text.rfind(",\"lazy\":").expect("a trailer");
+    let body = edit(&text[..at]);
+    assert_eq!(body.len(), at, "the edit keeps the length");
+    let pages: String = body
+        .as_bytes()
+        .chunks(64 << 10)
+        .map(|p| format!("{:08x}", crc32fast::hash(p)))
+        .collect();
+    let mut trailer: serde_json::Value =
+        serde_json::from_str(text[at + 8..].trim_end().strip_suffix('}').unwrap()).unwrap();
+    assert_eq!(trailer["pages"].as_str().map(str::len), Some(pages.len()));
+    trailer["pages"] = pages.into();
+    let trailer = serde_json::to_string(&trailer).unwrap();
+    format!("{body},\"lazy\":{trailer}}}\n")
+}
+
+/// A byte changed in place in a later page of a large snapshot (no checksum forged): the
+/// command that reads that page is `corrupt`, one that does not still answers, and `check`,
+/// which reads every page, finds it.
+#[test]
+fn a_page_that_fails_its_checksum_is_corrupt_when_read_and_check_finds_it() {
+    use crate::common::{assert_files_eq, Store};
+    let s = Store::new();
+    let plan = serde_json::json!({"nodes": (0..900)
+        .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": format!("node number {i}")}))
+        .collect::<Vec<_>>()});
+    let ids = s.import_ok(&plan);
+    let compact = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
+    assert_eq!(
+        s.run_env(&["upsert", "--summary", "one more"], &compact)
+            .code,
+        Some(0)
+    );
+    let path = s.dir.join("snapshot.json");
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(
+        bytes.len() > 3 * (64 << 10),
+        "{} bytes: not several pages",
+        bytes.len()
+    );
+    // Node 450's summary sits in the second page, which opening the store does not read
+    // (it reads the head's page and those where the nodes' list and the index end): one
+    // digit changed, still JSON. (A change in a page the open reads makes the file read
+    // whole, as an edited file.)
+    let (id, key) = &ids[450];
+    assert_eq!(key, "k450");
+    let at = bytes
+        .windows(b"node number 450".len())
+        .position(|w| w == b"node number 450")
+        .unwrap();
+    let text = String::from_utf8_lossy(&bytes).to_string();
+    let trailer: serde_json::Value = serde_json::from_str(
+        text[text.rfind(",\"lazy\":").unwrap() + 8..]
+            .trim_end()
+            .strip_suffix('}')
+            .unwrap(),
+    )
+    .unwrap();
+    let nodes_end = trailer["nodes_at"].as_u64().unwrap() + trailer["nodes_len"].as_u64().unwrap();
+    let page = |b: u64| b / (64 << 10);
+    assert_eq!(page(at as u64), 1, "node 450 at byte {at}");
+    assert!(
+        page(nodes_end) > 1,
+        "the list ends in page {}",
+        page(nodes_end)
+    );
+    bytes[at + 12] = b'9';
+    std::fs::write(&path, &bytes).unwrap();
+    let before = s.files();
+    for args in [vec!["show", id.as_str()], vec!["check"], vec!["list"]] {
+        let r = s.run(&args);
+        assert_eq!(r.code, Some(6), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("checksum"), "{args:?}: {}", r.stderr);
+    }
+    // Node 3 lives in the first page, which is intact.
+    assert!(s.ok(&["show", &ids[3].0]).contains("node number 3"));
+    assert_files_eq(
+        &before,
+        &s.files(),
+        "commands on a snapshot with a bad page",
+    );
+}
