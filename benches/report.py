@@ -29,9 +29,11 @@ PER_SIZE = [
     ("cycle_nosync_us", "claim + complete without fsync (µs, median)", "time"),
     ("next_cycle_us", "claim-next + complete, the store picks, durable (µs, median)", "time"),
     ("next_cycle_nosync_us", "claim-next + complete without fsync (µs, median)", "time"),
-    ("load_ms", "load after a restart, fresh process (ms)", "time"),
-    ("rss_b_per_node", "resident memory per node after load (B)", "mem"),
-    ("hwm_b_per_node", "peak resident memory per node while loading (B)", "mem"),
+    ("load_ms", "load after a restart, fresh process: ready for lookups by id (ms)", "time"),
+    ("load_all_ms", "then every node decoded (the first pick, a list) (ms)", "time"),
+    ("rss_lazy_b_per_node", "resident memory per node after load (B)", "mem"),
+    ("rss_b_per_node", "resident memory per node, every node decoded (B)", "mem"),
+    ("hwm_b_per_node", "peak resident memory per node while loading and decoding (B)", "mem"),
     ("disk_b_per_node", "bytes on disk per node", "mem"),
 ]
 OTHER = [
@@ -235,7 +237,7 @@ def targets(values: dict) -> None:
     for size in reversed(SIZES):
         r, h = get(("ours", f"rss_b_per_node@{size}")), get(("ours", f"hwm_b_per_node@{size}"))
         if r:
-            print(f"- at most 1 KiB resident per node ({size} nodes): {r:.0f} B after load, "
+            print(f"- at most 1 KiB resident per node ({size} nodes): {r:.0f} B with every node decoded, "
                   f"{h:.0f} B at the peak -> {'within' if r <= 1024 else 'outside'} target")
             break
 
@@ -262,9 +264,10 @@ def targets_16(get) -> None:
         print(f"- 4-process CLI drain at least 50% of the machine's ceiling (the same loops "
               f"spawning /bin/true): {o:.0f} vs {c:.0f} = {100 * o / c:.0f}%{v08}"
               f" -> {'within' if o >= c / 2 else 'outside'} target")
-    load = get(("ours", "load_ms@1M"))
+    load, whole = get(("ours", "load_ms@1M")), get(("ours", "load_all_ms@1M"))
     if load:
-        print(f"- load after a restart at 1M nodes at most half of 0.66 s: {load:.0f} ms"
+        then = f"; decoding every node then (the first pick) takes {whole:.0f} ms" if whole else ""
+        print(f"- load after a restart at 1M nodes at most half of 0.66 s: {load:.0f} ms{then}"
               f" -> {'within' if load <= 330 else 'outside'} target")
 
 

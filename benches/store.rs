@@ -135,14 +135,31 @@ fn child_load(dir: &Path, expect: usize) {
     let after = vm_kib("VmRSS");
     let hwm = vm_kib("VmHWM");
     assert_eq!(n, expect, "node count");
-    println!("{ms} {before} {after} {hwm}");
+    // What the first call that needs every node (a pick by critical path) adds.
+    let t = Instant::now();
+    let all = store.inspect(|s, _| s.nodes().len()).expect("read");
+    let all_ms = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(all, expect, "node count");
+    let (after_all, hwm_all) = (vm_kib("VmRSS"), vm_kib("VmHWM"));
+    println!("{ms} {before} {after} {hwm} {all_ms} {after_all} {hwm_all}");
 }
 
-fn load_in_child(dir: &Path, n: usize, runs: usize) -> (f64, f64, f64) {
+/// What a fresh process pays to load a store (medians over runs).
+struct Load {
+    /// Open and read the state: what a process that looks nodes up by id pays.
+    ms: f64,
+    /// Then decode every node (the first pick by critical path, a `list`).
+    all_ms: f64,
+    /// Resident bytes per node after the load, and after every node is decoded.
+    rss: f64,
+    rss_all: f64,
+    /// Peak resident bytes per node.
+    hwm: f64,
+}
+
+fn load_in_child(dir: &Path, n: usize, runs: usize) -> Load {
     let exe = std::env::current_exe().expect("current_exe");
-    let mut ms = Vec::new();
-    let mut rss = Vec::new();
-    let mut hwm = Vec::new();
+    let mut v: Vec<Vec<f64>> = vec![Vec::new(); 5];
     for _ in 0..runs {
         let out = Command::new(&exe)
             .arg("--child-load")
@@ -153,15 +170,26 @@ fn load_in_child(dir: &Path, n: usize, runs: usize) -> (f64, f64, f64) {
             .expect("spawn loader");
         assert!(out.status.success(), "loader failed");
         let text = String::from_utf8_lossy(&out.stdout);
-        let v: Vec<f64> = text
+        let x: Vec<f64> = text
             .split_whitespace()
             .map(|x| x.parse().expect("number"))
             .collect();
-        ms.push(v[0]);
-        rss.push((v[2] - v[1]) * 1024.0 / n as f64);
-        hwm.push((v[3] - v[1]) * 1024.0 / n as f64);
+        let per_node = |kib: f64| (kib - x[1]) * 1024.0 / n as f64;
+        v[0].push(x[0]);
+        v[1].push(x[4]);
+        v[2].push(per_node(x[2]));
+        v[3].push(per_node(x[5]));
+        v[4].push(per_node(x[6]));
     }
-    (median(ms), median(rss), median(hwm))
+    let mut m = v.into_iter().map(median);
+    let mut next = || m.next().unwrap_or(0.0);
+    Load {
+        ms: next(),
+        all_ms: next(),
+        rss: next(),
+        rss_all: next(),
+        hwm: next(),
+    }
 }
 
 /// A worker process: claim-next + complete until nothing is ready; prints how many.
@@ -310,10 +338,12 @@ fn size(work: &Path, n: usize, quick: bool) {
     drop(store);
     note(&format!("ours: loading {n} nodes in a fresh process"));
     let runs = if n >= 1_000_000 || quick { 1 } else { 3 };
-    let (ms, rss, hwm) = load_in_child(&dir, n, runs);
-    emit(SYSTEM, &format!("load_ms@{label}"), ms, "");
-    emit(SYSTEM, &format!("rss_b_per_node@{label}"), rss, "");
-    emit(SYSTEM, &format!("hwm_b_per_node@{label}"), hwm, "");
+    let l = load_in_child(&dir, n, runs);
+    emit(SYSTEM, &format!("load_ms@{label}"), l.ms, "");
+    emit(SYSTEM, &format!("load_all_ms@{label}"), l.all_ms, "");
+    emit(SYSTEM, &format!("rss_lazy_b_per_node@{label}"), l.rss, "");
+    emit(SYSTEM, &format!("rss_b_per_node@{label}"), l.rss_all, "");
+    emit(SYSTEM, &format!("hwm_b_per_node@{label}"), l.hwm, "");
     let bytes: u64 = std::fs::read_dir(&dir)
         .map(|d| {
             d.flatten()

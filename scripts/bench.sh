@@ -38,7 +38,7 @@ per_size_keys() {
     local k s
     for s in "$@"; do
         for k in import_s claim_us cycle_us cycles_per_s claim_nosync_us cycle_nosync_us \
-            load_ms rss_b_per_node hwm_b_per_node disk_b_per_node; do
+            load_ms load_all_ms rss_lazy_b_per_node rss_b_per_node hwm_b_per_node disk_b_per_node; do
             echo "$k@$s"
         done
     done
