@@ -148,6 +148,19 @@ impl Base {
         ok.then_some((layout, covered))
     }
 
+    /// Whether the pages of `src` match the checksums of its trailer: `None` when it has no
+    /// trailer that parses (an older writer, an edit that moved it). `check` reports a file
+    /// that was changed after it was written, which a reader then reads whole.
+    pub fn pages_match(src: &Source) -> Option<bool> {
+        let (layout, covered) = Base::layout(src)?;
+        let bytes = src.read(0..covered).ok()?;
+        let crcs: String = bytes
+            .chunks(PAGE as usize)
+            .map(|p| format!("{:08x}", crc32fast::hash(p)))
+            .collect();
+        Some(crcs == layout.pages)
+    }
+
     fn with(src: Source, layout: &Layout, covered: u64) -> Opened {
         let crcs: Option<Vec<u32>> = layout
             .pages

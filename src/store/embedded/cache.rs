@@ -63,24 +63,34 @@ impl Embedded {
     /// A snapshot node that did not decode when it was first asked for makes the store
     /// `corrupt`: what was read or decided on the state is thrown away, and the next call
     /// reads the files again.
+    /// Not inside a batch of writes (see [`Embedded::stage`]).
     pub(super) fn undamaged(&mut self, dir: &Path) -> Result<()> {
-        match self.state.damage() {
-            Some(d) => {
-                let path = dir.join(SNAPSHOT);
-                let e = match d.io {
-                    true => Error::Io {
-                        path,
-                        message: d.why.clone(),
-                        errno: None,
-                    },
-                    false => Error::corrupt(&path, d.why.clone()),
-                };
+        match self.damage_error(dir) {
+            Some(e) => {
                 self.snap = None;
                 self.state = State::default();
                 Err(e)
             }
             None => Ok(()),
         }
+    }
+
+    /// True when the state met a snapshot page or node it could not read (see `undamaged`).
+    pub(super) fn is_damaged(&self) -> bool {
+        self.state.damage().is_some()
+    }
+
+    fn damage_error(&self, dir: &Path) -> Option<Error> {
+        let d = self.state.damage()?;
+        let path = dir.join(SNAPSHOT);
+        Some(match d.io {
+            true => Error::Io {
+                path,
+                message: d.why.clone(),
+                errno: None,
+            },
+            false => Error::corrupt(&path, d.why.clone()),
+        })
     }
 
     /// Takes the OS lock on `dir/lock` (exclusive for a write, shared for a read) and makes
@@ -168,8 +178,16 @@ impl Embedded {
     ) -> Result<bool> {
         let at = now();
         let archive = ArchiveFiles(dir);
+        // A damaged state refuses every write of the batch without being reset: the batch
+        // holds the lock and other writers stage after this one (the cache is read again
+        // from the files when the batch ends).
+        if let Some(e) = self.damage_error(dir) {
+            return Err(e);
+        }
         let change = decide(&self.state, &archive, at);
-        self.undamaged(dir)?;
+        if let Some(e) = self.damage_error(dir) {
+            return Err(e);
+        }
         let change = change?;
         if change.is_empty() {
             return Ok(false);

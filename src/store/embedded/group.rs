@@ -83,7 +83,7 @@ impl Inner {
     /// Ends the batch: releases the lock, compacts when a write asked for it.
     fn end(&mut self, store: &EmbeddedStore) {
         if let Some(b) = self.batch.take() {
-            if b.io_error {
+            if b.io_error || self.cache.is_damaged() {
                 self.cache.snap = None;
             }
             self.cache.end(&store.dir, b.lock, b.compact);

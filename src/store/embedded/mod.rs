@@ -208,10 +208,19 @@ impl Backend for EmbeddedStore {
             ));
             (s.len(), s.archived().len(), p, logs.history.len())
         })?;
-        let notes = fresh
+        let mut notes: Vec<String> = fresh
             .compaction_backlog(&self.dir, &self.tuning)
             .into_iter()
             .collect();
+        let snapshot = std::fs::File::open(self.dir.join(SNAPSHOT));
+        if let Ok(f) = snapshot {
+            if crate::base::Base::pages_match(&crate::base::Source::File(f)) == Some(false) {
+                notes.push(format!(
+                    "{SNAPSHOT} was changed after it was written: its pages do not match the \
+                     checksums in its trailer, so it was read whole, as it now is"
+                ));
+            }
+        }
         Ok(Report {
             nodes,
             archived,
