@@ -8,6 +8,20 @@ use std::collections::HashMap;
 /// Every broken invariant, one sentence each; empty when the state is sound.
 pub fn problems(state: &State) -> Vec<String> {
     let mut out = Vec::new();
+    // The claims a snapshot lists are the nodes it stores as claimed.
+    let claimed: std::collections::BTreeSet<Id> = state
+        .nodes()
+        .iter()
+        .filter(|n| n.status == Status::Claimed)
+        .map(|n| n.id)
+        .collect();
+    if claimed != *state.claimed_ids() {
+        out.push(format!(
+            "the snapshot lists {} claimed nodes where {} nodes are claimed",
+            state.claimed_ids().len(),
+            claimed.len()
+        ));
+    }
     for n in state.nodes() {
         let id = n.id;
         if n.generation == 0 {

@@ -462,3 +462,33 @@ fn check_says_when_a_snapshot_read_whole_was_changed_after_it_was_written() {
         check.stdout
     );
 }
+
+/// A snapshot whose list of claimed ids disagrees with its nodes (a forged checksum, a writer
+/// bug) is reported by `check`.
+#[test]
+fn check_reports_claimed_ids_that_disagree_with_the_nodes() {
+    use crate::common::{actor, Store};
+    let s = Store::new();
+    let a = s.upsert("alpha", &[]);
+    s.claim(&a, &actor(1), &[]);
+    let compact = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
+    assert_eq!(
+        s.run_env(&["upsert", "--summary", "bravo"], &compact).code,
+        Some(0)
+    );
+    let path = s.dir.join("snapshot.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let listed = format!("\"claimed\":[\"{a}\"]");
+    assert!(text.contains(&listed), "{text}");
+    let blank = format!("\"claimed\":[{}]", " ".repeat(a.len() + 2));
+    std::fs::write(&path, forge(&text, |t| t.replacen(&listed, &blank, 1))).unwrap();
+    let check = s.run(&["check"]);
+    assert_eq!(check.code, Some(6), "{}\n{}", check.stdout, check.stderr);
+    assert!(
+        check
+            .stdout
+            .contains("the snapshot lists 0 claimed nodes where 1 nodes are claimed"),
+        "{}",
+        check.stdout
+    );
+}
