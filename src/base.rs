@@ -534,23 +534,16 @@ impl Layered {
         self.len() == 0
     }
 
-    /// Puts `node` in place of its live value (or after the others); returns the value it
-    /// replaced.
-    pub fn replace(&mut self, node: Node) -> Option<Node> {
+    /// Puts `node` in place of its live value (or after the others).
+    pub fn replace(&mut self, node: Node) {
         let id = node.id;
         if let Some(&i) = self.added_at.get(&id) {
-            return Some(std::mem::replace(&mut self.added[i], node));
-        }
-        match self.live_entry(&id) {
-            Some(e) => match self.over.insert(id, node) {
-                Some(old) => Some(old),
-                None => self.base.node(e).cloned(),
-            },
-            None => {
-                self.added_at.insert(id, self.added.len());
-                self.added.push(node);
-                None
-            }
+            self.added[i] = node;
+        } else if self.live_entry(&id).is_some() {
+            self.over.insert(id, node);
+        } else {
+            self.added_at.insert(id, self.added.len());
+            self.added.push(node);
         }
     }
 

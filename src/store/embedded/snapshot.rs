@@ -9,10 +9,10 @@
 //! Format 1 kept only the status of an archived node; such stubs are read with generation 0
 //! and completed from the archive when the store is loaded. Format 2 is written. `count`,
 //! the number of nodes, only sizes the reader's list before the nodes are parsed (a
-//! snapshot without it, or with a wrong one, reads the same). After the nodes come the
-//! ids of the claimed nodes' (`claimed`, before the nodes), an index of the nodes by id and
-//! a checksummed trailer, so that a reader can decode only the nodes it is asked for (see
-//! [`crate::base`]); a snapshot without them, or whose checksum does not match, is read
+//! snapshot without it, or with a wrong one, reads the same). `claimed` (before the nodes)
+//! lists the claimed nodes; after the nodes come an index of them by id and a trailer of
+//! page checksums, so that a reader reads and decodes only the nodes it is asked for (see
+//! [`crate::base`]); a snapshot without them, or whose trailer does not match, is read
 //! whole. Readers of format 2 that know none of these fields ignore them.
 
 use crate::base;
@@ -279,34 +279,25 @@ impl<'de> Visitor<'de> for InVisitor {
                 None => Ok(()),
             }
         }
+        fn once<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
+            m: &mut A,
+            slot: &mut Option<T>,
+            name: &'static str,
+        ) -> Result<(), A::Error> {
+            fresh(slot, name)?;
+            *slot = Some(m.next_value()?);
+            Ok(())
+        }
         let (mut format, mut seq, mut settings, mut archived) = (None, None, None, None);
-        let (mut count, mut claimed, mut nodes) = (None, None, None);
+        let (mut count, mut claimed, mut nodes) = (None, None, None::<Vec<Node>>);
         while let Some(key) = m.next_key::<Field>()? {
             match key {
-                Field::Format => {
-                    fresh(&format, "format")?;
-                    format = Some(m.next_value()?);
-                }
-                Field::Seq => {
-                    fresh(&seq, "seq")?;
-                    seq = Some(m.next_value()?);
-                }
-                Field::Settings => {
-                    fresh(&settings, "settings")?;
-                    settings = Some(m.next_value()?);
-                }
-                Field::Archived => {
-                    fresh(&archived, "archived")?;
-                    archived = Some(m.next_value()?);
-                }
-                Field::Count => {
-                    fresh(&count, "count")?;
-                    count = Some(m.next_value::<u64>()?);
-                }
-                Field::Claimed => {
-                    fresh(&claimed, "claimed")?;
-                    claimed = Some(m.next_value()?);
-                }
+                Field::Format => once(&mut m, &mut format, "format")?,
+                Field::Seq => once(&mut m, &mut seq, "seq")?,
+                Field::Settings => once(&mut m, &mut settings, "settings")?,
+                Field::Archived => once(&mut m, &mut archived, "archived")?,
+                Field::Count => once::<u64, _>(&mut m, &mut count, "count")?,
+                Field::Claimed => once(&mut m, &mut claimed, "claimed")?,
                 Field::Nodes => {
                     fresh(&nodes, "nodes")?;
                     let capacity = count.unwrap_or(0).min(self.most as u64) as usize;
