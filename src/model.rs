@@ -164,6 +164,39 @@ pub struct Node {
 }
 
 impl Node {
+    /// A new node: `todo`, generation 1, no attempts, every other field at its default.
+    pub fn todo(id: Id, kind: String, summary: String, now: Millis) -> Node {
+        Node {
+            id,
+            workspace: String::new(),
+            kind,
+            summary,
+            parent: None,
+            deps: Vec::new(),
+            soft_deps: Vec::new(),
+            status: Status::Todo,
+            generation: 1,
+            holder: None,
+            attempts: 0,
+            max_attempts: None,
+            claimed_at: None,
+            renewed_at: None,
+            ttl_ms: None,
+            role: String::new(),
+            priority: 0,
+            estimate: 1,
+            labels: Vec::new(),
+            resources: Vec::new(),
+            ref_: None,
+            note: None,
+            completed_by: None,
+            last_holder: None,
+            created_at: now,
+            updated_at: now,
+            archived: false,
+        }
+    }
+
     /// The end of the lease (`renewed_at + ttl`), for a claimed node.
     pub fn lease_end(&self) -> Option<Millis> {
         match (self.status, self.renewed_at, self.ttl_ms) {

@@ -157,33 +157,9 @@ impl Tx<'_> {
 /// A new node: `todo`, generation 1, no attempts, every mutable field at its default.
 fn new_node(id: Id, u: &Upsert, kind: String, summary: String, now: crate::model::Millis) -> Node {
     Node {
-        id,
         workspace: u.workspace.clone(),
-        kind,
-        summary,
         parent: u.parent,
-        deps: Vec::new(),
-        soft_deps: Vec::new(),
-        status: Status::Todo,
-        generation: 1,
-        holder: None,
-        attempts: 0,
-        max_attempts: None,
-        claimed_at: None,
-        renewed_at: None,
-        ttl_ms: None,
-        role: String::new(),
-        priority: 0,
-        estimate: 1,
-        labels: Vec::new(),
-        resources: Vec::new(),
-        ref_: None,
-        note: None,
-        completed_by: None,
-        last_holder: None,
-        created_at: now,
-        updated_at: now,
-        archived: false,
+        ..Node::todo(id, kind, summary, now)
     }
 }
 

@@ -795,3 +795,30 @@ pub fn actor_id(n: u8) -> claimdag::Id {
     b[15] = n;
     claimdag::Id(b)
 }
+
+/// A handle on `dir` without fsync, compacting past `compact_min_bytes` (and a quarter of the
+/// snapshot), on the system clock.
+pub fn unsynced(dir: &Path, compact_min_bytes: u64) -> claimdag::Store {
+    let tuning = claimdag::store::Tuning {
+        sync: false,
+        compact_min_bytes,
+    };
+    claimdag::Store::with(
+        dir.to_path_buf(),
+        tuning,
+        std::sync::Arc::new(claimdag::store::SystemClock),
+    )
+}
+
+/// A plan of `n` independent nodes, keys `k0`, `k1`, ..., summaries from `summary`.
+pub fn flat_plan(n: usize, summary: impl Fn(usize) -> String) -> claimdag::rules::Plan {
+    claimdag::rules::Plan {
+        nodes: (0..n)
+            .map(|i| claimdag::rules::PlanNode {
+                key: format!("k{i}"),
+                summary: summary(i),
+                ..claimdag::rules::PlanNode::default()
+            })
+            .collect(),
+    }
+}

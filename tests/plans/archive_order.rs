@@ -1,7 +1,7 @@
 //! Archived nodes list in creation order even when they were created in the same
 //! millisecond, before and after the archive moves to its side file.
 
-use claimdag::rules::{Plan, PlanNode};
+use crate::common::flat_plan;
 use claimdag::store::{Clock, Tuning};
 use claimdag::{Id, ListFilter, Status, Store};
 use std::sync::Arc;
@@ -25,15 +25,7 @@ fn archived_nodes_keep_creation_order() {
             compact_min_bytes: if compact { 1 } else { 1 << 30 },
         };
         let store = Store::with(dir, tuning, Arc::new(Frozen));
-        let plan = Plan {
-            nodes: (0..12)
-                .map(|i| PlanNode {
-                    key: format!("k{i}"),
-                    summary: format!("finished {i}"),
-                    ..PlanNode::default()
-                })
-                .collect(),
-        };
+        let plan = flat_plan(12, |i| format!("finished {i}"));
         let ids: Vec<Id> = store
             .import("", plan)
             .unwrap()

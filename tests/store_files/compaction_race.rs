@@ -3,31 +3,18 @@
 //! another writes its snapshot must survive the journal swap. Four handles (each with its
 //! own files and OS locks, as separate processes have) claim and complete every node once.
 
-use claimdag::rules::{Plan, PlanNode};
-use claimdag::store::{SystemClock, Tuning};
-use claimdag::{Id, Status, Store};
+use crate::common::{flat_plan, unsynced};
+use claimdag::{Id, Status};
 use std::collections::HashSet;
-use std::sync::Arc;
 
 #[test]
 fn writes_committed_during_a_compaction_survive_it() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let tuning = Tuning {
-        sync: false,
-        compact_min_bytes: 1,
-    };
-    let open = || Store::with(dir.clone(), tuning.clone(), Arc::new(SystemClock));
-    let plan = Plan {
-        nodes: (0..120)
-            .map(|i| PlanNode {
-                key: format!("k{i}"),
-                summary: format!("node {i}"),
-                ..PlanNode::default()
-            })
-            .collect(),
-    };
-    open().import("", plan).unwrap();
+    let open = || unsynced(&dir, 1);
+    open()
+        .import("", flat_plan(120, |i| format!("node {i}")))
+        .unwrap();
     let grants: Vec<Vec<(Id, u64)>> = std::thread::scope(|s| {
         let workers: Vec<_> = (1..=4u8)
             .map(|w| {

@@ -2,11 +2,9 @@
 //! that opens the store reads both files, so the journal never adds more than a quarter to
 //! that read.
 
-use claimdag::rules::{Plan, PlanNode};
-use claimdag::store::{SystemClock, Tuning};
+use crate::common::{flat_plan, unsynced};
 use claimdag::{Id, Status, Store};
 use std::path::Path;
-use std::sync::Arc;
 
 const HEADER: u64 = "claimdag-journal 1\n".len() as u64;
 
@@ -18,21 +16,10 @@ fn len(path: &Path) -> u64 {
 fn the_journal_never_holds_more_than_a_quarter_of_the_snapshot_after_a_write() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let tuning = Tuning {
-        sync: false,
-        compact_min_bytes: 1,
-    };
-    let store = Store::with(dir.clone(), tuning, Arc::new(SystemClock));
-    let plan = Plan {
-        nodes: (0..1500)
-            .map(|i| PlanNode {
-                key: format!("k{i}"),
-                summary: format!("node {i} of a flat plan"),
-                ..PlanNode::default()
-            })
-            .collect(),
-    };
-    store.import("", plan).unwrap();
+    let store = unsynced(&dir, 1);
+    store
+        .import("", flat_plan(1500, |i| format!("node {i} of a flat plan")))
+        .unwrap();
     let me = Id([7; 16]);
     let (mut most, mut compactions, mut last_snapshot) = (0.0f64, 0, 0);
     let mut done = 0;

@@ -11,43 +11,28 @@ use proptest::prelude::*;
 use std::path::Path;
 
 fn node(k: u8, status: Status, deps: Vec<u8>) -> Node {
-    let id = Id::mint("", "task", None, &format!("node {k}"));
+    let summary = format!("node {k}");
+    let id = Id::mint("", "task", None, &summary);
+    let claimed = status == Status::Claimed;
     Node {
-        id,
         workspace: if k.is_multiple_of(5) {
             "w".into()
         } else {
             String::new()
         },
-        kind: "task".into(),
-        summary: format!("node {k}"),
-        parent: None,
         deps: deps
             .into_iter()
             .filter(|d| *d != k)
             .map(|d| Id::mint("", "task", None, &format!("node {d}")))
             .collect(),
-        soft_deps: vec![],
         status,
         generation: k as u64 + 1,
-        holder: (status == Status::Claimed).then_some(Id([k; 16])),
-        attempts: 0,
-        max_attempts: None,
-        claimed_at: (status == Status::Claimed).then_some(10),
-        renewed_at: (status == Status::Claimed).then_some(10),
-        ttl_ms: (status == Status::Claimed).then_some(60_000),
-        role: String::new(),
+        holder: claimed.then_some(Id([k; 16])),
+        claimed_at: claimed.then_some(10),
+        renewed_at: claimed.then_some(10),
+        ttl_ms: claimed.then_some(60_000),
         priority: k as i64 % 3,
-        estimate: 1,
-        labels: vec![],
-        resources: vec![],
-        ref_: None,
-        note: None,
-        completed_by: None,
-        last_holder: None,
-        created_at: k as u64,
-        updated_at: k as u64,
-        archived: false,
+        ..Node::todo(id, "task".into(), summary, k as u64)
     }
 }
 
@@ -203,13 +188,7 @@ fn a_node_that_does_not_decode_behind_a_matching_checksum_is_corrupt_when_read()
     let s = Store::new();
     let a = s.upsert("alpha", &[]);
     let b = s.upsert("bravo", &[]);
-    // A write that compacts: the snapshot now has the index and the trailer.
-    let compact = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
-    assert_eq!(
-        s.run_env(&["upsert", "--summary", "charlie"], &compact)
-            .code,
-        Some(0)
-    );
+    upsert_compacting(&s, "charlie");
     let path = s.dir.join("snapshot.json");
     let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
     // Same length, no longer JSON: the closing quote of bravo's summary becomes a control
@@ -268,12 +247,7 @@ fn a_page_that_fails_its_checksum_is_corrupt_when_read_and_check_finds_it() {
         .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": format!("node number {i}")}))
         .collect::<Vec<_>>()});
     let ids = s.import_ok(&plan);
-    let compact = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
-    assert_eq!(
-        s.run_env(&["upsert", "--summary", "one more"], &compact)
-            .code,
-        Some(0)
-    );
+    upsert_compacting(&s, "one more");
     let path = s.dir.join("snapshot.json");
     let mut bytes = std::fs::read(&path).unwrap();
     assert!(
@@ -331,28 +305,12 @@ fn a_page_that_fails_its_checksum_is_corrupt_when_read_and_check_finds_it() {
 /// writers decide on an empty store, or write one.
 #[test]
 fn writers_sharing_a_batch_with_a_damaged_read_lose_nothing() {
-    use claimdag::rules::{Plan, PlanNode};
-    use claimdag::store::{SystemClock, Tuning};
-    use claimdag::{Code, Store};
-    use std::sync::Arc;
+    use crate::common::{flat_plan, unsynced};
+    use claimdag::Code;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let open = |compact_min_bytes| {
-        let tuning = Tuning {
-            sync: false,
-            compact_min_bytes,
-        };
-        Store::with(dir.clone(), tuning, Arc::new(SystemClock))
-    };
-    let plan = Plan {
-        nodes: (0..900)
-            .map(|i| PlanNode {
-                key: format!("k{i}"),
-                summary: format!("node number {i}"),
-                ..PlanNode::default()
-            })
-            .collect(),
-    };
+    let open = |compact_min_bytes| unsynced(&dir, compact_min_bytes);
+    let plan = flat_plan(900, |i| format!("node number {i}"));
     let imported = open(1).import("", plan).unwrap();
     let ids: Vec<Id> = imported.into_iter().map(|(id, _)| id).collect();
     let path = dir.join("snapshot.json");
@@ -440,11 +398,7 @@ fn check_says_when_a_snapshot_read_whole_was_changed_after_it_was_written() {
     use crate::common::Store;
     let s = Store::new();
     let a = s.upsert("alpha", &[]);
-    let compact = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
-    assert_eq!(
-        s.run_env(&["upsert", "--summary", "bravo"], &compact).code,
-        Some(0)
-    );
+    upsert_compacting(&s, "bravo");
     let check = s.run(&["check"]);
     assert_eq!(check.code, Some(0), "{}", check.stderr);
     assert!(!check.stdout.contains("changed after"), "{}", check.stdout);
@@ -471,11 +425,7 @@ fn check_reports_claimed_ids_that_disagree_with_the_nodes() {
     let s = Store::new();
     let a = s.upsert("alpha", &[]);
     s.claim(&a, &actor(1), &[]);
-    let compact = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
-    assert_eq!(
-        s.run_env(&["upsert", "--summary", "bravo"], &compact).code,
-        Some(0)
-    );
+    upsert_compacting(&s, "bravo");
     let path = s.dir.join("snapshot.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let listed = format!("\"claimed\":[\"{a}\"]");
@@ -501,11 +451,7 @@ fn a_snapshot_without_an_index_is_read_whole_and_gets_one_at_the_next_compaction
     use crate::common::Store;
     let s = Store::new();
     let a = s.upsert("alpha", &[]);
-    let compact = [("CLAIMDAG_COMPACT_MIN_BYTES", "1")];
-    assert_eq!(
-        s.run_env(&["upsert", "--summary", "bravo"], &compact).code,
-        Some(0)
-    );
+    upsert_compacting(&s, "bravo");
     let shown = s.ok(&["show", &a]);
     let mut old = s.snapshot();
     let fields = old.as_object_mut().unwrap();
@@ -516,11 +462,7 @@ fn a_snapshot_without_an_index_is_read_whole_and_gets_one_at_the_next_compaction
     let text = std::fs::read_to_string(s.dir.join("snapshot.json")).unwrap();
     assert!(!text.contains("\"lazy\""));
     assert_eq!(s.ok(&["show", &a]), shown);
-    assert_eq!(
-        s.run_env(&["upsert", "--summary", "charlie"], &compact)
-            .code,
-        Some(0)
-    );
+    upsert_compacting(&s, "charlie");
     let text = std::fs::read_to_string(s.dir.join("snapshot.json")).unwrap();
     assert!(
         text.contains("\"index\":") && text.contains("\"lazy\":"),
@@ -530,4 +472,13 @@ fn a_snapshot_without_an_index_is_read_whole_and_gets_one_at_the_next_compaction
     let check = s.run(&["check"]);
     assert_eq!(check.code, Some(0), "{}", check.stderr);
     assert!(check.stdout.contains("3 live nodes"), "{}", check.stdout);
+}
+
+/// An upsert that compacts the store: the snapshot then has the index and the trailer.
+fn upsert_compacting(s: &crate::common::Store, summary: &str) {
+    let r = s.run_env(
+        &["upsert", "--summary", summary],
+        &[("CLAIMDAG_COMPACT_MIN_BYTES", "1")],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
 }

@@ -363,38 +363,9 @@ impl<'de> Visitor<'de> for Nodes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Status;
 
     fn node(i: u8) -> Node {
-        Node {
-            id: crate::Id([i; 16]),
-            workspace: String::new(),
-            kind: "task".into(),
-            summary: format!("node {i}"),
-            parent: None,
-            deps: vec![],
-            soft_deps: vec![],
-            status: Status::Todo,
-            generation: 1,
-            holder: None,
-            attempts: 0,
-            max_attempts: None,
-            claimed_at: None,
-            renewed_at: None,
-            ttl_ms: None,
-            role: String::new(),
-            priority: 0,
-            estimate: 1,
-            labels: vec![],
-            resources: vec![],
-            ref_: None,
-            note: None,
-            completed_by: None,
-            last_holder: None,
-            created_at: 5,
-            updated_at: 5,
-            archived: false,
-        }
+        Node::todo(crate::Id([i; 16]), "task".into(), format!("node {i}"), 5)
     }
 
     fn written() -> (State, String) {
