@@ -534,16 +534,24 @@ impl Layered {
         self.len() == 0
     }
 
-    /// Puts `node` in place of its live value (or after the others).
-    pub fn replace(&mut self, node: Node) {
+    /// Puts `node` in place of its live value (or after the others); returns the value it
+    /// replaced. Decoding it also checks the page it sits in: a change replayed from the
+    /// journal onto a page that fails its checksum damages the state.
+    pub fn replace(&mut self, node: Node) -> Option<Node> {
         let id = node.id;
         if let Some(&i) = self.added_at.get(&id) {
-            self.added[i] = node;
-        } else if self.live_entry(&id).is_some() {
-            self.over.insert(id, node);
-        } else {
-            self.added_at.insert(id, self.added.len());
-            self.added.push(node);
+            return Some(std::mem::replace(&mut self.added[i], node));
+        }
+        match self.live_entry(&id) {
+            Some(e) => match self.over.insert(id, node) {
+                Some(old) => Some(old),
+                None => self.base.node(e).cloned(),
+            },
+            None => {
+                self.added_at.insert(id, self.added.len());
+                self.added.push(node);
+                None
+            }
         }
     }
 

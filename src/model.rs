@@ -706,8 +706,7 @@ impl State {
     }
 
     /// Puts `node` in place of its live value (or after the others, and out of the
-    /// archive); returns the value it replaced (`None` in a layered state, which has no pick
-    /// order to update). The pick order is the caller's to update.
+    /// archive); returns the value it replaced. The pick order is the caller's to update.
     fn replace(&mut self, node: Node) -> Option<Node> {
         self.settle();
         if node.status == Status::Claimed {
@@ -717,11 +716,7 @@ impl State {
         }
         self.archived.remove(&node.id);
         if let Some(l) = self.layered.as_mut() {
-            // The value replaced is only for the pick order, and a layered state has none:
-            // building it decodes every node, and the state settles before this change.
-            debug_assert!(self.sched.get_mut().is_none());
-            l.replace(node);
-            return None;
+            return l.replace(node);
         }
         match self.index.get(&node.id) {
             Some(&i) => Some(std::mem::replace(&mut self.nodes[i], node)),
