@@ -73,6 +73,24 @@ fn gone(pid: i32) -> bool {
     true
 }
 
+/// The pid a command wrote with `echo $$ > FILE`: the shell creates the file before it
+/// writes the line, so wait for the whole line, not only for the file.
+fn read_pid(path: &Path) -> i32 {
+    let t = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.ends_with('\n') {
+            return text.trim().parse().expect("a pid");
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{} never held a pid",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn read(p: PathBuf) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -164,8 +182,7 @@ fn a_hung_command_past_a_lost_lease_is_killed_and_never_completes() {
         &["--ttl", "1s", "--grace", "300ms", "--max", "1"],
         script,
     ));
-    wait_for(&s.scratch().join("pid"));
-    let pid: i32 = read(s.scratch().join("pid")).trim().parse().unwrap();
+    let pid = read_pid(&s.scratch().join("pid"));
     s.ok(&["reclaim", "--lease", "0"]);
     assert_eq!(s.claim(&a, "name:fresh", &[]), 4);
     let (code, _, err) = finish(w);
@@ -325,8 +342,7 @@ fn a_killed_worker_loses_its_lease_and_the_node_is_granted_again_once() {
     let a = s.upsert("the worker dies", &[]);
     let script = r#"echo $$ > "$W/pid"; sleep 60"#;
     let mut w = start(worker(&s, "dies", &["--ttl", "3s"], script));
-    wait_for(&s.scratch().join("pid"));
-    let pid: i32 = read(s.scratch().join("pid")).trim().parse().unwrap();
+    let pid = read_pid(&s.scratch().join("pid"));
     w.kill().expect("SIGKILL the worker");
     let killed = Instant::now();
     let _ = w.wait();
