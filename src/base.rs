@@ -21,6 +21,7 @@
 
 use crate::id::{Id, IdMap};
 use crate::model::Node;
+use crate::schedule::index::{Index, Lookup};
 use std::borrow::Cow;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -43,7 +44,13 @@ pub struct Layout {
     pub page: u64,
     /// The CRC-32 of each page of the bytes before the trailer, 8 hex characters each.
     pub pages: String,
-    /// Where the trailer (`,"lazy":`) starts, as 16 hex characters.
+    /// Where the stored pick order (`crate::schedule::index`) starts and its length, when
+    /// the snapshot has one (after the index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pick_len: Option<u64>,
+    /// Where the trailer (`,"lazy":`) starts, as 16 hex characters: always last.
     pub from: String,
 }
 
@@ -103,6 +110,8 @@ pub struct Base {
     nodes: Range<u64>,
     /// The index's entries, without the quotes around them.
     index: Range<u64>,
+    /// The stored pick order, if there is one.
+    pick: Option<Range<u64>>,
     /// One slot per index entry: the node, once decoded.
     decoded: Vec<OnceLock<Box<Node>>>,
     damage: OnceLock<Damage>,
@@ -178,8 +187,16 @@ impl Base {
         };
         let index_start = layout.index_at + 1;
         let entries = layout.index_len.saturating_sub(2);
+        let pick = match (layout.pick_at, layout.pick_len) {
+            (None, None) => None,
+            (Some(at), Some(len)) => match end(at, len) {
+                Some(e) if at == index_end + b",\"pick\":".len() as u64 && len >= 2 => Some(at..e),
+                _ => return Err(src),
+            },
+            _ => return Err(src),
+        };
         let fits = nodes_end + b",\"index\":".len() as u64 == layout.index_at
-            && index_end == covered
+            && pick.as_ref().map_or(index_end, |p| p.end) == covered
             && layout.nodes_len >= 2
             && layout.index_len >= 2
             && entries.is_multiple_of(ENTRY as u64);
@@ -197,6 +214,7 @@ impl Base {
             pages,
             nodes: layout.nodes_at..nodes_end,
             index: index_start..index_end - 1,
+            pick: pick.clone(),
             decoded,
             damage: OnceLock::new(),
         };
@@ -207,7 +225,8 @@ impl Base {
         let framed = edge(layout.nodes_at, b"[")
             && edge(nodes_end - 1, b"]")
             && edge(nodes_end, b",\"index\":\"")
-            && edge(index_end - 1, b"\"");
+            && edge(index_end - 1, b"\"")
+            && (pick.is_none() || edge(index_end, b",\"pick\":{"));
         match head {
             Some(mut h) if framed && base.damage.get().is_none() && h.ends_with(b",\"nodes\":") => {
                 h.extend_from_slice(b"[]}");
@@ -429,6 +448,46 @@ impl Base {
         }
     }
 
+    /// Whether the snapshot stores its pick order.
+    pub fn has_pick(&self) -> bool {
+        self.pick.is_some()
+    }
+
+    /// The stored pick order's bytes (`None`, and the base damaged, when they cannot be read).
+    pub fn pick(&self) -> Option<Cow<'_, [u8]>> {
+        self.bytes(self.pick.clone()?)
+    }
+
+    /// Every index entry's id and where its node starts in the nodes' list, in the index's
+    /// order (`None`, and the base damaged, when they cannot be read).
+    pub fn entries(&self) -> Option<Vec<(Id, u64)>> {
+        if self.index.is_empty() {
+            return Some(Vec::new());
+        }
+        let text = self.bytes(self.index.clone())?;
+        let mut out = Vec::with_capacity(self.len());
+        for (i, e) in text.chunks_exact(ENTRY).enumerate() {
+            match (Id::from_hex(&e[..32]), hex(&e[32..44])) {
+                (Some(id), Some(at)) => out.push((id, at)),
+                _ => {
+                    self.damaged(format!("index entry {i} is not hex"), false);
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Past where every node starts in the nodes' list.
+    pub fn nodes_len(&self) -> u64 {
+        self.nodes.end - self.nodes.start
+    }
+
+    /// Marks the base damaged for a reason found by a reader of its bytes.
+    pub fn damage_with(&self, why: String) {
+        self.damaged(why, false);
+    }
+
     /// The id of entry `i`.
     fn id(&self, i: usize) -> Option<Id> {
         let e = self.entry(i)?;
@@ -575,6 +634,49 @@ impl Layered {
                 .map(|(i, n)| (n.id, i))
                 .collect();
         }
+    }
+
+    /// Whether the snapshot stores its pick order.
+    pub fn has_stored_pick(&self) -> bool {
+        self.base.has_pick()
+    }
+
+    /// The snapshot's stored pick order brought up to date with the changes since
+    /// ([`Index::catch_up`]): `None` when it has none, or when it was decided under another
+    /// `max_attempts` than `st`'s (build it from the nodes then). A stored order that does
+    /// not read damages the base.
+    pub fn stored_pick(&self, st: &dyn Lookup) -> Option<Index> {
+        let text = self.base.pick()?;
+        let read = Index::stored_max_attempts(&text).and_then(|cap| {
+            if cap != st.settings().max_attempts {
+                return Ok(None);
+            }
+            // Entries that cannot be read damage the base themselves.
+            let Some(entries) = self.base.entries() else {
+                return Ok(None);
+            };
+            Index::decode(&text, &entries, self.base.nodes_len()).map(Some)
+        });
+        let mut ix = match read {
+            Ok(ix) => ix?,
+            Err(why) => {
+                self.base
+                    .damage_with(format!("the stored pick order does not read: {why}"));
+                return None;
+            }
+        };
+        let was = |id: &Id| self.base.find(id).and_then(|e| self.base.node(e)).cloned();
+        let mut gone = Vec::with_capacity(self.gone.len());
+        for id in self.gone.keys() {
+            gone.push(was(id)?);
+        }
+        let mut changed = Vec::with_capacity(self.over.len() + self.added.len());
+        for id in self.over.keys() {
+            changed.push((Some(was(id)?), *id));
+        }
+        changed.extend(self.added.iter().map(|n| (None, n.id)));
+        ix.catch_up(st, &gone, &changed);
+        Some(ix)
     }
 
     /// Where a live node stands in creation order.

@@ -41,6 +41,22 @@ impl Id {
         Ok(Id(out))
     }
 
+    /// Exactly 32 lowercase hex characters, as a file written by claimdag holds them.
+    pub fn from_hex(text: &[u8]) -> Option<Id> {
+        if text.len() != 32 {
+            return None;
+        }
+        let mut out = [0u8; 16];
+        // Any character that is not lowercase hex sets a high bit.
+        let mut bad = 0u8;
+        for (o, pair) in out.iter_mut().zip(text.chunks_exact(2)) {
+            let (h, l) = (LOWER_HEX[pair[0] as usize], LOWER_HEX[pair[1] as usize]);
+            bad |= h | l;
+            *o = (h << 4) | (l & 15);
+        }
+        (bad & 0xf0 == 0).then_some(Id(out))
+    }
+
     /// The 32 lowercase hex characters.
     pub fn hex(&self) -> String {
         let mut s = String::with_capacity(32);
@@ -149,6 +165,17 @@ const HEX_VALUE: [u8; 256] = {
         t[b'a' as usize + c] = 10 + c as u8;
         t[b'A' as usize + c] = 10 + c as u8;
         c += 1;
+    }
+    t
+};
+
+/// The value of each lowercase hex character; 0xff for every other byte.
+pub const LOWER_HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 16 {
+        t[b"0123456789abcdef"[i] as usize] = i as u8;
+        i += 1;
     }
     t
 };

@@ -586,13 +586,36 @@ impl State {
 
     /// The pick order kept up to date as the state changes (built on the first call).
     pub fn schedule(&self) -> &Index {
-        self.sched.get(|| Index::build(self.nodes(), self))
+        self.sched.get(|| self.build_schedule())
     }
 
     /// The pick order if it is built, or built now when this is the second time a pick
-    /// asks for it ([`Lazy::warm`]); `None`: compute this pick from the nodes.
+    /// asks for it ([`Lazy::warm`]) or the snapshot stores it; `None`: compute this pick
+    /// from the nodes.
     pub fn schedule_if_warm(&self) -> Option<&Index> {
-        self.sched.warm(|| Index::build(self.nodes(), self))
+        if self.layered.as_ref().is_some_and(|l| l.has_stored_pick()) {
+            return Some(self.schedule());
+        }
+        self.sched.warm(|| self.build_schedule())
+    }
+
+    /// The pick order to store in a snapshot of this state: the one kept up to date if it is
+    /// built, else one built for the write alone (so that writing a snapshot does not make
+    /// every later change of this state keep an index up to date).
+    pub fn schedule_to_store(&self) -> std::borrow::Cow<'_, Index> {
+        match self.sched.peek() {
+            Some(ix) => std::borrow::Cow::Borrowed(ix),
+            None => std::borrow::Cow::Owned(self.build_schedule()),
+        }
+    }
+
+    /// The pick order the snapshot stores, brought up to date, or else one built from the
+    /// nodes.
+    fn build_schedule(&self) -> Index {
+        match self.layered.as_ref().and_then(|l| l.stored_pick(self)) {
+            Some(ix) => ix,
+            None => Index::build(self.nodes(), self),
+        }
     }
 
     /// Live nodes in creation order.

@@ -1,5 +1,6 @@
 //! The invariants `check` verifies on a loaded state, pure: every prerequisite exists, no
-//! cycle, holders only on claimed nodes, claims carry their lease, generations at least 1.
+//! cycle, holders only on claimed nodes, claims carry their lease, generations at least 1,
+//! and the pick order a snapshot stores is the one its nodes give.
 
 use crate::id::Id;
 use crate::model::{State, Status};
@@ -8,6 +9,19 @@ use std::collections::HashMap;
 /// Every broken invariant, one sentence each; empty when the state is sound.
 pub fn problems(state: &State) -> Vec<String> {
     let mut out = Vec::new();
+    // The pick order a snapshot stores, brought up to date with the journal, is the one its
+    // nodes give (asked for before anything decodes every node, so that it is the stored one).
+    let drift = state.schedule().differences(state.nodes(), state);
+    if !drift.is_empty() {
+        let parts: Vec<&str> = drift
+            .iter()
+            .map(|d| d.split(':').next().unwrap_or_default())
+            .collect();
+        out.push(format!(
+            "the pick order the snapshot stores does not match its nodes ({})",
+            parts.join(", ")
+        ));
+    }
     // The claims a snapshot lists are the nodes it stores as claimed.
     let claimed: std::collections::BTreeSet<Id> = state
         .nodes()

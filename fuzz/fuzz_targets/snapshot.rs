@@ -1,7 +1,8 @@
 //! The snapshot loader on arbitrary bytes: never panics; a snapshot it accepts writes back
-//! to one that reads as the same state. A snapshot with an index is read without decoding
-//! its nodes; one whose nodes then do not decode says so (`State::damage`, which the store
-//! turns into `corrupt`) and is never written back.
+//! to one that reads as the same state, with the stored pick order its nodes give. A
+//! snapshot with an index is read without decoding its nodes; one whose nodes (or stored
+//! pick order) then do not decode says so (`State::damage`, which the store turns into
+//! `corrupt`) and is never written back.
 #![no_main]
 
 use claimdag::store::snapshot;
@@ -16,6 +17,8 @@ fuzz_target!(|data: &[u8]| {
         for id in &ids {
             let _ = state.get(id);
         }
+        // The pick order, from what the snapshot stores when it stores one.
+        let _ = state.schedule();
         let count = state.nodes().len();
         let mut out = Vec::new();
         let written = snapshot::write(&mut out, &state, seq);
@@ -34,5 +37,7 @@ fuzz_target!(|data: &[u8]| {
         for n in state.nodes() {
             assert_eq!(again.get(&n.id), Some(n), "a node reads back differently by id");
         }
+        let drift = again.schedule().differences(again.nodes(), &again);
+        assert!(drift.is_empty(), "a written pick order reads back wrong: {drift:?}");
     }
 });

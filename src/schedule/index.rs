@@ -16,6 +16,8 @@ use crate::rules::{readiness, Readiness};
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
+mod stored;
+
 /// Where a ready node sits in the pick order of its workspace and role: longest critical
 /// path, then higher priority, then older (its creation number), then its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -112,6 +114,11 @@ impl Lazy {
 
     pub fn get_mut(&mut self) -> Option<&mut Index> {
         self.cell.get_mut()
+    }
+
+    /// The index if it is built, without building it.
+    pub fn peek(&self) -> Option<&Index> {
+        self.cell.get()
     }
 }
 
@@ -322,8 +329,33 @@ impl Index {
     /// critical path lengths of the changed nodes and everything above them are computed
     /// again in one pass, waiters first.
     pub fn update_batch(&mut self, st: &dyn Lookup, changed: &[(Option<Node>, Id)]) {
+        self.batch(st, changed, Vec::new(), Vec::new());
+    }
+
+    /// Brings the index of a snapshot's nodes up to date with what changed since it was
+    /// written, in one pass as [`Index::update_batch`] does: `gone` holds the snapshot's
+    /// value of each of its nodes archived since, `changed` the snapshot's value (`None` for
+    /// a node new since, or put back after its archiving) of every node put since, the new
+    /// ones in the order they were put; `st` holds the state now.
+    pub fn catch_up(&mut self, st: &dyn Lookup, gone: &[Node], changed: &[(Option<Node>, Id)]) {
         let mut seeds = Vec::new();
         let mut moved = Vec::new();
+        for n in gone {
+            // Its chains above lose it and its waiters see its archived status.
+            self.remove(n);
+            seeds.extend(prereqs(n));
+            moved.push(n.id);
+        }
+        self.batch(st, changed, seeds, moved);
+    }
+
+    fn batch(
+        &mut self,
+        st: &dyn Lookup,
+        changed: &[(Option<Node>, Id)],
+        mut seeds: Vec<Id>,
+        mut moved: Vec<Id>,
+    ) {
         for (old, id) in changed {
             let Some(new) = st.node(id) else { continue };
             if old.is_none() {

@@ -202,7 +202,6 @@ fn a_node_that_does_not_decode_behind_a_matching_checksum_is_corrupt_when_read()
         vec!["claim", b.as_str(), "--assignee", me.as_str()],
         vec!["list"],
         vec!["check"],
-        vec!["claim-next", "--assignee", me.as_str()],
     ] {
         let r = s.run(&args);
         assert_eq!(r.code, Some(6), "{args:?}: {}", r.stderr);
@@ -215,6 +214,13 @@ fn a_node_that_does_not_decode_behind_a_matching_checksum_is_corrupt_when_read()
     // A node whose bytes are intact still reads: the damage is found where it is.
     assert!(s.ok(&["show", &a]).contains("alpha"));
     assert_files_eq(&before, &s.files(), "commands on a damaged snapshot");
+    // A pick reads the stored pick order and the node it hands out: alpha (the oldest) is
+    // granted; the next pick is bravo, which does not decode.
+    let first = s.ok(&["claim-next", "--assignee", me.as_str()]);
+    assert!(first.starts_with(&a), "{first}");
+    let r = s.run(&["claim-next", "--assignee", me.as_str()]);
+    assert_eq!(r.code, Some(6), "{}", r.stderr);
+    assert!(r.stderr.contains("corrupt"), "{}", r.stderr);
 }
 
 /// `text` (a snapshot with an index) with `edit` applied to what its trailer covers and the
@@ -481,4 +487,77 @@ fn upsert_compacting(s: &crate::common::Store, summary: &str) {
         &[("CLAIMDAG_COMPACT_MIN_BYTES", "1")],
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+/// `text` with the stored pick order's first node record changed by `edit` (same length),
+/// the pages' checksums made to match.
+fn forge_pick(text: &str, edit: impl Fn(&str) -> String) -> String {
+    forge(text, |body| {
+        let at = body.find(",\"pick\":{").expect("a stored pick order");
+        let nodes = at + body[at..].find("\"nodes\":\"").expect("its nodes") + 9;
+        let record = &body[nodes..nodes + 41];
+        format!("{}{}{}", &body[..nodes], edit(record), &body[nodes + 41..])
+    })
+}
+
+/// A stored pick order that does not read (behind matching checksums) is `corrupt` for the
+/// commands that pick, and for `check`; a command that does not pick still answers, and
+/// nothing is written.
+#[test]
+fn a_stored_pick_order_that_does_not_read_is_corrupt_for_a_pick() {
+    use crate::common::{actor, assert_files_eq, Store};
+    let s = Store::new();
+    let a = s.upsert("alpha", &[]);
+    s.upsert("bravo", &[]);
+    upsert_compacting(&s, "charlie");
+    let path = s.dir.join("snapshot.json");
+    let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+    std::fs::write(&path, forge_pick(&text, |r| format!("z{}", &r[1..]))).unwrap();
+    let before = s.files();
+    let me = actor(3);
+    for args in [
+        vec!["claim-next", "--assignee", me.as_str()],
+        vec!["next"],
+        vec!["ready"],
+        vec!["check"],
+    ] {
+        let r = s.run(&args);
+        assert_eq!(r.code, Some(6), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("corrupt") && r.stderr.contains("pick order"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    assert!(s.ok(&["show", &a]).contains("alpha"));
+    assert_files_eq(&before, &s.files(), "commands on a bad stored pick order");
+}
+
+/// A stored pick order that reads but is not the one the nodes give (a critical path length
+/// changed, checksums forged to match) is found by `check`.
+#[test]
+fn check_reports_a_stored_pick_order_that_disagrees_with_the_nodes() {
+    use crate::common::Store;
+    let s = Store::new();
+    s.upsert("alpha", &[]);
+    s.upsert("bravo", &[]);
+    upsert_compacting(&s, "charlie");
+    s.ok(&["check"]);
+    let path = s.dir.join("snapshot.json");
+    let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+    let forged = forge_pick(&text, |r| {
+        assert_eq!(&r[..1], "3", "a ready node with a critical path: {r}");
+        format!("{}9{}", &r[..16], &r[17..])
+    });
+    std::fs::write(&path, forged).unwrap();
+    let r = s.run(&["check"]);
+    assert_eq!(r.code, Some(6), "{}{}", r.stdout, r.stderr);
+    assert!(
+        (r.stdout.clone() + &r.stderr).contains(
+            "the pick order the snapshot stores does not match its nodes (critical, ready)"
+        ),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
 }

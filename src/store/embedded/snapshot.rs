@@ -135,6 +135,17 @@ pub fn write(w: &mut dyn Write, state: &State, seq: u64) -> std::io::Result<()> 
     }
     text.push(b'"');
     out.write_all(&text)?;
+    let index_len = out.at - index_at;
+    let sorted: Vec<Id> = index.iter().map(|e| e.0).collect();
+    let mut pick_at = None;
+    if let Some(pick) = state
+        .schedule_to_store()
+        .encode(&sorted, state.settings.max_attempts)
+    {
+        out.write_all(b",\"pick\":")?;
+        pick_at = Some(out.at);
+        out.write_all(&pick)?;
+    }
     let covered = out.at;
     let mut pages = std::mem::take(&mut out.pages);
     if !covered.is_multiple_of(base::PAGE) {
@@ -144,10 +155,12 @@ pub fn write(w: &mut dyn Write, state: &State, seq: u64) -> std::io::Result<()> 
         nodes_at,
         nodes_len,
         index_at,
-        index_len: covered - index_at,
+        index_len,
         page: base::PAGE,
         pages: pages.iter().map(|c| format!("{c:08x}")).collect(),
         from: format!("{covered:016x}"),
+        pick_len: pick_at.map(|at| covered - at),
+        pick_at,
     };
     let w = out.w;
     w.write_all(b",\"lazy\":")?;
