@@ -19,7 +19,7 @@
 //! node that does not decode, damages the state ([`Base::damage`]): the store then reports
 //! the snapshot `corrupt` and throws away what was read or decided on it.
 
-use crate::id::{Id, IdMap};
+use crate::id::{lower_hex_u64 as hex, Id, IdMap};
 use crate::model::Node;
 use crate::schedule::index::{Index, Lookup};
 use std::borrow::Cow;
@@ -514,21 +514,6 @@ impl Base {
         self.entry(i)
             .is_some_and(|e| e.starts_with(prefix.as_bytes()))
     }
-}
-
-/// The value of up to 16 hex characters (lowercase); `None` for anything else.
-fn hex(b: &[u8]) -> Option<u64> {
-    if b.is_empty() || b.len() > 16 {
-        return None;
-    }
-    b.iter().try_fold(0u64, |acc, &c| {
-        let v = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            _ => return None,
-        };
-        Some((acc << 4) | v as u64)
-    })
 }
 
 /// A base and what changed since it was read: the live nodes of a state that was loaded

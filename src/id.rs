@@ -180,6 +180,21 @@ pub const LOWER_HEX: [u8; 256] = {
     t
 };
 
+/// The value of 1 to 16 lowercase hex characters, as claimdag's files write numbers; `None`
+/// for anything else.
+pub fn lower_hex_u64(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 16 {
+        return None;
+    }
+    let mut bad = 0u8;
+    let v = b.iter().fold(0u64, |acc, &c| {
+        let v = LOWER_HEX[c as usize];
+        bad |= v;
+        (acc << 4) | (v & 15) as u64
+    });
+    (bad & 0xf0 == 0).then_some(v)
+}
+
 fn hex_val(c: u8) -> Option<u8> {
     match HEX_VALUE[c as usize] {
         0xff => None,

@@ -566,6 +566,11 @@ impl State {
         }
     }
 
+    /// True while the state reads its nodes from a snapshot that stores its pick order.
+    pub fn has_stored_pick(&self) -> bool {
+        self.layered.as_ref().is_some_and(|l| l.has_stored_pick())
+    }
+
     /// True while the state decodes its nodes from a snapshot's bytes as they are asked for.
     pub fn is_layered(&self) -> bool {
         self.layered.is_some()
@@ -593,7 +598,7 @@ impl State {
     /// asks for it ([`Lazy::warm`]) or the snapshot stores it; `None`: compute this pick
     /// from the nodes.
     pub fn schedule_if_warm(&self) -> Option<&Index> {
-        if self.layered.as_ref().is_some_and(|l| l.has_stored_pick()) {
+        if self.has_stored_pick() {
             return Some(self.schedule());
         }
         self.sched.warm(|| self.build_schedule())

@@ -11,7 +11,11 @@ pub fn problems(state: &State) -> Vec<String> {
     let mut out = Vec::new();
     // The pick order a snapshot stores, brought up to date with the journal, is the one its
     // nodes give (asked for before anything decodes every node, so that it is the stored one).
-    let drift = state.schedule().differences(state.nodes(), state);
+    let drift = if state.has_stored_pick() {
+        state.schedule().differences(state.nodes(), state)
+    } else {
+        Vec::new()
+    };
     if !drift.is_empty() {
         let parts: Vec<&str> = drift
             .iter()

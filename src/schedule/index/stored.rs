@@ -22,7 +22,7 @@
 //! The stored order is derived data, checked by `claimdag check` against a fresh build.
 
 use super::{Index, ReadyKey};
-use crate::id::{Id, LOWER_HEX};
+use crate::id::{lower_hex_u64 as hex, Id};
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
@@ -200,15 +200,4 @@ fn put_hex(out: &mut Vec<u8>, v: u64, digits: u32) {
     for k in (0..digits).rev() {
         out.push(b"0123456789abcdef"[(v >> (4 * k) & 15) as usize]);
     }
-}
-
-/// The value of 1 to 16 lowercase hex characters.
-fn hex(b: &[u8]) -> Option<u64> {
-    let mut bad = 0u8;
-    let v = b.iter().fold(0u64, |acc, &c| {
-        let v = LOWER_HEX[c as usize];
-        bad |= v;
-        (acc << 4) | (v & 15) as u64
-    });
-    (bad & 0xf0 == 0).then_some(v)
 }
