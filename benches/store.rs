@@ -135,17 +135,26 @@ fn child_load(dir: &Path, expect: usize) {
     let after = vm_kib("VmRSS");
     let hwm = vm_kib("VmHWM");
     assert_eq!(n, expect, "node count");
-    // The first pick by critical path: from the pick order the snapshot stores.
-    let t = Instant::now();
-    let _pick = store.next("", None).expect("next");
-    let pick_ms = t.elapsed().as_secs_f64() * 1e3;
     // What the first call that needs every node (a `list`) adds.
     let t = Instant::now();
     let all = store.inspect(|s, _| s.nodes().len()).expect("read");
     let all_ms = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(all, expect, "node count");
     let (after_all, hwm_all) = (vm_kib("VmRSS"), vm_kib("VmHWM"));
-    println!("{ms} {before} {after} {hwm} {all_ms} {after_all} {hwm_all} {pick_ms}");
+    println!("{ms} {before} {after} {hwm} {all_ms} {after_all} {hwm_all}");
+}
+
+/// A fresh process loads the store and picks once, as a `claimdag next` does: (the pick's
+/// ms, VmRSS before the load, VmHWM after the pick) in KiB.
+fn child_pick(dir: &Path, expect: usize) {
+    let before = vm_kib("VmRSS");
+    let store = open(dir, true);
+    let n = store.inspect(|s, _| s.len()).expect("read");
+    assert_eq!(n, expect, "node count");
+    let t = Instant::now();
+    let _ = store.next("", None).expect("next");
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    println!("{ms} {before} {}", vm_kib("VmHWM"));
 }
 
 /// What a fresh process pays to load a store (medians over runs).
@@ -154,8 +163,10 @@ struct Load {
     ms: f64,
     /// Then decode every node (the first `list`).
     all_ms: f64,
-    /// The first pick by critical path after the load (between the two above).
+    /// In another fresh process: the first pick by critical path after the load (from the
+    /// pick order the snapshot stores), and that process's peak resident bytes per node.
     pick_ms: f64,
+    pick_hwm: f64,
     /// Resident bytes per node after the load, and after every node is decoded.
     rss: f64,
     rss_all: f64,
@@ -165,28 +176,32 @@ struct Load {
 
 fn load_in_child(dir: &Path, n: usize, runs: usize) -> Load {
     let exe = std::env::current_exe().expect("current_exe");
-    let mut v: Vec<Vec<f64>> = vec![Vec::new(); 6];
-    for _ in 0..runs {
+    let mut v: Vec<Vec<f64>> = vec![Vec::new(); 7];
+    let child = |mode: &str| -> Vec<f64> {
         let out = Command::new(&exe)
-            .arg("--child-load")
+            .arg(mode)
             .arg(dir)
             .arg(n.to_string())
             .stderr(Stdio::inherit())
             .output()
             .expect("spawn loader");
         assert!(out.status.success(), "loader failed");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let x: Vec<f64> = text
+        String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .map(|x| x.parse().expect("number"))
-            .collect();
-        let per_node = |kib: f64| (kib - x[1]) * 1024.0 / n as f64;
+            .collect()
+    };
+    for _ in 0..runs {
+        let x = child("--child-load");
+        let per_node = |kib: f64, from: f64| (kib - from) * 1024.0 / n as f64;
         v[0].push(x[0]);
         v[1].push(x[4]);
-        v[2].push(per_node(x[2]));
-        v[3].push(per_node(x[5]));
-        v[4].push(per_node(x[6]));
-        v[5].push(x[7]);
+        v[2].push(per_node(x[2], x[1]));
+        v[3].push(per_node(x[5], x[1]));
+        v[4].push(per_node(x[6], x[1]));
+        let p = child("--child-pick");
+        v[5].push(p[0]);
+        v[6].push(per_node(p[2], p[1]));
     }
     let mut m = v.into_iter().map(median);
     let mut next = || m.next().unwrap_or(0.0);
@@ -197,6 +212,7 @@ fn load_in_child(dir: &Path, n: usize, runs: usize) -> Load {
         rss_all: next(),
         hwm: next(),
         pick_ms: next(),
+        pick_hwm: next(),
     }
 }
 
@@ -350,6 +366,12 @@ fn size(work: &Path, n: usize, quick: bool) {
     emit(SYSTEM, &format!("load_ms@{label}"), l.ms, "");
     emit(SYSTEM, &format!("load_all_ms@{label}"), l.all_ms, "");
     emit(SYSTEM, &format!("first_pick_ms@{label}"), l.pick_ms, "");
+    emit(
+        SYSTEM,
+        &format!("pick_hwm_b_per_node@{label}"),
+        l.pick_hwm,
+        "",
+    );
     emit(SYSTEM, &format!("rss_lazy_b_per_node@{label}"), l.rss, "");
     emit(SYSTEM, &format!("rss_b_per_node@{label}"), l.rss_all, "");
     emit(SYSTEM, &format!("hwm_b_per_node@{label}"), l.hwm, "");
@@ -378,6 +400,13 @@ fn main() {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
+    if let Some(dir) = arg("--child-pick") {
+        let n: usize = args
+            .get(2)
+            .and_then(|a| a.parse().ok())
+            .expect("node count");
+        return child_pick(Path::new(&dir), n);
+    }
     if let Some(dir) = arg("--child-load") {
         let n = args.last().and_then(|x| x.parse().ok()).unwrap_or(0);
         return child_load(Path::new(&dir), n);

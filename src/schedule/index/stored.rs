@@ -115,7 +115,8 @@ impl Index {
             seq: creation_end,
             ..Index::default()
         };
-        ix.ready = vec![BTreeSet::new(); stored.groups.len()];
+        // Each group's ready keys, gathered and then built into their sets in one go.
+        let mut ready: Vec<Vec<ReadyKey>> = vec![Vec::new(); stored.groups.len()];
         for (g, key) in stored.groups.into_iter().enumerate() {
             if ix.groups.insert(key, g).is_some() {
                 return Err(format!("group {g} is named twice"));
@@ -123,6 +124,8 @@ impl Index {
         }
         ix.order.reserve(entries.len());
         ix.critical.reserve(entries.len());
+        ix.keyed
+            .reserve(nodes.chunks(NODE).filter(|r| r[0] == b'3').count());
         for (k, (&(id, order), rec)) in entries.iter().zip(nodes.chunks(NODE)).enumerate() {
             let bad = || format!("node {k} is not hex");
             let flags = hex(&rec[..1]).ok_or_else(bad)? as u8;
@@ -143,14 +146,14 @@ impl Index {
                     order,
                     id,
                 };
-                let set = ix
-                    .ready
+                ready
                     .get_mut(group)
-                    .ok_or_else(|| format!("node {k} is in group {group}, which is not there"))?;
-                set.insert(key);
+                    .ok_or_else(|| format!("node {k} is in group {group}, which is not there"))?
+                    .push(key);
                 ix.keyed.insert(id, (group, key));
             }
         }
+        ix.ready = ready.into_iter().map(BTreeSet::from_iter).collect();
         let mut w = stored.waiters.as_bytes();
         let take = |w: &mut &[u8], n: usize| -> Result<u64, String> {
             let (head, rest) = w.split_at_checked(n).ok_or("the waiters are cut short")?;

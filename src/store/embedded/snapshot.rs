@@ -85,8 +85,15 @@ impl Write for Counted<'_> {
     }
 }
 
-/// Writes the state as of record `seq`: the head, the nodes, their index, the trailer.
+/// Writes the state as of record `seq`: the head, the nodes, their index, the stored pick
+/// order, the trailer.
 pub fn write(w: &mut dyn Write, state: &State, seq: u64) -> std::io::Result<()> {
+    write_with(w, state, seq, true)
+}
+
+/// [`write`], storing the pick order or not as `pick` says (a snapshot without it, as an
+/// older claimdag wrote, computes the order from the nodes).
+pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std::io::Result<()> {
     let head = Head {
         format: FORMAT,
         seq,
@@ -136,12 +143,14 @@ pub fn write(w: &mut dyn Write, state: &State, seq: u64) -> std::io::Result<()> 
     text.push(b'"');
     out.write_all(&text)?;
     let index_len = out.at - index_at;
-    let sorted: Vec<Id> = index.iter().map(|e| e.0).collect();
     let mut pick_at = None;
-    if let Some(pick) = state
-        .schedule_to_store()
-        .encode(&sorted, state.settings.max_attempts)
-    {
+    let stored = pick.then(|| {
+        let sorted: Vec<Id> = index.iter().map(|e| e.0).collect();
+        state
+            .schedule_to_store()
+            .encode(&sorted, state.settings.max_attempts)
+    });
+    if let Some(pick) = stored.flatten() {
         out.write_all(b",\"pick\":")?;
         pick_at = Some(out.at);
         out.write_all(&pick)?;
