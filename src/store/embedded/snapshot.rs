@@ -91,7 +91,7 @@ pub fn write(w: &mut dyn Write, state: &State, seq: u64) -> std::io::Result<()> 
     write_with(w, state, seq, true)
 }
 
-/// [`write`], storing the pick order or not as `pick` says (a snapshot without it, as an
+/// [`write()`], storing the pick order or not as `pick` says (a snapshot without it, as an
 /// older claimdag wrote, computes the order from the nodes).
 pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std::io::Result<()> {
     let head = Head {
