@@ -632,17 +632,10 @@ impl Layered {
     /// not read damages the base.
     pub fn stored_pick(&self, st: &dyn Lookup) -> Option<Index> {
         let text = self.base.pick()?;
-        let read = Index::stored_max_attempts(&text).and_then(|cap| {
-            if cap != st.settings().max_attempts {
-                return Ok(None);
-            }
-            // Entries that cannot be read damage the base themselves.
-            let Some(entries) = self.base.entries() else {
-                return Ok(None);
-            };
-            Index::decode(&text, &entries, self.base.nodes_len()).map(Some)
-        });
-        let mut ix = match read {
+        // Entries that cannot be read damage the base themselves.
+        let entries = || self.base.entries();
+        let cap = st.settings().max_attempts;
+        let mut ix = match Index::decode(&text, cap, entries, self.base.nodes_len()) {
             Ok(ix) => ix?,
             Err(why) => {
                 self.base

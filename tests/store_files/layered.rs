@@ -197,20 +197,16 @@ fn a_node_that_does_not_decode_behind_a_matching_checksum_is_corrupt_when_read()
     std::fs::write(&path, &forged).unwrap();
     let before = s.files();
     let me = actor(3);
-    for args in [
-        vec!["show", b.as_str()],
-        vec!["claim", b.as_str(), "--assignee", me.as_str()],
-        vec!["list"],
-        vec!["check"],
-    ] {
-        let r = s.run(&args);
-        assert_eq!(r.code, Some(6), "{args:?}: {}", r.stderr);
-        assert!(
-            r.stderr.contains("corrupt") && r.stderr.contains("snapshot.json"),
-            "{args:?}: {}",
-            r.stderr
-        );
-    }
+    all_corrupt(
+        &s,
+        &[
+            &["show", &b],
+            &["claim", &b, "--assignee", &me],
+            &["list"],
+            &["check"],
+        ],
+        "snapshot.json",
+    );
     // A node whose bytes are intact still reads: the damage is found where it is.
     assert!(s.ok(&["show", &a]).contains("alpha"));
     assert_files_eq(&before, &s.files(), "commands on a damaged snapshot");
@@ -221,6 +217,19 @@ fn a_node_that_does_not_decode_behind_a_matching_checksum_is_corrupt_when_read()
     let r = s.run(&["claim-next", "--assignee", me.as_str()]);
     assert_eq!(r.code, Some(6), "{}", r.stderr);
     assert!(r.stderr.contains("corrupt"), "{}", r.stderr);
+}
+
+/// Each of `commands` exits 6 (`corrupt`) with `naming` in its error.
+fn all_corrupt(s: &crate::common::Store, commands: &[&[&str]], naming: &str) {
+    for args in commands {
+        let r = s.run(args);
+        assert_eq!(r.code, Some(6), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("corrupt") && r.stderr.contains(naming),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
 }
 
 /// `text` (a snapshot with an index) with `edit` applied to what its trailer covers and the
@@ -450,8 +459,8 @@ fn check_reports_claimed_ids_that_disagree_with_the_nodes() {
 }
 
 /// A store whose snapshot has none of the index's fields (written before them) is read
-/// whole, answers the same, and the next compaction writes the index: the store is then
-/// read by the page, and `check` finds it sound.
+/// whole, answers the same, and the next compaction writes the index and the stored pick
+/// order: the store is then read by the page, and `check` finds it sound.
 #[test]
 fn a_snapshot_without_an_index_is_read_whole_and_gets_one_at_the_next_compaction() {
     use crate::common::Store;
@@ -461,7 +470,7 @@ fn a_snapshot_without_an_index_is_read_whole_and_gets_one_at_the_next_compaction
     let shown = s.ok(&["show", &a]);
     let mut old = s.snapshot();
     let fields = old.as_object_mut().unwrap();
-    for key in ["count", "claimed", "index", "lazy"] {
+    for key in ["count", "claimed", "index", "pick", "lazy"] {
         assert!(fields.remove(key).is_some(), "{key}");
     }
     s.write_snapshot(&old);
@@ -471,10 +480,12 @@ fn a_snapshot_without_an_index_is_read_whole_and_gets_one_at_the_next_compaction
     upsert_compacting(&s, "charlie");
     let text = std::fs::read_to_string(s.dir.join("snapshot.json")).unwrap();
     assert!(
-        text.contains("\"index\":") && text.contains("\"lazy\":"),
+        text.contains("\"index\":") && text.contains("\"pick\":{") && text.contains("\"lazy\":"),
         "{text}"
     );
     assert_eq!(s.ok(&["show", &a]), shown);
+    // A pick from the stored order: the oldest node.
+    assert!(s.ok(&["next"]).starts_with(&a));
     let check = s.run(&["check"]);
     assert_eq!(check.code, Some(0), "{}", check.stderr);
     assert!(check.stdout.contains("3 live nodes"), "{}", check.stdout);
@@ -515,20 +526,16 @@ fn a_stored_pick_order_that_does_not_read_is_corrupt_for_a_pick() {
     std::fs::write(&path, forge_pick(&text, |r| format!("z{}", &r[1..]))).unwrap();
     let before = s.files();
     let me = actor(3);
-    for args in [
-        vec!["claim-next", "--assignee", me.as_str()],
-        vec!["next"],
-        vec!["ready"],
-        vec!["check"],
-    ] {
-        let r = s.run(&args);
-        assert_eq!(r.code, Some(6), "{args:?}: {}", r.stderr);
-        assert!(
-            r.stderr.contains("corrupt") && r.stderr.contains("pick order"),
-            "{args:?}: {}",
-            r.stderr
-        );
-    }
+    all_corrupt(
+        &s,
+        &[
+            &["claim-next", "--assignee", &me],
+            &["next"],
+            &["ready"],
+            &["check"],
+        ],
+        "pick order",
+    );
     assert!(s.ok(&["show", &a]).contains("alpha"));
     assert_files_eq(&before, &s.files(), "commands on a bad stored pick order");
 }

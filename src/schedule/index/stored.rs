@@ -46,7 +46,9 @@ impl Index {
     /// written without a stored order and readers build it from the nodes).
     pub fn encode(&self, sorted: &[Id], max_attempts: Option<u32>) -> Option<Vec<u8>> {
         let entry = |id: &Id| sorted.binary_search(id).ok();
-        if self.order.len() != sorted.len() || self.order.keys().any(|id| entry(id).is_none()) {
+        // The same nodes: as many, and each of the (distinct) sorted ids is one of them.
+        if self.order.len() != sorted.len() || !sorted.iter().all(|id| self.order.contains_key(id))
+        {
             return None;
         }
         let mut nodes = Vec::with_capacity(sorted.len() * NODE);
@@ -93,16 +95,26 @@ impl Index {
         serde_json::to_vec(&stored).ok()
     }
 
-    /// The setting a stored order was decided under (see the module documentation).
-    pub fn stored_max_attempts(text: &[u8]) -> Result<Option<u32>, String> {
-        Ok(parse(text)?.max_attempts)
-    }
-
-    /// Reads a stored order back for a snapshot whose index entries are `entries` (id and
-    /// where the node starts in the nodes' list, in the index's order); `creation_end` is
-    /// past every such place (the next node's creation number).
-    pub fn decode(text: &[u8], entries: &[(Id, u64)], creation_end: u64) -> Result<Index, String> {
-        let stored = parse(text)?;
+    /// Reads a stored order back, parsing it once: `None` when it was decided under another
+    /// `max_attempts` than `max_attempts` (the caller builds it from the nodes then) or when
+    /// `entries` gives nothing. `entries` gives the snapshot's index entries (id and where
+    /// the node starts in the nodes' list, in the index's order), asked for only when the
+    /// setting matches; `creation_end` is past every such place (the next node's creation
+    /// number).
+    pub fn decode(
+        text: &[u8],
+        max_attempts: Option<u32>,
+        entries: impl FnOnce() -> Option<Vec<(Id, u64)>>,
+        creation_end: u64,
+    ) -> Result<Option<Index>, String> {
+        let stored: Stored<'_> =
+            serde_json::from_slice(text).map_err(|e| format!("the stored pick order: {e}"))?;
+        if stored.max_attempts != max_attempts {
+            return Ok(None);
+        }
+        let Some(entries) = entries() else {
+            return Ok(None);
+        };
         let nodes = stored.nodes.as_bytes();
         if nodes.len() != entries.len() * NODE {
             return Err(format!(
@@ -124,8 +136,9 @@ impl Index {
         }
         ix.order.reserve(entries.len());
         ix.critical.reserve(entries.len());
+        let ready_flag = b'0' + (CRITICAL | READY);
         ix.keyed
-            .reserve(nodes.chunks(NODE).filter(|r| r[0] == b'3').count());
+            .reserve(nodes.chunks(NODE).filter(|r| r[0] == ready_flag).count());
         for (k, (&(id, order), rec)) in entries.iter().zip(nodes.chunks(NODE)).enumerate() {
             let bad = || format!("node {k} is not hex");
             let flags = hex(&rec[..1]).ok_or_else(bad)? as u8;
@@ -190,12 +203,8 @@ impl Index {
                 return Err(format!("the waiters of {} are given twice", p.hex()));
             }
         }
-        Ok(ix)
+        Ok(Some(ix))
     }
-}
-
-fn parse(text: &[u8]) -> Result<Stored<'_>, String> {
-    serde_json::from_slice(text).map_err(|e| format!("the stored pick order: {e}"))
 }
 
 /// Appends the low `digits` hex digits of `v`, lowercase.
