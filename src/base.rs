@@ -358,10 +358,9 @@ impl Base {
 
     /// The node of entry `i`, decoded the first time it is asked for; `None` (and the base
     /// damaged) when it cannot be.
-    pub fn node(&self, i: usize) -> Option<&Node> {
-        if let Some(n) = self.decoded[i].get() {
-            return Some(n);
-        }
+    /// Index entry `i` and where its node's bytes start and end (the base damaged, and
+    /// `None`, when the entry does not say).
+    fn span(&self, i: usize) -> Option<(Cow<'_, [u8]>, u64, u64)> {
         let e = self.entry(i)?;
         let (Some(at), Some(len)) = (hex(&e[32..44]), hex(&e[44..56])) else {
             self.damaged(format!("index entry {i} is not hex"), false);
@@ -372,6 +371,22 @@ impl Base {
             self.damaged(format!("index entry {i} points outside the nodes"), false);
             return None;
         };
+        Some((e, start, end))
+    }
+
+    /// Checks the pages that node `i`'s bytes sit in without decoding it, for a node that a
+    /// change replaces whole (the base damaged when they fail their checksums).
+    pub fn check_pages_of(&self, i: usize) {
+        if let Some((_, start, end)) = self.span(i) {
+            let _ = self.bytes(start..end);
+        }
+    }
+
+    pub fn node(&self, i: usize) -> Option<&Node> {
+        if let Some(n) = self.decoded[i].get() {
+            return Some(n);
+        }
+        let (e, start, end) = self.span(i)?;
         let json = self.bytes(start..end)?;
         match serde_json::from_slice::<Node>(&json) {
             Ok(node) if node.id.hex().as_bytes() == &e[..32] => {
@@ -579,17 +594,22 @@ impl Layered {
     }
 
     /// Puts `node` in place of its live value (or after the others); returns the value it
-    /// replaced. Decoding it also checks the page it sits in: a change replayed from the
-    /// journal onto a page that fails its checksum damages the state.
-    pub fn replace(&mut self, node: Node) -> Option<Node> {
+    /// replaced. A value only the snapshot holds is decoded for that only when `old` (the
+    /// pick order needs it); either way the pages it sits in are checked: a change replayed
+    /// from the journal onto a page that fails its checksum damages the state.
+    pub fn replace(&mut self, node: Node, old: bool) -> Option<Node> {
         let id = node.id;
         if let Some(&i) = self.added_at.get(&id) {
             return Some(std::mem::replace(&mut self.added[i], node));
         }
         match self.live_entry(&id) {
             Some(e) => match self.over.insert(id, node) {
-                Some(old) => Some(old),
-                None => self.base.node(e).cloned(),
+                Some(prev) => Some(prev),
+                None if old => self.base.node(e).cloned(),
+                None => {
+                    self.base.check_pages_of(e);
+                    None
+                }
             },
             None => {
                 self.added_at.insert(id, self.added.len());

@@ -724,7 +724,7 @@ impl State {
     /// Inserts or replaces a node, keeping creation order for new ones.
     pub fn put(&mut self, node: Node) {
         let id = node.id;
-        let old = self.replace(node);
+        let old = self.replace(node, self.sched.peek().is_some());
         if let Some(mut ix) = self.sched.take() {
             if let Some(new) = self.get(&id) {
                 ix.update(self, old.as_ref(), new);
@@ -734,8 +734,10 @@ impl State {
     }
 
     /// Puts `node` in place of its live value (or after the others, and out of the
-    /// archive); returns the value it replaced. The pick order is the caller's to update.
-    fn replace(&mut self, node: Node) -> Option<Node> {
+    /// archive); returns the value it replaced, which a state read through a snapshot's
+    /// index decodes only when `old` (a built pick order needs it). The pick order is the
+    /// caller's to update.
+    fn replace(&mut self, node: Node, old: bool) -> Option<Node> {
         self.settle();
         if node.status == Status::Claimed {
             self.claimed.insert(node.id);
@@ -744,7 +746,7 @@ impl State {
         }
         self.archived.remove(&node.id);
         if let Some(l) = self.layered.as_mut() {
-            return l.replace(node);
+            return l.replace(node, old);
         }
         match self.index.get(&node.id) {
             Some(&i) => Some(std::mem::replace(&mut self.nodes[i], node)),
@@ -786,10 +788,11 @@ impl State {
             // Many nodes at once (an import): the pick order is brought up to date once,
             // after all of them are in.
             let sched = self.sched.take();
+            let want = sched.is_some();
             let olds: Vec<(Option<Node>, Id)> = change
                 .nodes
                 .iter()
-                .map(|n| (self.replace(n.clone()), n.id))
+                .map(|n| (self.replace(n.clone(), want), n.id))
                 .collect();
             if let Some(mut ix) = sched {
                 ix.update_batch(self, &olds);
