@@ -76,6 +76,11 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// Runs `f` on one consistent view.
     fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()>;
 
+    /// A pick (`claim_next`, `next`, `ready`) comes next: a backend may read ahead, before
+    /// its lock, what the pick will need, so that the locked step is shorter. It decides and
+    /// commits nothing, and what it read is checked against the store under the lock.
+    fn before_pick(&self) {}
+
     /// The history lines of writes after `since` (0: all), oldest first; `node`'s only
     /// when given.
     fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>>;

@@ -145,6 +145,9 @@ impl Store {
 
     /// Runs one request through the rules and commits what it changes, in one locked step.
     pub fn execute(&self, req: &Request) -> Result<Output> {
+        if matches!(req, Request::ClaimNext { .. }) {
+            self.backend.before_pick();
+        }
         let mut output = None;
         self.backend.write(&mut |state, archive, now| {
             let effect = rules::apply(state, archive, req, now)?;
@@ -431,12 +434,14 @@ impl Store {
     /// Ready nodes in the order `next` picks them, each with its critical path and summary.
     pub fn ready(&self, workspace: &str, role: Option<&str>) -> Result<Vec<Pick>> {
         query::check_pick_args(workspace, role)?;
+        self.backend.before_pick();
         self.query(Need::default(), |v| query::ready(v, workspace, role))
     }
 
     /// The node `next` would pick, if any.
     pub fn next(&self, workspace: &str, role: Option<&str>) -> Result<Option<Pick>> {
         query::check_pick_args(workspace, role)?;
+        self.backend.before_pick();
         self.query(Need::default(), |v| query::next(v, workspace, role))
     }
 

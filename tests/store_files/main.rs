@@ -14,4 +14,5 @@ mod crash_loop;
 mod group_commit;
 mod hostile;
 mod layered;
+mod read_ahead;
 mod torture;

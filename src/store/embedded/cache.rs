@@ -309,14 +309,7 @@ impl Embedded {
     }
 
     fn open_lock(&mut self, dir: &Path, create: bool) -> Result<()> {
-        let pid = std::process::id();
-        if self.pid != pid {
-            // Opened by another process (we are a forked child): open our own files.
-            *self = Embedded {
-                pid,
-                ..Embedded::default()
-            };
-        }
+        self.own();
         if self.lock.is_some() {
             return Ok(());
         }
@@ -342,6 +335,34 @@ impl Embedded {
     fn preload(&mut self, dir: &Path) {
         if self.snap.is_none() && self.refresh(dir).is_err() {
             self.snap = None;
+        }
+    }
+
+    /// A cache opened by another process (we are a forked child) is dropped: this one opens
+    /// its own files.
+    fn own(&mut self) {
+        let pid = std::process::id();
+        if self.pid != pid {
+            *self = Embedded {
+                pid,
+                ..Embedded::default()
+            };
+        }
+    }
+
+    /// For a pick, without the lock: reads the files into a cold cache (as taking the lock
+    /// would), then brings the snapshot's stored pick order up to
+    /// date with the journal read. Under the lock the tail appended since is applied to it
+    /// change by change, and a snapshot replaced meanwhile means a full load: what was read
+    /// here is then dropped. Errors are left for the locked step to find and report.
+    pub(super) fn warm_pick(&mut self, dir: &Path) {
+        if !dir.join(SNAPSHOT).exists() {
+            return;
+        }
+        self.own();
+        self.preload(dir);
+        if self.snap.is_some() && !self.is_damaged() && self.state.has_stored_pick() {
+            let _ = self.state.schedule();
         }
     }
 

@@ -173,6 +173,18 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
     outcome.map(|_| ())
 }
 
+/// Before a pick, outside the store's lock: the cache reads the files if it is cold and the
+/// snapshot's stored pick order ([`Embedded::warm_pick`]), so that the locked step only
+/// catches up with what was appended since. Not while a batch is open: its writers are
+/// using the cache.
+pub(super) fn before_pick(store: &EmbeddedStore) {
+    let mut g = store.inner();
+    g.own();
+    if g.batch.is_none() {
+        g.cache.warm_pick(&store.dir);
+    }
+}
+
 /// Waits until a sync covers the journal up to `mine` (running it when nobody does), or
 /// the batch fails.
 fn durable<'a>(

@@ -160,6 +160,10 @@ impl Backend for EmbeddedStore {
         group::write(self, decide)
     }
 
+    fn before_pick(&self) {
+        group::before_pick(self)
+    }
+
     fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()> {
         let now = self.clock.now_ms();
         let mut g = group::quiet(self);
