@@ -1,6 +1,6 @@
-//! The journal is compacted once it holds more than a quarter of the snapshot: every process
-//! that opens the store reads both files, so the journal never adds more than a quarter to
-//! that read.
+//! The journal is compacted once it holds more than a quarter of the snapshot, and sooner
+//! when new processes keep replaying it: once the writers of its records had together
+//! replayed more of it, when they loaded, than the snapshot holds.
 
 use crate::common::{flat_plan, unsynced};
 use claimdag::{Id, Status, Store};
@@ -22,6 +22,8 @@ fn the_journal_never_holds_more_than_a_quarter_of_the_snapshot_after_a_write() {
         .unwrap();
     let me = Id([7; 16]);
     let (mut most, mut compactions, mut last_snapshot) = (0.0f64, 0, 0);
+    // What a new process for each write would have replayed by the end, for comparison.
+    let (mut replayed_by_fresh, mut journal_before) = (0u64, 0u64);
     let mut done = 0;
     while let Some((id, g)) = store.claim_next("", me, None, None).unwrap() {
         store.complete(id, Status::Done, g, Some(me), None).unwrap();
@@ -34,6 +36,8 @@ fn the_journal_never_holds_more_than_a_quarter_of_the_snapshot_after_a_write() {
              {snapshot}-byte snapshot"
         );
         most = most.max(journal as f64 / snapshot as f64);
+        replayed_by_fresh += journal_before;
+        journal_before = journal;
         if snapshot != last_snapshot {
             compactions += 1;
             last_snapshot = snapshot;
@@ -48,6 +52,12 @@ fn the_journal_never_holds_more_than_a_quarter_of_the_snapshot_after_a_write() {
         "only {compactions} compactions in {done} cycles"
     );
     eprintln!("{compactions} compactions; the journal reached {most:.2} of the snapshot");
+    // One long-lived handle replays nothing it did not write: it keeps the quarter, where
+    // new processes would have replayed many snapshots' worth.
+    assert!(
+        replayed_by_fresh > 20 * last_snapshot,
+        "new processes would have replayed only {replayed_by_fresh} bytes"
+    );
     // Everything committed reads back from the files in a fresh handle.
     let fresh = Store::open(Some(&dir)).unwrap();
     let finished = fresh
@@ -59,4 +69,64 @@ fn the_journal_never_holds_more_than_a_quarter_of_the_snapshot_after_a_write() {
         })
         .unwrap();
     assert_eq!(finished, done);
+}
+
+#[test]
+fn a_journal_that_every_write_replays_is_compacted_once_the_replays_outweigh_the_snapshot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    // Each write through a handle opened for it, as each `claimdag` command is a process:
+    // it replays the whole journal when it loads, and says so in its record.
+    let fresh = || unsynced(&dir, 1);
+    fresh()
+        .import("", flat_plan(1500, |i| format!("node {i} of a flat plan")))
+        .unwrap();
+    let me = Id([7; 16]);
+    let (mut compactions, mut replayed, mut most) = (0, 0u64, 0u64);
+    let mut claimed = None;
+    for write in 1..=600 {
+        let snapshot = len(&dir.join("snapshot.json"));
+        let before = len(&dir.join("journal")).saturating_sub(HEADER);
+        match claimed.take() {
+            None => claimed = fresh().claim_next("", me, None, None).unwrap(),
+            Some((id, g)) => fresh()
+                .complete(id, Status::Done, g, Some(me), None)
+                .unwrap(),
+        }
+        let after = len(&dir.join("journal")).saturating_sub(HEADER);
+        let compacted = len(&dir.join("snapshot.json")) != snapshot;
+        replayed += before;
+        // Records here are under 1 KiB and the quarter is about 100 KB away: only the
+        // replays decide.
+        assert!(
+            after < snapshot / 4,
+            "write {write}: the journal reached the quarter"
+        );
+        assert_eq!(
+            compacted,
+            replayed > snapshot,
+            "write {write}: {replayed} bytes replayed since the last compaction, snapshot of \
+             {snapshot} bytes, journal {before} then {after} bytes"
+        );
+        if compacted {
+            compactions += 1;
+            replayed = 0;
+        }
+        most = most.max(after);
+    }
+    // About √(2 · 480 · 400 KB) ≈ 20 KB of journal between compactions: 600 writes of
+    // about 480 bytes make about 14.
+    assert!(compactions >= 10, "only {compactions} compactions");
+    assert!(most < 40_000, "the journal reached {most} bytes");
+    let report = fresh().check().unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let finished = fresh()
+        .inspect(|s, _| {
+            s.nodes()
+                .iter()
+                .filter(|n| n.status == Status::Done)
+                .count()
+        })
+        .unwrap();
+    assert_eq!(finished, 300, "every completion survived the compactions");
 }

@@ -145,6 +145,7 @@ impl Embedded {
         self.journal_end = HEADER_LEN;
         self.journal_len = HEADER_LEN;
         self.last_frame = None;
+        (self.unreported, self.replayed) = (0, 0);
         Ok(())
     }
 }

@@ -26,6 +26,9 @@ pub struct Record {
     pub seq: u64,
     pub at: Millis,
     pub change: Change,
+    /// The journal bytes the writing handle replayed when it loaded the store (the first
+    /// record it wrote since; 0 in the others): what decides an early compaction.
+    pub replayed: u64,
 }
 
 /// A record as written: the change's fields beside `seq` and `at`. (Spelled out rather
@@ -42,6 +45,8 @@ struct Wire {
     settings: Option<crate::model::Settings>,
     #[serde(default)]
     events: Vec<Event>,
+    #[serde(default)]
+    replayed: u64,
 }
 
 impl From<Wire> for Record {
@@ -55,6 +60,7 @@ impl From<Wire> for Record {
                 settings: w.settings,
                 events: w.events,
             },
+            replayed: w.replayed,
         }
     }
 }
@@ -77,6 +83,9 @@ impl Serialize for Record {
         }
         if !c.events.is_empty() {
             m.serialize_entry("events", &c.events)?;
+        }
+        if self.replayed > 0 {
+            m.serialize_entry("replayed", &self.replayed)?;
         }
         m.end()
     }

@@ -45,13 +45,14 @@ pub const COMPACT_LOCK: &str = "compact.lock";
 pub struct Tuning {
     /// `fdatasync` every write (the default). Off only for measurements.
     pub sync: bool,
-    /// The journal is compacted once it holds more than this many bytes and more than a
-    /// quarter of the snapshot.
+    /// The journal is compacted once it holds more than this many bytes and either more
+    /// than a quarter of the snapshot, or the processes that wrote its records had together
+    /// replayed more of it than the snapshot holds.
     pub compact_min_bytes: u64,
 }
 
 /// The journal size below which a store is never compacted.
-pub const COMPACT_MIN_BYTES: u64 = 64 << 10;
+pub const COMPACT_MIN_BYTES: u64 = 16 << 10;
 
 impl Default for Tuning {
     fn default() -> Self {
