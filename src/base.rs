@@ -493,6 +493,29 @@ impl Base {
         Some(out)
     }
 
+    /// Every index entry's id, where its node's bytes start in the nodes' list and how many
+    /// they are, in the list's (creation) order; with the list itself, every page it
+    /// touches checked. `None`, and the base damaged, when they cannot be read.
+    fn list_and_spans(&self) -> Option<(Vec<u8>, Vec<Span>)> {
+        let list = self.read_checked(self.nodes.clone())?;
+        if self.index.is_empty() {
+            return Some((list, Vec::new()));
+        }
+        let text = self.bytes(self.index.clone())?;
+        let mut spans = Vec::with_capacity(self.len());
+        for (i, e) in text.chunks_exact(ENTRY).enumerate() {
+            match (Id::from_hex(&e[..32]), hex(&e[32..44]), hex(&e[44..56])) {
+                (Some(id), Some(at), Some(len)) => spans.push((id, at, len)),
+                _ => {
+                    self.damaged(format!("index entry {i} is not hex"), false);
+                    return None;
+                }
+            }
+        }
+        spans.sort_unstable_by_key(|s| s.1);
+        Some((list, spans))
+    }
+
     /// Past where every node starts in the nodes' list.
     pub fn nodes_len(&self) -> u64 {
         self.nodes.end - self.nodes.start
@@ -529,6 +552,46 @@ impl Base {
         self.entry(i)
             .is_some_and(|e| e.starts_with(prefix.as_bytes()))
     }
+}
+
+/// An index entry's id, and where its node's bytes start in the nodes' list and how many
+/// they are.
+type Span = (Id, u64, u64);
+
+/// One live node as a snapshot writer gets it: the bytes a snapshot holds it as, when
+/// nothing changed it since, or its value.
+pub enum Piece<'a> {
+    Bytes { id: Id, json: &'a [u8] },
+    Node(&'a Node),
+}
+
+/// Whether the spans, in list order, are exactly the elements of the nodes' list as its
+/// writer puts them: `[`, each node's bytes (an object), one `,` between, `]`.
+fn tiles(list: &[u8], spans: &[Span]) -> bool {
+    let mut next = 1u64;
+    if list.first() != Some(&b'[') {
+        return false;
+    }
+    for (k, &(_, at, len)) in spans.iter().enumerate() {
+        let Some(end) = at.checked_add(len).filter(|_| at == next && len > 0) else {
+            return false;
+        };
+        let sep = if k + 1 == spans.len() { b']' } else { b',' };
+        let at_end = |i: u64| usize::try_from(i).ok().and_then(|i| list.get(i).copied());
+        if at_end(end - 1) != Some(b'}') || at_end(end) != Some(sep) {
+            return false;
+        }
+        next = end + 1;
+    }
+    let whole = if spans.is_empty() { 2 } else { next };
+    whole == list.len() as u64 && list.last() == Some(&b']')
+}
+
+/// Whether `json` is the encoding of a node whose id is `id` (its first field).
+fn names(json: &[u8], id: &Id) -> bool {
+    json.strip_prefix(b"{\"id\":\"").is_some_and(|rest| {
+        rest.get(..32) == Some(id.hex().as_bytes()) && rest.get(32) == Some(&b'"')
+    })
 }
 
 /// A base and what changed since it was read: the live nodes of a state that was loaded
@@ -685,6 +748,50 @@ impl Layered {
         self.live_entry(id)
             .and_then(|e| self.base.offset(e))
             .map(|at| (0, at))
+    }
+
+    /// Every live node in creation order, for a snapshot writer: a node the snapshot holds
+    /// and nothing changed since is given as its bytes there (every page of the nodes' list
+    /// checked, and the bytes checked to start with the id the index names), not decoded
+    /// and encoded again. Stops, with the base damaged, when those cannot be read: the
+    /// writer must then not write.
+    pub fn pieces(
+        &self,
+        f: &mut dyn FnMut(Piece<'_>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let Some((list, spans)) = self.base.list_and_spans() else {
+            return Ok(());
+        };
+        if !tiles(&list, &spans) {
+            let why = "the index does not match the nodes' list".to_string();
+            self.base.damage_with(why);
+            return Ok(());
+        }
+        for (id, at, len) in spans {
+            if self.gone.contains_key(&id) {
+                continue;
+            }
+            if let Some(later) = self.over.get(&id) {
+                f(Piece::Node(later))?;
+                continue;
+            }
+            let bytes = usize::try_from(at)
+                .ok()
+                .zip(usize::try_from(len).ok())
+                .and_then(|(at, len)| list.get(at..at.checked_add(len)?));
+            match bytes {
+                Some(json) if names(json, &id) => f(Piece::Bytes { id, json })?,
+                _ => {
+                    let why = format!("index entry {} does not point at its node", id.hex());
+                    self.base.damage_with(why);
+                    return Ok(());
+                }
+            }
+        }
+        for n in &self.added {
+            f(Piece::Node(n))?;
+        }
+        Ok(())
     }
 
     /// Every live node in creation order.

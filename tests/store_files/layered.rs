@@ -568,3 +568,87 @@ fn check_reports_a_stored_pick_order_that_disagrees_with_the_nodes() {
         r.stderr
     );
 }
+
+/// A compaction copies the nodes nothing changed since the last snapshot as they are there
+/// (not decoded and encoded again) and writes the changed ones anew; through an index that
+/// does not match the nodes' list (behind forged checksums) it copies nothing: the write
+/// that asked for it is committed, the snapshot stays as it was, and `check` reports it.
+#[test]
+fn a_compaction_copies_unchanged_nodes_and_never_through_a_bad_index() {
+    use crate::common::Store;
+    let s = Store::new();
+    let a = s.upsert("alpha", &[]);
+    let b = s.upsert("bravo", &[]);
+    upsert_compacting(&s, "charlie");
+    let path = s.dir.join("snapshot.json");
+    let node_json = |text: &str, id: &str| -> String {
+        let at = text.find(&format!("{{\"id\":\"{id}\"")).expect("the node");
+        let end = at
+            + text[at..]
+                .find("},{")
+                .or_else(|| text[at..].find("}]"))
+                .unwrap();
+        text[at..=end].to_string()
+    };
+    let old = std::fs::read_to_string(&path).unwrap();
+    s.finish(&b, "done");
+    upsert_compacting(&s, "delta");
+    let new = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        node_json(&old, &a),
+        node_json(&new, &a),
+        "alpha copied as it was"
+    );
+    assert!(
+        node_json(&new, &b).contains("\"status\":\"done\""),
+        "bravo written anew"
+    );
+    assert!(s.ok(&["show", &b]).contains("done"));
+    assert_eq!(s.run(&["check"]).code, Some(0));
+    // Swap where the index says the first two nodes (by id) are: each entry now points at
+    // the other node's bytes. (No node is claimed: nothing the next write reads is one of
+    // them, so only the compaction meets the bad entries.)
+    let forged = forge(&new, |body| {
+        let at = body.find(",\"index\":\"").unwrap() + 10;
+        let (e0, e1) = (&body[at..at + 56], &body[at + 56..at + 112]);
+        let swapped = format!("{}{}{}{}", &e0[..32], &e1[32..], &e1[..32], &e0[32..]);
+        format!("{}{swapped}{}", &body[..at], &body[at + 112..])
+    });
+    std::fs::write(&path, &forged).unwrap();
+    // A record longer than a quarter of this small snapshot: the write asks to compact.
+    let echo = format!("echo {}", "e".repeat(2000));
+    upsert_compacting(&s, &echo);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        forged,
+        "no snapshot written through the bad index"
+    );
+    let r = s.run(&["check"]);
+    assert_eq!(r.code, Some(6), "{}", r.stdout);
+    assert!(
+        s.ok(&["list"]).contains("echo e"),
+        "the write that asked is committed"
+    );
+    assert!(std::fs::metadata(s.dir.join("journal")).unwrap().len() > 2000);
+    // An entry that says its node is a byte shorter than it is (it still starts with its
+    // id): the same.
+    let t = Store::new();
+    t.upsert("alpha", &[]);
+    t.upsert("bravo", &[]);
+    upsert_compacting(&t, "charlie");
+    let path = t.dir.join("snapshot.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let forged = forge(&text, |body| {
+        let at = body.find(",\"index\":\"").unwrap() + 10;
+        let len = u64::from_str_radix(&body[at + 44..at + 56], 16).unwrap();
+        format!("{}{:012x}{}", &body[..at + 44], len - 1, &body[at + 56..])
+    });
+    std::fs::write(&path, &forged).unwrap();
+    upsert_compacting(&t, &echo);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        forged,
+        "a short entry"
+    );
+    assert_eq!(t.run(&["check"]).code, Some(6));
+}

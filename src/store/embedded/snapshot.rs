@@ -115,14 +115,26 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
     let nodes_at = out.at;
     let mut index: Vec<(Id, u64, u64)> = Vec::with_capacity(state.len());
     out.write_all(b"[")?;
-    for (i, n) in state.nodes().iter().enumerate() {
-        if i > 0 {
+    // A node read through the last snapshot's index and not changed since is copied as it
+    // is there, not decoded and encoded again.
+    state.pieces(&mut |piece| {
+        if !index.is_empty() {
             out.write_all(b",")?;
         }
         let start = out.at;
-        serde_json::to_writer(&mut out, n)?;
-        index.push((n.id, start - nodes_at, out.at - start));
-    }
+        let id = match piece {
+            base::Piece::Bytes { id, json } => {
+                out.write_all(json)?;
+                id
+            }
+            base::Piece::Node(n) => {
+                serde_json::to_writer(&mut out, n)?;
+                n.id
+            }
+        };
+        index.push((id, start - nodes_at, out.at - start));
+        Ok(())
+    })?;
     out.write_all(b"]")?;
     if let Some(d) = state.damage() {
         // A state whose snapshot could not be read is not the store's state: never write it.
