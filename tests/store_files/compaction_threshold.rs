@@ -8,6 +8,18 @@ use std::path::Path;
 
 const HEADER: u64 = "claimdag-journal 1\n".len() as u64;
 
+/// How many live nodes of `store` are done.
+fn done_in(store: &Store) -> usize {
+    store
+        .inspect(|s, _| {
+            s.nodes()
+                .iter()
+                .filter(|n| n.status == Status::Done)
+                .count()
+        })
+        .unwrap()
+}
+
 fn len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
@@ -59,16 +71,7 @@ fn the_journal_never_holds_more_than_a_quarter_of_the_snapshot_after_a_write() {
         "new processes would have replayed only {replayed_by_fresh} bytes"
     );
     // Everything committed reads back from the files in a fresh handle.
-    let fresh = Store::open(Some(&dir)).unwrap();
-    let finished = fresh
-        .inspect(|s, _| {
-            s.nodes()
-                .iter()
-                .filter(|n| n.status == Status::Done)
-                .count()
-        })
-        .unwrap();
-    assert_eq!(finished, done);
+    assert_eq!(done_in(&Store::open(Some(&dir)).unwrap()), done);
 }
 
 #[test]
@@ -120,13 +123,9 @@ fn a_journal_that_every_write_replays_is_compacted_once_the_replays_outweigh_the
     assert!(most < 40_000, "the journal reached {most} bytes");
     let report = fresh().check().unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
-    let finished = fresh()
-        .inspect(|s, _| {
-            s.nodes()
-                .iter()
-                .filter(|n| n.status == Status::Done)
-                .count()
-        })
-        .unwrap();
-    assert_eq!(finished, 300, "every completion survived the compactions");
+    assert_eq!(
+        done_in(&fresh()),
+        300,
+        "every completion survived the compactions"
+    );
 }
