@@ -587,10 +587,10 @@ fn tiles(list: &[u8], spans: &[Span]) -> bool {
     whole == list.len() as u64 && list.last() == Some(&b']')
 }
 
-/// Whether `json` is the encoding of a node whose id is `id` (its first field).
+/// Whether `json` starts as the encoding of a node whose id is `id` (its first field).
 fn names(json: &[u8], id: &Id) -> bool {
     json.strip_prefix(b"{\"id\":\"").is_some_and(|rest| {
-        rest.get(..32) == Some(id.hex().as_bytes()) && rest.get(32) == Some(&b'"')
+        rest.get(32) == Some(&b'"') && rest.get(..32).and_then(Id::from_hex) == Some(*id)
     })
 }
 
@@ -751,47 +751,44 @@ impl Layered {
     }
 
     /// Every live node in creation order, for a snapshot writer: a node the snapshot holds
-    /// and nothing changed since is given as its bytes there (every page of the nodes' list
-    /// checked, and the bytes checked to start with the id the index names), not decoded
-    /// and encoded again. Stops, with the base damaged, when those cannot be read: the
-    /// writer must then not write.
+    /// and nothing changed since is given as its bytes there, not decoded and encoded
+    /// again. Only when the snapshot's bytes read as its writer puts them (every page of the
+    /// nodes' list passes its checksum, the index's entries tile the list, and each node
+    /// copied starts with the id its entry names); `false`, with nothing given to `f`,
+    /// otherwise: the caller then writes every node from its value, as read from the list.
     pub fn pieces(
         &self,
         f: &mut dyn FnMut(Piece<'_>) -> std::io::Result<()>,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<bool> {
         let Some((list, spans)) = self.base.list_and_spans() else {
-            return Ok(());
+            return Ok(false);
         };
-        if !tiles(&list, &spans) {
-            let why = "the index does not match the nodes' list".to_string();
-            self.base.damage_with(why);
-            return Ok(());
+        // In range once the spans tile the list.
+        let json = |at: u64, len: u64| &list[at as usize..(at + len) as usize];
+        let changed = |id: &Id| self.gone.contains_key(id) || self.over.contains_key(id);
+        if !tiles(&list, &spans)
+            || !spans
+                .iter()
+                .all(|&(id, at, len)| changed(&id) || names(json(at, len), &id))
+        {
+            return Ok(false);
         }
         for (id, at, len) in spans {
             if self.gone.contains_key(&id) {
                 continue;
             }
-            if let Some(later) = self.over.get(&id) {
-                f(Piece::Node(later))?;
-                continue;
-            }
-            let bytes = usize::try_from(at)
-                .ok()
-                .zip(usize::try_from(len).ok())
-                .and_then(|(at, len)| list.get(at..at.checked_add(len)?));
-            match bytes {
-                Some(json) if names(json, &id) => f(Piece::Bytes { id, json })?,
-                _ => {
-                    let why = format!("index entry {} does not point at its node", id.hex());
-                    self.base.damage_with(why);
-                    return Ok(());
-                }
+            match self.over.get(&id) {
+                Some(later) => f(Piece::Node(later))?,
+                None => f(Piece::Bytes {
+                    id,
+                    json: json(at, len),
+                })?,
             }
         }
         for n in &self.added {
             f(Piece::Node(n))?;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Every live node in creation order.

@@ -632,19 +632,20 @@ impl State {
     }
 
     /// Every live node in creation order, for a snapshot writer: one read through a
-    /// snapshot's index and not changed since comes as its bytes in that snapshot
-    /// ([`crate::base::Layered::pieces`]); the others as values. When the snapshot's bytes
-    /// cannot be read the state is damaged and `f` may not have seen every node.
+    /// snapshot's index and not changed since comes as its bytes in that snapshot when
+    /// those read as they should ([`crate::base::Layered::pieces`]); the others as values.
+    /// When the snapshot's nodes cannot be read the state is damaged and `f` may not have
+    /// seen every node.
     pub fn pieces(
         &self,
         f: &mut dyn FnMut(crate::base::Piece<'_>) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        let all = match (&self.layered, self.merged.get()) {
-            (Some(l), None) => return l.pieces(f),
-            (Some(_), Some(all)) => all.as_slice(),
-            (None, _) => self.nodes.as_slice(),
-        };
-        for n in all {
+        if let (Some(l), None) = (&self.layered, self.merged.get()) {
+            if l.pieces(f)? {
+                return Ok(());
+            }
+        }
+        for n in self.nodes() {
             f(crate::base::Piece::Node(n))?;
         }
         Ok(())

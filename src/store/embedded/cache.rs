@@ -210,7 +210,7 @@ impl Embedded {
         };
         self.append(dir, &journal::encode(&rec))?;
         self.unreported = 0;
-        self.replayed += rec.replayed;
+        self.replayed = self.replayed.saturating_add(rec.replayed);
         self.seq = rec.seq;
         self.state.apply(&rec.change);
         Ok(true)
@@ -372,10 +372,10 @@ impl Embedded {
     }
 
     /// For a pick, without the lock: reads the files into a cold cache (as taking the lock
-    /// would), then brings the snapshot's stored pick order up to
-    /// date with the journal read. Under the lock the tail appended since is applied to it
-    /// change by change, and a snapshot replaced meanwhile means a full load: what was read
-    /// here is then dropped. Errors are left for the locked step to find and report.
+    /// would), then brings the snapshot's stored pick order up to date with the journal
+    /// read. Under the lock the tail appended since is applied to it change by change, and
+    /// a snapshot replaced meanwhile means a full load: what was read here is then dropped.
+    /// Errors are left for the locked step to find and report.
     pub(super) fn warm_pick(&mut self, dir: &Path) {
         if !dir.join(SNAPSHOT).exists() {
             return;
@@ -468,7 +468,7 @@ impl Embedded {
                         ));
                     }
                     state.apply(&rec.change);
-                    replayed += rec.replayed;
+                    replayed = rec.replayed.saturating_add(replayed);
                     seq = rec.seq;
                 }
                 journal_end = HEADER_LEN + scan.valid_len as u64;
@@ -551,7 +551,7 @@ impl Embedded {
                 return Ok(false);
             }
             self.state.apply(&rec.change);
-            self.replayed += rec.replayed;
+            self.replayed = self.replayed.saturating_add(rec.replayed);
             self.seq = rec.seq;
         }
         if let Some(p) = scan.last {
