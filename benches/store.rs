@@ -401,10 +401,7 @@ fn main() {
             .cloned()
     };
     if let Some(dir) = arg("--child-pick") {
-        let n: usize = args
-            .get(2)
-            .and_then(|a| a.parse().ok())
-            .expect("node count");
+        let n = args.last().and_then(|x| x.parse().ok()).unwrap_or(0);
         return child_pick(Path::new(&dir), n);
     }
     if let Some(dir) = arg("--child-load") {

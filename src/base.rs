@@ -479,11 +479,18 @@ impl Base {
         if self.index.is_empty() {
             return Some(Vec::new());
         }
+        self.each_entry(|id, at, _| (id, at))
+    }
+
+    /// `f` of every index entry's id, where its node starts in the nodes' list and how many
+    /// bytes it is, in the index's order (`None`, and the base damaged, when an entry
+    /// cannot be read).
+    fn each_entry<T>(&self, f: impl Fn(Id, u64, u64) -> T) -> Option<Vec<T>> {
         let text = self.bytes(self.index.clone())?;
         let mut out = Vec::with_capacity(self.len());
         for (i, e) in text.chunks_exact(ENTRY).enumerate() {
-            match (Id::from_hex(&e[..32]), hex(&e[32..44])) {
-                (Some(id), Some(at)) => out.push((id, at)),
+            match (Id::from_hex(&e[..32]), hex(&e[32..44]), hex(&e[44..56])) {
+                (Some(id), Some(at), Some(len)) => out.push(f(id, at, len)),
                 _ => {
                     self.damaged(format!("index entry {i} is not hex"), false);
                     return None;
@@ -498,22 +505,17 @@ impl Base {
     /// touches checked. `None`, and the base damaged, when they cannot be read.
     fn list_and_spans(&self) -> Option<(Vec<u8>, Vec<Span>)> {
         let list = self.read_checked(self.nodes.clone())?;
-        if self.index.is_empty() {
-            return Some((list, Vec::new()));
-        }
-        let text = self.bytes(self.index.clone())?;
-        let mut spans = Vec::with_capacity(self.len());
-        for (i, e) in text.chunks_exact(ENTRY).enumerate() {
-            match (Id::from_hex(&e[..32]), hex(&e[32..44]), hex(&e[44..56])) {
-                (Some(id), Some(at), Some(len)) => spans.push((id, at, len)),
-                _ => {
-                    self.damaged(format!("index entry {i} is not hex"), false);
-                    return None;
-                }
-            }
-        }
+        let mut spans = self.entries_with_len()?;
         spans.sort_unstable_by_key(|s| s.1);
         Some((list, spans))
+    }
+
+    /// Every index entry as a [`Span`], in the index's order.
+    fn entries_with_len(&self) -> Option<Vec<Span>> {
+        if self.index.is_empty() {
+            return Some(Vec::new());
+        }
+        self.each_entry(|id, at, len| (id, at, len))
     }
 
     /// Past where every node starts in the nodes' list.

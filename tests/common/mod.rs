@@ -799,15 +799,23 @@ pub fn actor_id(n: u8) -> claimdag::Id {
 /// A handle on `dir` without fsync, compacting past `compact_min_bytes` (and a quarter of the
 /// snapshot), on the system clock.
 pub fn unsynced(dir: &Path, compact_min_bytes: u64) -> claimdag::Store {
+    claimdag::Store::from_backend(unsynced_backend(dir, compact_min_bytes))
+}
+
+/// The embedded backend of [`unsynced`], for a test that calls it directly too.
+pub fn unsynced_backend(
+    dir: &Path,
+    compact_min_bytes: u64,
+) -> std::sync::Arc<claimdag::store::EmbeddedStore> {
     let tuning = claimdag::store::Tuning {
         sync: false,
         compact_min_bytes,
     };
-    claimdag::Store::with(
+    std::sync::Arc::new(claimdag::store::EmbeddedStore::new(
         dir.to_path_buf(),
         tuning,
         std::sync::Arc::new(claimdag::store::SystemClock),
-    )
+    ))
 }
 
 /// A plan of `n` independent nodes, keys `k0`, `k1`, ..., summaries from `summary`.

@@ -4,13 +4,11 @@
 //! that read and the pick, compactions that replace the snapshot included, the pick is the
 //! one a handle opened afresh makes.
 
-use crate::common::unsynced;
+use crate::common::{unsynced, unsynced_backend};
 use claimdag::rules::{Plan, PlanNode};
-use claimdag::store::{Backend, EmbeddedStore, SystemClock, Tuning};
+use claimdag::store::Backend;
 use claimdag::{Actor, Id, Status, Store, Upsert};
 use proptest::prelude::*;
-use std::path::Path;
-use std::sync::Arc;
 
 /// What another handle does meanwhile. The bool: through a handle that compacts after every
 /// write (the snapshot, and its stored order, is replaced).
@@ -52,18 +50,6 @@ fn plan() -> Plan {
     }
 }
 
-fn handle(dir: &Path) -> Arc<EmbeddedStore> {
-    let tuning = Tuning {
-        sync: false,
-        compact_min_bytes: 1 << 30,
-    };
-    Arc::new(EmbeddedStore::new(
-        dir.to_path_buf(),
-        tuning,
-        Arc::new(SystemClock),
-    ))
-}
-
 fn actor(k: u64) -> Actor {
     let mut b = [0u8; 16];
     b[8..].copy_from_slice(&k.to_be_bytes());
@@ -85,7 +71,7 @@ proptest! {
         let compacting = unsynced(&dir, 1);
         let quiet = unsynced(&dir, 1 << 30);
         let mut ids: Vec<Id> = compacting.import("", plan()).unwrap().into_iter().map(|(id, _)| id).collect();
-        let ahead = handle(&dir);
+        let ahead = unsynced_backend(&dir, 1 << 30);
         let picker = Store::from_backend(ahead.clone());
         if ready_first {
             // A handle that has picked once keeps its order built; the next read ahead only

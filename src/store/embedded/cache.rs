@@ -377,9 +377,6 @@ impl Embedded {
     /// a snapshot replaced meanwhile means a full load: what was read here is then dropped.
     /// Errors are left for the locked step to find and report.
     pub(super) fn warm_pick(&mut self, dir: &Path) {
-        if !dir.join(SNAPSHOT).exists() {
-            return;
-        }
         self.own();
         self.preload(dir);
         if self.snap.is_some() && !self.is_damaged() && self.state.has_stored_pick() {
