@@ -184,11 +184,8 @@ fn a_snapshot_changed_anywhere_is_read_whole_and_as_changed() {
 /// naming `snapshot.json`) and changes nothing; `check`, which reads every node, says so.
 #[test]
 fn a_node_that_does_not_decode_behind_a_matching_checksum_is_corrupt_when_read() {
-    use crate::common::{actor, assert_files_eq, Store};
-    let s = Store::new();
-    let a = s.upsert("alpha", &[]);
-    let b = s.upsert("bravo", &[]);
-    upsert_compacting(&s, "charlie");
+    use crate::common::{actor, assert_files_eq};
+    let (s, a, b) = three_compacted();
     let path = s.dir.join("snapshot.json");
     let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
     // Same length, no longer JSON: the closing quote of bravo's summary becomes a control
@@ -491,6 +488,16 @@ fn a_snapshot_without_an_index_is_read_whole_and_gets_one_at_the_next_compaction
     assert!(check.stdout.contains("3 live nodes"), "{}", check.stdout);
 }
 
+/// A store of alpha, bravo and charlie, compacted (the snapshot has its index, stored pick
+/// order and trailer); with alpha's and bravo's ids.
+fn three_compacted() -> (crate::common::Store, String, String) {
+    let s = crate::common::Store::new();
+    let a = s.upsert("alpha", &[]);
+    let b = s.upsert("bravo", &[]);
+    upsert_compacting(&s, "charlie");
+    (s, a, b)
+}
+
 /// An upsert that compacts the store: the snapshot then has the index and the trailer.
 fn upsert_compacting(s: &crate::common::Store, summary: &str) {
     let r = s.run_env(
@@ -516,11 +523,8 @@ fn forge_pick(text: &str, edit: impl Fn(&str) -> String) -> String {
 /// nothing is written.
 #[test]
 fn a_stored_pick_order_that_does_not_read_is_corrupt_for_a_pick() {
-    use crate::common::{actor, assert_files_eq, Store};
-    let s = Store::new();
-    let a = s.upsert("alpha", &[]);
-    s.upsert("bravo", &[]);
-    upsert_compacting(&s, "charlie");
+    use crate::common::{actor, assert_files_eq};
+    let (s, a, _) = three_compacted();
     let path = s.dir.join("snapshot.json");
     let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
     std::fs::write(&path, forge_pick(&text, |r| format!("z{}", &r[1..]))).unwrap();
@@ -544,11 +548,7 @@ fn a_stored_pick_order_that_does_not_read_is_corrupt_for_a_pick() {
 /// changed, checksums forged to match) is found by `check`.
 #[test]
 fn check_reports_a_stored_pick_order_that_disagrees_with_the_nodes() {
-    use crate::common::Store;
-    let s = Store::new();
-    s.upsert("alpha", &[]);
-    s.upsert("bravo", &[]);
-    upsert_compacting(&s, "charlie");
+    let (s, _, _) = three_compacted();
     s.ok(&["check"]);
     let path = s.dir.join("snapshot.json");
     let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
@@ -576,11 +576,7 @@ fn check_reports_a_stored_pick_order_that_disagrees_with_the_nodes() {
 /// sound.
 #[test]
 fn a_compaction_copies_unchanged_nodes_and_never_through_a_bad_index() {
-    use crate::common::Store;
-    let s = Store::new();
-    let a = s.upsert("alpha", &[]);
-    let b = s.upsert("bravo", &[]);
-    upsert_compacting(&s, "charlie");
+    let (s, a, b) = three_compacted();
     let path = s.dir.join("snapshot.json");
     let node_json = |text: &str, id: &str| -> String {
         let at = text.find(&format!("{{\"id\":\"{id}\"")).expect("the node");
@@ -628,10 +624,7 @@ fn a_compaction_copies_unchanged_nodes_and_never_through_a_bad_index() {
     assert!(s.ok(&["list"]).contains("echo e"));
     // An entry that says its node is a byte shorter than it is (it still starts with its
     // id): the same.
-    let t = Store::new();
-    t.upsert("alpha", &[]);
-    t.upsert("bravo", &[]);
-    upsert_compacting(&t, "charlie");
+    let (t, _, _) = three_compacted();
     let path = t.dir.join("snapshot.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let forged = forge(&text, |body| {
