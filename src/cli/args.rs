@@ -38,81 +38,85 @@ pub struct Cli {
     pub verb: Verb,
 }
 
+/// The verbs. Each subcommand's arguments are added only when it is the one run (or its
+/// help is asked for): building every verb's arguments for each process would cost more
+/// than a `show` does.
 #[derive(Subcommand, Debug)]
+#[command(defer = true)]
 pub enum Verb {
     /// Create a node, or merge fields into the node with the same identity; prints its id
     #[command(
         after_help = "Example:\n  claimdag upsert --summary \"parse the manifest header\" --priority 2 --label parser\n\nThe id is minted from workspace, kind, parent and summary: upserting the same\nfields again returns the same id and merges role, priority, estimate, labels,\nresources, ref and max-attempts (unless the node is finished)."
     )]
-    Upsert(verbs::Upsert),
+    Upsert(Described<verbs::Upsert>),
     /// Make CHILD wait on PARENT (hard: PARENT must be done; --soft: PARENT must finish)
     #[command(
         after_help = "Example:\n  claimdag link 092dca29 71368334\n  claimdag link --soft 092dca29... 71368334...\n\nLinking twice is a no-op."
     )]
-    Link(verbs::Link),
+    Link(Described<verbs::Link>),
     /// Remove the link that makes CHILD wait on PARENT (a link that is not there: no-op)
     #[command(after_help = "Example:\n  claimdag unlink 092dca29 71368334")]
-    Unlink(verbs::Unlink),
+    Unlink(Described<verbs::Unlink>),
     /// List live unfinished nodes in creation order
     #[command(
         after_help = "Example:\n  claimdag list --status ready\n  claimdag list --terminal\n  claimdag list --holder name:codex-1\n\nColumns: id prefix, display status, kind, generation, summary."
     )]
-    List(verbs::List),
+    List(Described<verbs::List>),
     /// Show every field of a node, and why it is not ready
     #[command(alias = "get", after_help = "Example:\n  claimdag show 092dca29")]
-    Show(verbs::Show),
+    Show(Described<verbs::Show>),
     /// Claim a ready node for ASSIGNEE; prints the new generation (the fencing token)
     #[command(
         after_help = "Example:\n  claimdag claim 092dca29 --assignee $(printf '%032x' 7) --ttl 10m\n  claimdag claim 092dca29 --assignee name:codex-1"
     )]
-    Claim(verbs::Claim),
+    Claim(Described<verbs::Claim>),
     /// Keep a live claim alive (its lease restarts now)
     #[command(
         after_help = "Example:\n  claimdag renew 092dca29 --actor $(printf '%032x' 7) --gen 2"
     )]
-    Renew(verbs::Renew),
+    Renew(Described<verbs::Renew>),
     /// Hand a live claim back; prints the new generation
     #[command(
         after_help = "Example:\n  claimdag release 092dca29 --actor $(printf '%032x' 7) --gen 2"
     )]
-    Release(verbs::Release),
+    Release(Described<verbs::Release>),
     /// Hand back expired claims, and with --lease claims quiet that long; prints each
     #[command(
         after_help = "Example:\n  claimdag reclaim\n  claimdag reclaim --lease 60     # also claims not renewed for 60 s\n  claimdag reclaim --lease 0      # every claim"
     )]
-    Reclaim(verbs::Reclaim),
+    Reclaim(Described<verbs::Reclaim>),
     /// Finish a claimed node at the generation you were granted
     #[command(
         after_help = "Example:\n  claimdag complete 092dca29 --status done --gen 2 --note \"merged\"\n\nA todo node may be cancelled at its current generation without a claim."
     )]
-    Complete(verbs::Complete),
+    Complete(Described<verbs::Complete>),
     /// Put a finished node back to todo; prints the new generation
     #[command(after_help = "Example:\n  claimdag reopen 092dca29 --gen 2")]
-    Reopen(verbs::Reopen),
+    Reopen(Described<verbs::Reopen>),
     /// Print the id of the ready node to work on next (exit 1 when none)
     #[command(
         after_help = "Example:\n  claimdag next --role reviewer\n\nPicks the longest critical path, then higher priority, then the exact role,\nthen the older node. Without --role only nodes with no role are offered."
     )]
-    Next(verbs::Next),
+    Next(Described<verbs::Next>),
     /// List ready nodes in the order next picks them, with their critical paths
     #[command(after_help = "Example:\n  claimdag ready --role reviewer")]
-    Ready(verbs::Ready),
+    Ready(Described<verbs::Ready>),
     /// Pick and claim the next ready node in one step; prints "<id>  gen=<g>" (exit 1 when none)
     #[command(
         name = "claim-next",
         after_help = "Example:\n  claimdag claim-next --assignee $(printf '%032x' 7) --ttl 5m\n  CLAIMDAG_ACTOR=name:codex-1 claimdag claim-next --resume\n\nThe assignee defaults to $CLAIMDAG_ACTOR. With --resume, an actor that already\nholds a live claim in the workspace gets that claim back (id and generation)\ninstead of a second one or assignee_busy."
     )]
-    ClaimNext(verbs::ClaimNext),
+    ClaimNext(Described<verbs::ClaimNext>),
     /// Print the history, oldest first
     #[command(
         after_help = "Example:\n  claimdag log\n  claimdag log 092dca29\n  claimdag log --since 42   # only the writes after write 42"
     )]
-    Log(verbs::Log),
+    Log(Described<verbs::Log>),
     /// Show or change settings: default_ttl, max_held, max_attempts
     #[command(
         after_help = "Example:\n  claimdag config\n  claimdag config default_ttl 10m\n  claimdag config max_held 0        # no limit\n  claimdag config max_attempts none"
     )]
-    Config(verbs::Config),
+    Config(Described<verbs::Config>),
     /// Create or merge every node of a JSON plan, with its links, as one atomic write
     #[command(
         after_help = "Example:\n  claimdag import plan.json\n  cat plan.json | claimdag import -\n\nThe plan: {\"nodes\": [{\"key\": \"parse\", \"summary\": \"parse the header\"},\n                     {\"key\": \"reject\", \"summary\": \"reject bad input\", \"deps\": [\"parse\"]}]}\nEach node may also give kind, parent, soft_deps, role, priority, estimate, labels,\nresources, ref and max_attempts. parent and deps name a key of the plan or an\nexisting id. Importing the same plan again changes nothing. Prints \"<id>  <key>\"\nper node in plan order."
@@ -125,47 +129,83 @@ pub enum Verb {
     #[command(
         after_help = "Example:\n  claimdag archive 092dca29\n  claimdag archive --older-than 7d\n  claimdag archive                  # every finished node of the workspace\n\nA node waiting on an archived node sees how it ended. list --archived, show and\nlog still find archived nodes; unarchive brings one back."
     )]
-    Archive(verbs::Archive),
+    Archive(Described<verbs::Archive>),
     /// Bring an archived node back into the live state
     #[command(after_help = "Example:\n  claimdag unarchive 092dca29")]
-    Unarchive(verbs::Unarchive),
+    Unarchive(Described<verbs::Unarchive>),
     /// Draw the DAG (Graphviz dot or Mermaid), coloured by status, critical path in red
     #[command(
         after_help = "Example:\n  claimdag graph | dot -Tpng -o dag.png\n  claimdag graph --format mermaid --all\n\nHard links are solid, soft links dashed. Finished nodes are left out unless --all."
     )]
-    Graph(verbs::Graph),
+    Graph(Described<verbs::Graph>),
     /// Verify the store's files, checksums and DAG invariants (exit 6 on a problem)
     #[command(after_help = "Example:\n  claimdag check")]
-    Check(verbs::Check),
+    Check(Described<verbs::Check>),
     /// Print the actor a name stands for (name:NAME is taken wherever an actor is)
     #[command(
         after_help = "Example:\n  claimdag actor codex-1\n  claimdag claim 092dca29 --assignee name:codex-1   # the same actor\n\nThe actor is the first 16 bytes of SHA-256 over \"claimdag-actor-v1\" and NAME,\neach written as its byte length (8 bytes, big endian) and its bytes."
     )]
-    Actor(verbs::ActorOf),
+    Actor(Described<verbs::ActorOf>),
     /// Copy a whole store (history and archive included) into a new one, between backends
     #[command(
         after_help = "Example:\n  claimdag copy --from ~/.local/state/claimdag --to postgres://ci@db/claims\n  claimdag copy --from 'postgres://ci@db/claims?schema=team_a' --to /tmp/backup\n\nThe destination must be a new store (never written). Generations, history, the\narchive and the settings move as they are; run claimdag check on the copy."
     )]
-    Copy(verbs::Copy),
+    Copy(Described<verbs::Copy>),
     /// Serve the store to agents over the Model Context Protocol (stdio)
     #[command(
         after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation). The actor\ngiven here (else $CLAIMDAG_ACTOR) is the one the worker tools use when a call\nnames none. The server ends when the client closes stdin."
     )]
-    Mcp(McpArgs),
+    Mcp(Described<McpArgs>),
     /// Run a command under a claim, node after node: the lease renews itself, the node is
     /// completed with the generation granted, a lost lease stops the command
     #[command(after_help = WORK_HELP)]
-    Work(super::work::WorkArgs),
+    Work(Described<super::work::WorkArgs>),
     /// List files changed in git that no live claim of the actor covers (exit 1 when some)
     #[command(
         name = "diff-check",
         after_help = "Examples:\n  claimdag diff-check --actor name:codex-1                 # the work tree against HEAD\n  claimdag diff-check --base origin/main --head HEAD --json  # a branch, in CI\n\nA claim covers a path through its resources: a resource equal to the path, or\nending in / and a prefix of it (src/parser/ covers src/parser/x.rs). A renamed\nfile needs its old and new paths covered; an expired claim covers nothing. Without\n--head the work tree counts: staged, unstaged and untracked (not ignored) files.\nThe actor defaults to $CLAIMDAG_ACTOR. Exit 0 when every change is covered, 1 with\nthe uncovered paths listed."
     )]
-    DiffCheck(verbs::DiffCheck),
+    DiffCheck(Described<verbs::DiffCheck>),
     /// A live terminal view of the DAG: who holds what, leases running out, what is
     /// blocked and why; keys claim, renew, release and complete with the current generation
     #[command(after_help = PANE_HELP)]
-    Pane(PaneArgs),
+    Pane(Described<PaneArgs>),
+}
+
+/// A verb's arguments under the description its variant gives: the arguments' own
+/// documentation (written for the verb layer and the MCP tools) would otherwise replace it
+/// when they are added, which with `defer` is after the variant's attributes.
+#[derive(Debug)]
+pub struct Described<T>(pub T);
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Described<T> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(m).map(Described)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(m)
+    }
+}
+
+impl<T: clap::Args> clap::Args for Described<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        keep_about(cmd, T::augment_args)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        keep_about(cmd, T::augment_args_for_update)
+    }
+}
+
+/// `add` applied to `cmd`, with `cmd`'s about and long about as they were.
+fn keep_about(cmd: clap::Command, add: fn(clap::Command) -> clap::Command) -> clap::Command {
+    use clap::builder::Resettable;
+    let kept = |s: Option<&clap::builder::StyledStr>| {
+        s.cloned().map_or(Resettable::Reset, Resettable::Value)
+    };
+    let (about, long) = (kept(cmd.get_about()), kept(cmd.get_long_about()));
+    add(cmd).about(about).long_about(long)
 }
 
 #[cfg(feature = "pane")]
@@ -243,4 +283,14 @@ pub struct McpArgs {
     /// check), or all
     #[arg(long, value_enum, default_value = "all")]
     pub tools: Profile,
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap's own checks of every verb's arguments (each process builds only the verb it
+    /// runs, so only this test sees them all).
+    #[test]
+    fn every_verb_passes_clap_checks() {
+        <super::Cli as clap::CommandFactory>::command().debug_assert();
+    }
 }

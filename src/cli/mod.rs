@@ -13,7 +13,7 @@ pub mod work;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use crate::verbs::{self, Answer, Ctx};
-use args::{Cli, Verb};
+use args::{Cli, Described, Verb};
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::Write;
@@ -101,56 +101,56 @@ fn execute(cli: Cli) -> Result<Ran> {
     let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?));
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
     let answer = match &cli.verb {
-        Verb::Upsert(r) => verbs::run(&cx, r),
-        Verb::Link(r) => verbs::run(&cx, r),
-        Verb::Unlink(r) => verbs::run(&cx, r),
-        Verb::List(r) => verbs::run(&cx, r),
-        Verb::Show(r) => verbs::run(&cx, r),
-        Verb::Claim(r) => verbs::run(&cx, r),
-        Verb::Renew(r) => verbs::run(&cx, r),
-        Verb::Release(r) => verbs::run(&cx, r),
-        Verb::Reclaim(r) => verbs::run(&cx, r),
-        Verb::Complete(r) => verbs::run(&cx, r),
-        Verb::Reopen(r) => verbs::run(&cx, r),
-        Verb::Next(r) => verbs::run(&cx, r),
-        Verb::Ready(r) => verbs::run(&cx, r),
+        Verb::Upsert(Described(r)) => verbs::run(&cx, r),
+        Verb::Link(Described(r)) => verbs::run(&cx, r),
+        Verb::Unlink(Described(r)) => verbs::run(&cx, r),
+        Verb::List(Described(r)) => verbs::run(&cx, r),
+        Verb::Show(Described(r)) => verbs::run(&cx, r),
+        Verb::Claim(Described(r)) => verbs::run(&cx, r),
+        Verb::Renew(Described(r)) => verbs::run(&cx, r),
+        Verb::Release(Described(r)) => verbs::run(&cx, r),
+        Verb::Reclaim(Described(r)) => verbs::run(&cx, r),
+        Verb::Complete(Described(r)) => verbs::run(&cx, r),
+        Verb::Reopen(Described(r)) => verbs::run(&cx, r),
+        Verb::Next(Described(r)) => verbs::run(&cx, r),
+        Verb::Ready(Described(r)) => verbs::run(&cx, r),
         // SPEC section 8: $CLAIMDAG_ACTOR is claim-next's default actor.
-        Verb::ClaimNext(r) => verbs::run(&cx.with_env_actor()?, r),
-        Verb::Log(r) => verbs::run(&cx, r),
+        Verb::ClaimNext(Described(r)) => verbs::run(&cx.with_env_actor()?, r),
+        Verb::Log(Described(r)) => verbs::run(&cx, r),
         Verb::Import { file } => {
             verbs::run(&cx, &verbs::Import::from_bytes(&read_plan(file)?, None)?)
         }
-        Verb::Archive(r) => verbs::run(&cx, r),
-        Verb::Unarchive(r) => verbs::run(&cx, r),
-        Verb::Graph(r) => verbs::run(&cx, r),
-        Verb::Config(r) => verbs::run(&cx, r),
-        Verb::Check(r) => verbs::run(&cx, r),
-        Verb::Actor(r) => verbs::run(&cx, r),
-        Verb::Copy(r) => verbs::run(&cx, r),
-        Verb::DiffCheck(r) => verbs::run(&cx.with_env_actor()?, r),
-        Verb::Work(a) => {
+        Verb::Archive(Described(r)) => verbs::run(&cx, r),
+        Verb::Unarchive(Described(r)) => verbs::run(&cx, r),
+        Verb::Graph(Described(r)) => verbs::run(&cx, r),
+        Verb::Config(Described(r)) => verbs::run(&cx, r),
+        Verb::Check(Described(r)) => verbs::run(&cx, r),
+        Verb::Actor(Described(r)) => verbs::run(&cx, r),
+        Verb::Copy(Described(r)) => verbs::run(&cx, r),
+        Verb::DiffCheck(Described(r)) => verbs::run(&cx.with_env_actor()?, r),
+        Verb::Work(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             let dir = store_text(&cli, store);
             let exit = work::run(store, &cx.workspace, a, cx.actor, dir, cli.json)?;
             return Ok(Ran::Exited(exit));
         }
         #[cfg(feature = "pane")]
-        Verb::Pane(a) => {
+        Verb::Pane(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             return pane::run(cx, a).map(Ran::Exited);
         }
         #[cfg(not(feature = "pane"))]
-        Verb::Pane(_) => Err(Error::invalid(
+        Verb::Pane(Described(_)) => Err(Error::invalid(
             "this claimdag was built without its terminal pane (the pane feature): the command \
              cargo install claimdag builds has it",
         )),
         #[cfg(not(feature = "mcp"))]
-        Verb::Mcp(_) => Err(Error::invalid(
+        Verb::Mcp(Described(_)) => Err(Error::invalid(
             "this claimdag was built without its MCP server (the mcp feature): the command \
              cargo install claimdag builds has it",
         )),
         #[cfg(feature = "mcp")]
-        Verb::Mcp(a) => {
+        Verb::Mcp(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             mcp::serve(store.clone(), cx.workspace.clone(), cx.actor, a.tools)?;
             return Ok(Ran::Exited(0));

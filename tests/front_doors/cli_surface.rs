@@ -53,6 +53,37 @@ fn help_on_every_verb_exits_0_with_an_example() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Example"));
 }
 
+/// A verb's `--help` and `-h` open with the description `claimdag --help` lists for it
+/// (each process adds only the arguments of the verb it runs, after the list's
+/// descriptions: the arguments' own documentation must not take their place).
+#[test]
+fn every_verb_help_opens_with_its_listed_description() {
+    let out = common::command().arg("--help").output().expect("run");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut bad = Vec::new();
+    for v in listed_verbs() {
+        // The listed description: the text after the verb on its line and the lines
+        // indented under it, joined (clap wraps it to the terminal's width).
+        let mut lines = text
+            .lines()
+            .skip_while(|l| l.split_whitespace().next() != Some(&v));
+        let first = lines.next().expect("the verb's line");
+        let mut listed = first.trim_start()[v.len()..].trim().to_string();
+        for l in lines.take_while(|l| l.starts_with("     ")) {
+            listed = format!("{listed} {}", l.trim());
+        }
+        for flag in ["--help", "-h"] {
+            let out = common::command().args([&v, flag]).output().expect("run");
+            let help = String::from_utf8_lossy(&out.stdout);
+            let about: Vec<&str> = help.lines().take_while(|l| !l.is_empty()).collect();
+            if about.join(" ") != listed {
+                bad.push(format!("{v} {flag}: {about:?}, listed as {listed:?}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
 #[test]
 fn node_arguments_take_a_full_id_a_prefix_or_the_listed_form() {
     let s = Store::new();
