@@ -297,12 +297,19 @@ impl Base {
             let p = self.page(first)?;
             return Some(Cow::Borrowed(&p[from..from + (r.end - r.start) as usize]));
         }
+        // Only the part of each page that `r` covers is copied (an index entry across two
+        // pages is 56 bytes, not two pages).
         let mut out = Vec::with_capacity((r.end - r.start) as usize);
         for p in first..=last {
-            out.extend_from_slice(self.page(p)?);
+            let page = self.page(p)?;
+            let lo = if p == first { from } else { 0 };
+            let hi = if p == last {
+                (r.end - last as u64 * PAGE) as usize
+            } else {
+                page.len()
+            };
+            out.extend_from_slice(&page[lo..hi]);
         }
-        out.drain(..from);
-        out.truncate((r.end - r.start) as usize);
         Some(Cow::Owned(out))
     }
 
