@@ -113,13 +113,51 @@ pub struct Base {
     /// The stored pick order, if there is one.
     pick: Option<Range<u64>>,
     /// One slot per index entry: the node, once decoded.
-    decoded: Vec<OnceLock<Box<Node>>>,
+    decoded: Slots,
     damage: OnceLock<Damage>,
 }
 
 impl std::fmt::Debug for Base {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Base").field("count", &self.len()).finish()
+    }
+}
+
+/// Where a base keeps the nodes it decoded: one slot per index entry, made a chunk of
+/// [`Slots::CHUNK`] at a time when a node in it is first decoded, so that opening a large
+/// snapshot to read a few nodes does not write a slot for each of them (16 MB at a million
+/// nodes, every page of it touched).
+struct Slots {
+    len: usize,
+    chunks: Vec<OnceLock<Box<[Slot]>>>,
+}
+
+/// A node of the base, once decoded.
+type Slot = OnceLock<Box<Node>>;
+
+impl Slots {
+    const CHUNK: usize = 1024;
+
+    fn new(len: usize) -> Slots {
+        let mut chunks = Vec::new();
+        chunks.resize_with(len.div_ceil(Slots::CHUNK), OnceLock::new);
+        Slots { len, chunks }
+    }
+
+    /// The node of slot `i`, if it was decoded.
+    fn get(&self, i: usize) -> Option<&Node> {
+        let chunk = self.chunks[i / Slots::CHUNK].get()?;
+        chunk[i % Slots::CHUNK].get().map(|n| &**n)
+    }
+
+    /// Slot `i` (its chunk made if it is not yet).
+    fn slot(&self, i: usize) -> &Slot {
+        let first = i / Slots::CHUNK * Slots::CHUNK;
+        let chunk = self.chunks[i / Slots::CHUNK].get_or_init(|| {
+            let n = Slots::CHUNK.min(self.len - first);
+            (0..n).map(|_| OnceLock::new()).collect()
+        });
+        &chunk[i - first]
     }
 }
 
@@ -205,8 +243,7 @@ impl Base {
         }
         let mut pages = Vec::new();
         pages.resize_with(crcs.len(), OnceLock::new);
-        let mut decoded = Vec::new();
-        decoded.resize_with((entries / ENTRY as u64) as usize, OnceLock::new);
+        let decoded = Slots::new((entries / ENTRY as u64) as usize);
         let base = Base {
             src,
             covered,
@@ -237,7 +274,7 @@ impl Base {
     }
 
     pub fn len(&self) -> usize {
-        self.decoded.len()
+        self.decoded.len
     }
 
     /// The source back, to read it whole.
@@ -246,7 +283,7 @@ impl Base {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.decoded.is_empty()
+        self.decoded.len == 0
     }
 
     /// Why something asked of this base could not be given, if anything could not.
@@ -363,8 +400,6 @@ impl Base {
         None
     }
 
-    /// The node of entry `i`, decoded the first time it is asked for; `None` (and the base
-    /// damaged) when it cannot be.
     /// Index entry `i` and where its node's bytes start and end (the base damaged, and
     /// `None`, when the entry does not say).
     fn span(&self, i: usize) -> Option<(Cow<'_, [u8]>, u64, u64)> {
@@ -389,15 +424,17 @@ impl Base {
         }
     }
 
+    /// The node of entry `i`, decoded the first time it is asked for; `None` (and the base
+    /// damaged) when it cannot be.
     pub fn node(&self, i: usize) -> Option<&Node> {
-        if let Some(n) = self.decoded[i].get() {
+        if let Some(n) = self.decoded.get(i) {
             return Some(n);
         }
         let (e, start, end) = self.span(i)?;
         let json = self.bytes(start..end)?;
         match serde_json::from_slice::<Node>(&json) {
             Ok(node) if node.id.hex().as_bytes() == &e[..32] => {
-                Some(self.decoded[i].get_or_init(|| Box::new(node)))
+                Some(self.decoded.slot(i).get_or_init(|| Box::new(node)))
             }
             Ok(_) => {
                 self.damaged(
