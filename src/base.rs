@@ -319,6 +319,27 @@ impl Base {
         Some(self.pages[p].get_or_init(|| buf.into_boxed_slice()))
     }
 
+    /// `f` of the bytes `r` in order, a page's part at a time, from the pages themselves
+    /// (`None` when a page cannot be read, or `f` says so).
+    fn each_piece(&self, r: Range<u64>, mut f: impl FnMut(&[u8]) -> Option<()>) -> Option<()> {
+        if r.start >= r.end || r.end > self.covered {
+            self.damaged(
+                format!("bytes {} to {} are past the pages", r.start, r.end),
+                false,
+            );
+            return None;
+        }
+        let (first, last) = ((r.start / PAGE) as usize, ((r.end - 1) / PAGE) as usize);
+        for p in first..=last {
+            let page = self.page(p)?;
+            let start = p as u64 * PAGE;
+            let lo = (r.start.max(start) - start) as usize;
+            let hi = (r.end.min(start + PAGE) - start) as usize;
+            f(&page[lo..hi])?;
+        }
+        Some(())
+    }
+
     /// The bytes `r`, from the pages that hold them.
     fn bytes(&self, r: Range<u64>) -> Option<Cow<'_, [u8]>> {
         if r.start >= r.end || r.end > self.covered {
@@ -337,16 +358,10 @@ impl Base {
         // Only the part of each page that `r` covers is copied (an index entry across two
         // pages is 56 bytes, not two pages).
         let mut out = Vec::with_capacity((r.end - r.start) as usize);
-        for p in first..=last {
-            let page = self.page(p)?;
-            let lo = if p == first { from } else { 0 };
-            let hi = if p == last {
-                (r.end - last as u64 * PAGE) as usize
-            } else {
-                page.len()
-            };
-            out.extend_from_slice(&page[lo..hi]);
-        }
+        self.each_piece(r, |piece| {
+            out.extend_from_slice(piece);
+            Some(())
+        })?;
         Some(Cow::Owned(out))
     }
 
@@ -512,9 +527,15 @@ impl Base {
         self.pick.is_some()
     }
 
-    /// The stored pick order's bytes (`None`, and the base damaged, when they cannot be read).
+    /// The stored pick order's bytes (`None`, and the base damaged, when they cannot be read):
+    /// from its page when it sits in one, else read whole into one buffer (41 bytes a node)
+    /// with its pages checked, not kept as pages and then copied out of them.
     pub fn pick(&self) -> Option<Cow<'_, [u8]>> {
-        self.bytes(self.pick.clone()?)
+        let r = self.pick.clone()?;
+        if r.start / PAGE == (r.end - 1) / PAGE {
+            return self.bytes(r);
+        }
+        self.read_checked(r).map(Cow::Owned)
     }
 
     /// Every index entry's id and where its node starts in the nodes' list, in the index's
@@ -530,16 +551,41 @@ impl Base {
     /// bytes it is, in the index's order (`None`, and the base damaged, when an entry
     /// cannot be read).
     fn each_entry<T>(&self, f: impl Fn(Id, u64, u64) -> T) -> Option<Vec<T>> {
-        let text = self.bytes(self.index.clone())?;
         let mut out = Vec::with_capacity(self.len());
-        for (i, e) in text.chunks_exact(ENTRY).enumerate() {
-            match (Id::from_hex(&e[..32]), hex(&e[32..44]), hex(&e[44..56])) {
-                (Some(id), Some(at), Some(len)) => out.push(f(id, at, len)),
+        let entry =
+            |e: &[u8], i: usize| match (Id::from_hex(&e[..32]), hex(&e[32..44]), hex(&e[44..56])) {
+                (Some(id), Some(at), Some(len)) => Some(f(id, at, len)),
                 _ => {
                     self.damaged(format!("index entry {i} is not hex"), false);
-                    return None;
+                    None
                 }
+            };
+        // Page by page from the pages themselves: an entry across two pages is put
+        // together in `held`, the index is never copied whole.
+        let (mut held, mut n) = ([0u8; ENTRY], 0);
+        self.each_piece(self.index.clone(), |mut piece| {
+            if n > 0 {
+                let take = (ENTRY - n).min(piece.len());
+                held[n..n + take].copy_from_slice(&piece[..take]);
+                (n, piece) = (n + take, &piece[take..]);
+                if n < ENTRY {
+                    return Some(());
+                }
+                out.push(entry(&held, out.len())?);
+                n = 0;
             }
+            let mut whole = piece.chunks_exact(ENTRY);
+            for e in &mut whole {
+                out.push(entry(e, out.len())?);
+            }
+            let rest = whole.remainder();
+            held[..rest.len()].copy_from_slice(rest);
+            n = rest.len();
+            Some(())
+        })?;
+        if n != 0 {
+            self.damaged("the index ends inside an entry".into(), false);
+            return None;
         }
         Some(out)
     }

@@ -166,7 +166,15 @@ impl Index {
                 ix.keyed.insert(id, (group, key));
             }
         }
-        ix.ready = ready.into_iter().map(BTreeSet::from_iter).collect();
+        // Sorted in place first: the set's own (stable) sort then finds one run, and needs
+        // no scratch buffer as large as the keys.
+        ix.ready = ready
+            .into_iter()
+            .map(|mut keys| {
+                keys.sort_unstable();
+                BTreeSet::from_iter(keys)
+            })
+            .collect();
         let mut w = stored.waiters.as_bytes();
         let take = |w: &mut &[u8], n: usize| -> Result<u64, String> {
             let (head, rest) = w.split_at_checked(n).ok_or("the waiters are cut short")?;
