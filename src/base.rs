@@ -126,7 +126,7 @@ impl std::fmt::Debug for Base {
 /// Where a base keeps the nodes it decoded: one slot per index entry, made a chunk of
 /// [`Slots::CHUNK`] at a time when a node in it is first decoded, so that opening a large
 /// snapshot to read a few nodes does not write a slot for each of them (16 MB at a million
-/// nodes, every page of it touched).
+/// nodes, every page of it touched). A chunk is one 4 KiB page of slots.
 struct Slots {
     len: usize,
     chunks: Vec<OnceLock<Box<[Slot]>>>,
@@ -136,7 +136,7 @@ struct Slots {
 type Slot = OnceLock<Box<Node>>;
 
 impl Slots {
-    const CHUNK: usize = 1024;
+    const CHUNK: usize = 256;
 
     fn new(len: usize) -> Slots {
         let mut chunks = Vec::new();
