@@ -639,3 +639,61 @@ fn a_compaction_copies_unchanged_nodes_and_never_through_a_bad_index() {
     assert_eq!(r.code, Some(0), "a short entry: {}{}", r.stdout, r.stderr);
     assert!(t.ok(&["list"]).contains("alpha"));
 }
+
+/// The index of a store of 1,500 nodes spans pages, and its entries are read page by page:
+/// every pick reads them all, and `check` agrees with the nodes. An entry that straddles a
+/// page boundary, made not hex on the far side of it (checksums forged to match), makes a
+/// pick and `check` `corrupt`, and changes nothing.
+#[test]
+fn an_index_entry_across_a_page_boundary_is_read_whole_and_its_damage_found() {
+    use crate::common::{actor, assert_files_eq, Store};
+    let s = Store::new();
+    let plan = serde_json::json!({"nodes": (0..1500)
+        .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": format!("node {i}")}))
+        .collect::<Vec<_>>()});
+    let ids = s.import_ok(&plan);
+    upsert_compacting(&s, "one more");
+    assert_eq!(s.ok(&["ready"]).lines().count(), 1501, "every node ready");
+    s.ok(&["check"]);
+    let path = s.dir.join("snapshot.json");
+    let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+    let trailer: serde_json::Value = serde_json::from_str(
+        text[text.rfind(",\"lazy\":").unwrap() + 8..]
+            .trim_end()
+            .strip_suffix('}')
+            .unwrap(),
+    )
+    .unwrap();
+    // The entries start after the index's opening quote and are 56 characters each.
+    let start = trailer["index_at"].as_u64().unwrap() as usize + 1;
+    let end = start + trailer["index_len"].as_u64().unwrap() as usize - 2;
+    let page = 64 << 10;
+    let boundary = (start / page + 1) * page;
+    assert!(
+        boundary < end && !(boundary - start).is_multiple_of(56),
+        "no entry across the page boundary at {boundary} (index {start}..{end})"
+    );
+    let entry = (boundary - start) / 56;
+    let forged = forge(&text, |body| {
+        let mut b = body.to_string();
+        b.replace_range(boundary..boundary + 1, "z");
+        b
+    });
+    std::fs::write(&path, &forged).unwrap();
+    let before = s.files();
+    let me = actor(3);
+    all_corrupt(
+        &s,
+        &[&["claim-next", "--assignee", &me], &["check"]],
+        "snapshot.json",
+    );
+    let r = s.run(&["claim-next", "--assignee", &me]);
+    assert!(
+        r.stderr.contains(&format!("index entry {entry} ")),
+        "{}",
+        r.stderr
+    );
+    // A node whose lookup does not pass that entry still reads.
+    assert!(s.ok(&["show", &ids[0].0]).contains("node 0"));
+    assert_files_eq(&before, &s.files(), "commands on a damaged index");
+}
