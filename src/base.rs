@@ -319,14 +319,22 @@ impl Base {
         Some(self.pages[p].get_or_init(|| buf.into_boxed_slice()))
     }
 
-    /// `f` of the bytes `r` in order, a page's part at a time, from the pages themselves
-    /// (`None` when a page cannot be read, or `f` says so).
-    fn each_piece(&self, r: Range<u64>, mut f: impl FnMut(&[u8]) -> Option<()>) -> Option<()> {
-        if r.start >= r.end || r.end > self.covered {
+    /// Whether the pages hold the bytes `r` (the base damaged when they do not).
+    fn covers(&self, r: &Range<u64>) -> bool {
+        let ok = r.start < r.end && r.end <= self.covered;
+        if !ok {
             self.damaged(
                 format!("bytes {} to {} are past the pages", r.start, r.end),
                 false,
             );
+        }
+        ok
+    }
+
+    /// `f` of the bytes `r` in order, a page's part at a time, from the pages themselves
+    /// (`None` when a page cannot be read, or `f` says so).
+    fn each_piece(&self, r: Range<u64>, mut f: impl FnMut(&[u8]) -> Option<()>) -> Option<()> {
+        if !self.covers(&r) {
             return None;
         }
         let (first, last) = ((r.start / PAGE) as usize, ((r.end - 1) / PAGE) as usize);
@@ -342,11 +350,7 @@ impl Base {
 
     /// The bytes `r`, from the pages that hold them.
     fn bytes(&self, r: Range<u64>) -> Option<Cow<'_, [u8]>> {
-        if r.start >= r.end || r.end > self.covered {
-            self.damaged(
-                format!("bytes {} to {} are past the pages", r.start, r.end),
-                false,
-            );
+        if !self.covers(&r) {
             return None;
         }
         let (first, last) = ((r.start / PAGE) as usize, ((r.end - 1) / PAGE) as usize);

@@ -240,12 +240,33 @@ fn forge(text: &str, edit: impl Fn(&str) -> String) -> String {
         .chunks(64 << 10)
         .map(|p| format!("{:08x}", crc32fast::hash(p)))
         .collect();
-    let mut trailer: serde_json::Value =
-        serde_json::from_str(text[at + 8..].trim_end().strip_suffix('}').unwrap()).unwrap();
+    let mut trailer = trailer(text);
     assert_eq!(trailer["pages"].as_str().map(str::len), Some(pages.len()));
     trailer["pages"] = pages.into();
     let trailer = serde_json::to_string(&trailer).unwrap();
     format!("{body},\"lazy\":{trailer}}}\n")
+}
+
+/// The trailer of `text` (a snapshot with an index): where its parts are, its pages'
+/// checksums.
+fn trailer(text: &str) -> serde_json::Value {
+    let at = text.rfind(",\"lazy\":").expect("a trailer");
+    serde_json::from_str(text[at + 8..].trim_end().strip_suffix('}').unwrap()).unwrap()
+}
+
+/// A store of `n` nodes imported in one plan, keys `k0`, `k1`, ..., summaries `summary(i)`,
+/// then compacted (so that its snapshot holds them all, with an index).
+fn imported(
+    n: usize,
+    summary: impl Fn(usize) -> String,
+) -> (crate::common::Store, Vec<(String, String)>) {
+    let s = crate::common::Store::new();
+    let plan = serde_json::json!({"nodes": (0..n)
+        .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": summary(i)}))
+        .collect::<Vec<_>>()});
+    let ids = s.import_ok(&plan);
+    upsert_compacting(&s, "one more");
+    (s, ids)
 }
 
 /// A byte changed in place in a later page of a large snapshot (no checksum forged): the
@@ -253,13 +274,8 @@ fn forge(text: &str, edit: impl Fn(&str) -> String) -> String {
 /// which reads every page, finds it.
 #[test]
 fn a_page_that_fails_its_checksum_is_corrupt_when_read_and_check_finds_it() {
-    use crate::common::{assert_files_eq, Store};
-    let s = Store::new();
-    let plan = serde_json::json!({"nodes": (0..900)
-        .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": format!("node number {i}")}))
-        .collect::<Vec<_>>()});
-    let ids = s.import_ok(&plan);
-    upsert_compacting(&s, "one more");
+    use crate::common::assert_files_eq;
+    let (s, ids) = imported(900, |i| format!("node number {i}"));
     let path = s.dir.join("snapshot.json");
     let mut bytes = std::fs::read(&path).unwrap();
     assert!(
@@ -277,14 +293,7 @@ fn a_page_that_fails_its_checksum_is_corrupt_when_read_and_check_finds_it() {
         .windows(b"node number 450".len())
         .position(|w| w == b"node number 450")
         .unwrap();
-    let text = String::from_utf8_lossy(&bytes).to_string();
-    let trailer: serde_json::Value = serde_json::from_str(
-        text[text.rfind(",\"lazy\":").unwrap() + 8..]
-            .trim_end()
-            .strip_suffix('}')
-            .unwrap(),
-    )
-    .unwrap();
+    let trailer = trailer(&String::from_utf8_lossy(&bytes));
     let nodes_end = trailer["nodes_at"].as_u64().unwrap() + trailer["nodes_len"].as_u64().unwrap();
     let page = |b: u64| b / (64 << 10);
     assert_eq!(page(at as u64), 1, "node 450 at byte {at}");
@@ -646,24 +655,13 @@ fn a_compaction_copies_unchanged_nodes_and_never_through_a_bad_index() {
 /// pick and `check` `corrupt`, and changes nothing.
 #[test]
 fn an_index_entry_across_a_page_boundary_is_read_whole_and_its_damage_found() {
-    use crate::common::{actor, assert_files_eq, Store};
-    let s = Store::new();
-    let plan = serde_json::json!({"nodes": (0..1500)
-        .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": format!("node {i}")}))
-        .collect::<Vec<_>>()});
-    let ids = s.import_ok(&plan);
-    upsert_compacting(&s, "one more");
+    use crate::common::{actor, assert_files_eq};
+    let (s, ids) = imported(1500, |i| format!("node {i}"));
     assert_eq!(s.ok(&["ready"]).lines().count(), 1501, "every node ready");
     s.ok(&["check"]);
     let path = s.dir.join("snapshot.json");
     let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
-    let trailer: serde_json::Value = serde_json::from_str(
-        text[text.rfind(",\"lazy\":").unwrap() + 8..]
-            .trim_end()
-            .strip_suffix('}')
-            .unwrap(),
-    )
-    .unwrap();
+    let trailer = trailer(&text);
     // The entries start after the index's opening quote and are 56 characters each.
     let start = trailer["index_at"].as_u64().unwrap() as usize + 1;
     let end = start + trailer["index_len"].as_u64().unwrap() as usize - 2;
