@@ -60,8 +60,10 @@ where
         Ok(Ran::Print(done)) => {
             let mut out = std::io::stdout().lock();
             let r = if json {
+                // `From` gives a write's own error back (a reader that left is `BrokenPipe`,
+                // as for text), not one wrapped as `Other`.
                 serde_json::to_writer(&mut out, &done.json)
-                    .map_err(std::io::Error::other)
+                    .map_err(std::io::Error::from)
                     .and_then(|_| out.write_all(b"\n"))
             } else {
                 out.write_all(done.text.as_bytes())

@@ -421,3 +421,38 @@ fn next_and_claim_next_print_json_null_and_exit_1_when_nothing_is_ready() {
         assert_eq!(r.json(), Value::Null, "{args:?}");
     }
 }
+
+/// A reader that stops reading (`claimdag --json ready | head -c 10`) ends the output, it
+/// is not an error: with and without `--json` the command exits 0 and says nothing on
+/// stderr (its output, over 64 KiB, cannot all sit in the pipe).
+#[test]
+fn output_into_a_pipe_whose_reader_left_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let s = Store::new();
+    let plan = serde_json::json!({"nodes": (0..1000)
+        .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": format!("node {i}")}))
+        .collect::<Vec<_>>()});
+    s.import_ok(&plan);
+    for args in [&["ready"][..], &["--json", "ready"], &["--json", "list"]] {
+        let mut child = s
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run");
+        let mut out = child.stdout.take().expect("stdout");
+        let mut first = [0u8; 10];
+        out.read_exact(&mut first).expect("the first bytes");
+        drop(out);
+        let done = child.wait_with_output().expect("wait");
+        assert_eq!(
+            (
+                done.status.code(),
+                String::from_utf8_lossy(&done.stderr).as_ref()
+            ),
+            (Some(0), ""),
+            "{args:?}"
+        );
+    }
+}
