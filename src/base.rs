@@ -92,6 +92,22 @@ impl Source {
     }
 }
 
+/// Bytes read whole from the source with the pages they touch checked: `bytes[from..]` is
+/// what was asked for (the part of the first page before it was read for its checksum, and
+/// is not moved out of the way).
+pub struct Checked {
+    bytes: Vec<u8>,
+    from: usize,
+}
+
+impl std::ops::Deref for Checked {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.bytes[self.from..]
+    }
+}
+
 /// Why a base could not give what it was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damage {
@@ -126,7 +142,7 @@ impl std::fmt::Debug for Base {
 /// Where a base keeps the nodes it decoded: one slot per index entry, made a chunk of
 /// [`Slots::CHUNK`] at a time when a node in it is first decoded, so that opening a large
 /// snapshot to read a few nodes does not write a slot for each of them (16 MB at a million
-/// nodes, every page of it touched). A chunk is one 4 KiB page of slots.
+/// nodes, every page of it touched). A chunk is 4 KiB of slots.
 struct Slots {
     len: usize,
     chunks: Vec<OnceLock<Box<[Slot]>>>,
@@ -144,14 +160,17 @@ impl Slots {
         Slots { len, chunks }
     }
 
-    /// The node of slot `i`, if it was decoded.
+    /// The node of slot `i`, if it was decoded (`i` past the slots is a caller's bug, as an
+    /// index past a slice is).
     fn get(&self, i: usize) -> Option<&Node> {
+        assert!(i < self.len, "slot {i} of {}", self.len);
         let chunk = self.chunks[i / Slots::CHUNK].get()?;
         chunk[i % Slots::CHUNK].get().map(|n| &**n)
     }
 
     /// Slot `i` (its chunk made if it is not yet).
     fn slot(&self, i: usize) -> &Slot {
+        assert!(i < self.len, "slot {i} of {}", self.len);
         let first = i / Slots::CHUNK * Slots::CHUNK;
         let chunk = self.chunks[i / Slots::CHUNK].get_or_init(|| {
             let n = Slots::CHUNK.min(self.len - first);
@@ -370,7 +389,7 @@ impl Base {
     }
 
     /// The bytes `r` read in one go, every page they touch checked, none kept.
-    fn read_checked(&self, r: Range<u64>) -> Option<Vec<u8>> {
+    fn read_checked(&self, r: Range<u64>) -> Option<Checked> {
         let (first, last) = (r.start / PAGE, r.end.saturating_sub(1) / PAGE);
         let span = first * PAGE..((last + 1) * PAGE).min(self.covered);
         let mut buf = match self.src.read(span.clone()) {
@@ -390,8 +409,10 @@ impl Base {
             }
         }
         buf.truncate((r.end - span.start) as usize);
-        buf.drain(..(r.start - span.start) as usize);
-        Some(buf)
+        Some(Checked {
+            bytes: buf,
+            from: (r.start - span.start) as usize,
+        })
     }
 
     fn entry(&self, i: usize) -> Option<Cow<'_, [u8]>> {
@@ -531,15 +552,15 @@ impl Base {
         self.pick.is_some()
     }
 
-    /// The stored pick order's bytes (`None`, and the base damaged, when they cannot be read):
-    /// from its page when it sits in one, else read whole into one buffer (41 bytes a node)
-    /// with its pages checked, not kept as pages and then copied out of them.
-    pub fn pick(&self) -> Option<Cow<'_, [u8]>> {
+    /// `f` of the stored pick order's bytes (`None`, and the base damaged, when they cannot
+    /// be read): from its page when it sits in one, else read whole into one buffer (41
+    /// bytes a node) with its pages checked, not kept as pages and copied out of them.
+    pub fn with_pick<T>(&self, f: impl FnOnce(&[u8]) -> T) -> Option<T> {
         let r = self.pick.clone()?;
         if r.start / PAGE == (r.end - 1) / PAGE {
-            return self.bytes(r);
+            return self.bytes(r).map(|b| f(&b));
         }
-        self.read_checked(r).map(Cow::Owned)
+        self.read_checked(r).map(|b| f(&b))
     }
 
     /// Every index entry's id and where its node starts in the nodes' list, in the index's
@@ -597,7 +618,7 @@ impl Base {
     /// Every index entry's id, where its node's bytes start in the nodes' list and how many
     /// they are, in the list's (creation) order; with the list itself, every page it
     /// touches checked. `None`, and the base damaged, when they cannot be read.
-    fn list_and_spans(&self) -> Option<(Vec<u8>, Vec<Span>)> {
+    fn list_and_spans(&self) -> Option<(Checked, Vec<Span>)> {
         let list = self.read_checked(self.nodes.clone())?;
         let mut spans = self.entries_with_len()?;
         spans.sort_unstable_by_key(|s| s.1);
@@ -810,11 +831,14 @@ impl Layered {
     /// `max_attempts` than `st`'s (build it from the nodes then). A stored order that does
     /// not read damages the base.
     pub fn stored_pick(&self, st: &dyn Lookup) -> Option<Index> {
-        let text = self.base.pick()?;
         // Entries that cannot be read damage the base themselves.
         let entries = || self.base.entries();
         let cap = st.settings().max_attempts;
-        let mut ix = match Index::decode(&text, cap, entries, self.base.nodes_len()) {
+        let end = self.base.nodes_len();
+        let decoded = self
+            .base
+            .with_pick(|text| Index::decode(text, cap, entries, end))?;
+        let mut ix = match decoded {
             Ok(ix) => ix?,
             Err(why) => {
                 self.base

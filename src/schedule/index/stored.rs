@@ -166,8 +166,8 @@ impl Index {
                 ix.keyed.insert(id, (group, key));
             }
         }
-        // Sorted in place first: the set's own (stable) sort then finds one run, and needs
-        // no scratch buffer as large as the keys.
+        // Sorted in place first: the set's own (stable) sort then finds one run, and the
+        // scratch buffer it allocates, as large as the keys, is never written.
         ix.ready = ready
             .into_iter()
             .map(|mut keys| {
