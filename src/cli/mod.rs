@@ -12,7 +12,7 @@ pub mod work;
 
 use crate::error::{Error, Result};
 use crate::store::Store;
-use crate::verbs::{self, Ctx, Reply};
+use crate::verbs::{self, Ctx, Printed};
 use args::{Cli, Described, Verb};
 use clap::Parser;
 use std::ffi::OsString;
@@ -57,7 +57,7 @@ where
     let json = cli.json;
     match execute(cli) {
         Ok(Ran::Exited(code)) => code,
-        Ok(Ran::Print { out: bytes, exit }) => {
+        Ok(Ran::Print(Printed { out: bytes, exit })) => {
             let mut out = std::io::stdout().lock();
             match out.write_all(&bytes).and_then(|_| out.flush()) {
                 Ok(()) => exit,
@@ -82,9 +82,8 @@ fn report(e: &Error, json: bool) -> i32 {
 
 /// What a command did.
 enum Ran {
-    /// A verb's reply as it is printed (its text, or its JSON and a newline), and the exit
-    /// status.
-    Print { out: Vec<u8>, exit: i32 },
+    /// A verb's reply as it is printed, to print.
+    Print(Printed),
     /// A front door that reports on its own (`work`, `mcp`) ended with this exit status.
     Exited(i32),
 }
@@ -95,35 +94,35 @@ fn execute(cli: Cli) -> Result<Ran> {
     let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?));
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
     let answer = match &cli.verb {
-        Verb::Upsert(Described(r)) => print(&cx, r, cli.json),
-        Verb::Link(Described(r)) => print(&cx, r, cli.json),
-        Verb::Unlink(Described(r)) => print(&cx, r, cli.json),
-        Verb::List(Described(r)) => print(&cx, r, cli.json),
-        Verb::Show(Described(r)) => print(&cx, r, cli.json),
-        Verb::Claim(Described(r)) => print(&cx, r, cli.json),
-        Verb::Renew(Described(r)) => print(&cx, r, cli.json),
-        Verb::Release(Described(r)) => print(&cx, r, cli.json),
-        Verb::Reclaim(Described(r)) => print(&cx, r, cli.json),
-        Verb::Complete(Described(r)) => print(&cx, r, cli.json),
-        Verb::Reopen(Described(r)) => print(&cx, r, cli.json),
-        Verb::Next(Described(r)) => print(&cx, r, cli.json),
-        Verb::Ready(Described(r)) => print(&cx, r, cli.json),
+        Verb::Upsert(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Link(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Unlink(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::List(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Show(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Claim(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Renew(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Release(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Reclaim(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Complete(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Reopen(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Next(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Ready(Described(r)) => verbs::run_printed(&cx, r, cli.json),
         // SPEC section 8: $CLAIMDAG_ACTOR is claim-next's default actor.
-        Verb::ClaimNext(Described(r)) => print(&cx.with_env_actor()?, r, cli.json),
-        Verb::Log(Described(r)) => print(&cx, r, cli.json),
-        Verb::Import { file } => print(
+        Verb::ClaimNext(Described(r)) => verbs::run_printed(&cx.with_env_actor()?, r, cli.json),
+        Verb::Log(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Import { file } => verbs::run_printed(
             &cx,
             &verbs::Import::from_bytes(&read_plan(file)?, None)?,
             cli.json,
         ),
-        Verb::Archive(Described(r)) => print(&cx, r, cli.json),
-        Verb::Unarchive(Described(r)) => print(&cx, r, cli.json),
-        Verb::Graph(Described(r)) => print(&cx, r, cli.json),
-        Verb::Config(Described(r)) => print(&cx, r, cli.json),
-        Verb::Check(Described(r)) => print(&cx, r, cli.json),
-        Verb::Actor(Described(r)) => print(&cx, r, cli.json),
-        Verb::Copy(Described(r)) => print(&cx, r, cli.json),
-        Verb::DiffCheck(Described(r)) => print(&cx.with_env_actor()?, r, cli.json),
+        Verb::Archive(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Unarchive(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Graph(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Config(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Check(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Actor(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::Copy(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        Verb::DiffCheck(Described(r)) => verbs::run_printed(&cx.with_env_actor()?, r, cli.json),
         Verb::Work(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             let dir = store_text(&cli, store);
@@ -152,26 +151,7 @@ fn execute(cli: Cli) -> Result<Ran> {
             return Ok(Ran::Exited(0));
         }
     };
-    answer
-}
-
-/// Runs one verb and makes the one form of its reply the command line prints: its text, or
-/// its JSON written straight from the reply (a `serde_json::Value` of a 100,000-node
-/// `list`, made for nothing, was most of that command's time and memory).
-fn print<V: verbs::Verb>(cx: &Ctx<'_>, req: &V, json: bool) -> Result<Ran> {
-    let reply = req.run(cx)?;
-    let out = if json {
-        // As `verbs::Answer` does, a reply that does not serialize is `null`.
-        let mut out = serde_json::to_vec(&reply).unwrap_or_else(|_| b"null".to_vec());
-        out.push(b'\n');
-        out
-    } else {
-        reply.text().into_bytes()
-    };
-    Ok(Ran::Print {
-        out,
-        exit: reply.exit(),
-    })
+    answer.map(Ran::Print)
 }
 
 /// The store as it was given (`--dir`, else `$CLAIMDAG_DIR`, else the default directory),

@@ -200,6 +200,32 @@ pub fn run<V: Verb>(cx: &Ctx<'_>, req: &V) -> Result<Answer> {
     req.run(cx).map(|r| Answer::of(&r))
 }
 
+/// A reply in the one form a caller prints, and the exit status: its text, or its JSON
+/// ([`Answer::json`], written straight from the reply) and a newline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Printed {
+    pub out: Vec<u8>,
+    pub exit: i32,
+}
+
+/// Runs one typed request and makes only the form of its reply that is printed (`--json`
+/// or not): a `Value` of a 100,000-node `list`, made for nothing, was most of its work.
+pub fn run_printed<V: Verb>(cx: &Ctx<'_>, req: &V, json: bool) -> Result<Printed> {
+    let reply = req.run(cx)?;
+    let out = if json {
+        // As `Answer::of`: a reply that does not serialise is `null`.
+        let mut out = serde_json::to_vec(&reply).unwrap_or_else(|_| b"null".to_vec());
+        out.push(b'\n');
+        out
+    } else {
+        reply.text().into_bytes()
+    };
+    Ok(Printed {
+        out,
+        exit: reply.exit(),
+    })
+}
+
 /// Parses a verb's arguments from JSON: unknown or mistyped fields are `invalid_input`
 /// naming them.
 pub fn parse<V: Verb>(args: Value) -> Result<V> {
