@@ -95,7 +95,7 @@ impl Source {
 /// Bytes read whole from the source with the pages they touch checked: `bytes[from..]` is
 /// what was asked for (the part of the first page before it was read for its checksum, and
 /// is not moved out of the way).
-pub struct Checked {
+struct Checked {
     bytes: Vec<u8>,
     from: usize,
 }
@@ -566,9 +566,6 @@ impl Base {
     /// Every index entry's id and where its node starts in the nodes' list, in the index's
     /// order (`None`, and the base damaged, when they cannot be read).
     pub fn entries(&self) -> Option<Vec<(Id, u64)>> {
-        if self.index.is_empty() {
-            return Some(Vec::new());
-        }
         self.each_entry(|id, at, _| (id, at))
     }
 
@@ -577,6 +574,9 @@ impl Base {
     /// cannot be read).
     fn each_entry<T>(&self, f: impl Fn(Id, u64, u64) -> T) -> Option<Vec<T>> {
         let mut out = Vec::with_capacity(self.len());
+        if self.index.is_empty() {
+            return Some(out);
+        }
         let entry =
             |e: &[u8], i: usize| match (Id::from_hex(&e[..32]), hex(&e[32..44]), hex(&e[44..56])) {
                 (Some(id), Some(at), Some(len)) => Some(f(id, at, len)),
@@ -620,17 +620,9 @@ impl Base {
     /// touches checked. `None`, and the base damaged, when they cannot be read.
     fn list_and_spans(&self) -> Option<(Checked, Vec<Span>)> {
         let list = self.read_checked(self.nodes.clone())?;
-        let mut spans = self.entries_with_len()?;
+        let mut spans = self.each_entry(|id, at, len| (id, at, len))?;
         spans.sort_unstable_by_key(|s| s.1);
         Some((list, spans))
-    }
-
-    /// Every index entry as a [`Span`], in the index's order.
-    fn entries_with_len(&self) -> Option<Vec<Span>> {
-        if self.index.is_empty() {
-            return Some(Vec::new());
-        }
-        self.each_entry(|id, at, len| (id, at, len))
     }
 
     /// Past where every node starts in the nodes' list.
