@@ -430,10 +430,7 @@ fn output_into_a_pipe_whose_reader_left_ends_quietly() {
     use std::io::Read;
     use std::process::Stdio;
     let s = Store::new();
-    let plan = serde_json::json!({"nodes": (0..1000)
-        .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": format!("node {i}")}))
-        .collect::<Vec<_>>()});
-    s.import_ok(&plan);
+    s.import_ok(&serde_json::to_value(common::flat_plan(1000, |i| format!("node {i}"))).unwrap());
     for args in [&["ready"][..], &["--json", "ready"], &["--json", "list"]] {
         let mut child = s
             .command(args)

@@ -261,9 +261,7 @@ fn imported(
     summary: impl Fn(usize) -> String,
 ) -> (crate::common::Store, Vec<(String, String)>) {
     let s = crate::common::Store::new();
-    let plan = serde_json::json!({"nodes": (0..n)
-        .map(|i| serde_json::json!({"key": format!("k{i}"), "summary": summary(i)}))
-        .collect::<Vec<_>>()});
+    let plan = serde_json::to_value(crate::common::flat_plan(n, summary)).unwrap();
     let ids = s.import_ok(&plan);
     upsert_compacting(&s, "one more");
     (s, ids)
