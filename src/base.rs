@@ -13,9 +13,10 @@
 //! An index entry is 56 hex characters: the node's id (32), where its JSON starts in the
 //! nodes' list (12) and how long it is (12). A page is 64 KiB of the file; every page is
 //! read at most once and checked against its CRC-32 (IEEE) before anything in it is used.
-//! A file whose trailer is missing or does not match, or whose pages read when it is opened
-//! (the head's, and those where the nodes' list and the index end) fail, is read whole, as
-//! before (an older writer, a hand edit). A page read later that fails its checksum, or a
+//! A file without a trailer (an older writer) is read whole, as before; so is one whose
+//! trailer does not describe it, once [`Base::pages`] finds every page as it was written
+//! (a page that fails, the head's and those where the nodes' list and the index end
+//! included, makes the snapshot `corrupt`). A page read later that fails its checksum, or a
 //! node that does not decode, damages the state ([`Base::damage`]): the store then reports
 //! the snapshot `corrupt` and throws away what was read or decided on it.
 
@@ -116,6 +117,17 @@ pub struct Damage {
     pub io: bool,
 }
 
+/// What a snapshot's trailer says of its pages ([`Base::pages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pages {
+    /// No trailer where the file's last bytes point (an older writer, or none at all).
+    NoTrailer,
+    /// Every page matches its checksum.
+    Match,
+    /// The page that starts at this byte fails its checksum.
+    Fail(u64),
+}
+
 /// The nodes of a snapshot, read and decoded on demand.
 pub struct Base {
     src: Source,
@@ -214,17 +226,20 @@ impl Base {
         ok.then_some((layout, covered))
     }
 
-    /// Whether the pages of `src` match the checksums of its trailer: `None` when it has no
-    /// trailer that parses (an older writer, an edit that moved it). `check` reports a file
-    /// that was changed after it was written, which a reader then reads whole.
-    pub fn pages_match(src: &Source) -> Option<bool> {
-        let (layout, covered) = Base::layout(src)?;
-        let bytes = src.read(0..covered).ok()?;
-        let crcs: String = bytes
-            .chunks(PAGE as usize)
-            .map(|p| format!("{:08x}", crc32fast::hash(p)))
-            .collect();
-        Some(crcs == layout.pages)
+    /// Every page of `src` checked against its trailer, for a file that is not read through
+    /// its index: a snapshot whose trailer is there is read only as it was written.
+    pub fn pages(src: &Source) -> std::io::Result<Pages> {
+        let Some((layout, covered)) = Base::layout(src) else {
+            return Ok(Pages::NoTrailer);
+        };
+        let bytes = src.read(0..covered)?;
+        let want = layout.pages.as_bytes().chunks(8);
+        for (k, (page, want)) in bytes.chunks(PAGE as usize).zip(want).enumerate() {
+            if hex(want) != Some(crc32fast::hash(page).into()) {
+                return Ok(Pages::Fail(k as u64 * PAGE));
+            }
+        }
+        Ok(Pages::Match)
     }
 
     fn with(src: Source, layout: &Layout, covered: u64) -> Opened {

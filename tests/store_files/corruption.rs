@@ -244,3 +244,119 @@ fn a_journal_that_is_not_a_journal_is_corrupt() {
     std::fs::write(s.dir.join("journal"), b"hello, this is not a journal\n").expect("write");
     all_refused_as_corrupt(&s, &ids, "journal");
 }
+
+/// A store of 1,000 imported nodes, node 0 brought to generation 9 by four claim/release
+/// rounds, then compacted again: the snapshot holds node 0 at generation 9 in its first page.
+/// Returns the store and node 0's id.
+fn thousand_nodes_node_0_at_generation_9() -> (Store, String) {
+    let s = Store::new();
+    let plan = serde_json::to_value(common::flat_plan(1000, |i| format!("node number {i}")))
+        .expect("plan");
+    let ids = s.import_ok(&plan);
+    let (id, key) = &ids[0];
+    assert_eq!(key, "k0");
+    let me = actor(5);
+    for _ in 0..4 {
+        let g = s.claim(id, &me, &[]).to_string();
+        s.ok(&["release", id, "--actor", &me, "--gen", &g]);
+    }
+    // A write that pushes the journal past a quarter of the snapshot: it compacts, so that
+    // node 0's generation 9 is in the snapshot.
+    let snap = std::fs::metadata(s.dir.join("snapshot.json"))
+        .expect("snapshot")
+        .len();
+    let label = "l".repeat(240);
+    let mut args = vec!["upsert".to_string(), "--summary".into(), "compacts".into()];
+    for i in 0..snap / 4 / 240 + 20 {
+        args.extend(["--label".to_string(), format!("{i}-{label}")]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    s.run_env(&args, &[("CLAIMDAG_COMPACT_MIN_BYTES", "1")])
+        .ok();
+    let journal = std::fs::metadata(s.dir.join("journal"))
+        .expect("journal")
+        .len();
+    assert!(
+        journal < 1024,
+        "the store did not compact: journal of {journal} bytes"
+    );
+    (s, id.clone())
+}
+
+/// Where `needle` is in `bytes`, found exactly once.
+fn only(bytes: &[u8], needle: &[u8]) -> usize {
+    let at: Vec<usize> = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(
+        at.len(),
+        1,
+        "{:?} found {} times",
+        String::from_utf8_lossy(needle),
+        at.len()
+    );
+    at[0]
+}
+
+/// One bit flipped in a page that opening the store reads (the head's, where the nodes'
+/// list ends, where the index ends), the file still JSON: the page fails its checksum, so
+/// `show`, `claim` and `check` are `corrupt` (exit 6) and no file changes. Before, such a
+/// file was read whole as if edited by hand: `"generation":9` flipped to `"generation":1`
+/// was shown as generation 1 and `claim` granted generation 2 a second time.
+#[test]
+fn a_bit_flipped_in_a_page_read_at_open_is_corrupt_and_nothing_is_granted() {
+    let (template, id) = thousand_nodes_node_0_at_generation_9();
+    let bytes = std::fs::read(template.dir.join("snapshot.json")).expect("snapshot");
+    const PAGE: usize = 64 << 10;
+    assert!(
+        bytes.len() > 3 * PAGE,
+        "{} bytes: not several pages",
+        bytes.len()
+    );
+    let t = crate::layered::trailer(&String::from_utf8_lossy(&bytes));
+    let field = |k: &str| t[k].as_u64().expect("trailer field") as usize;
+    let nodes_end = field("nodes_at") + field("nodes_len");
+    let index_end = field("index_at") + field("index_len");
+    // The head's page: node 0 is the first node.
+    let head = only(&bytes, b"\"generation\":9") + b"\"generation\":".len();
+    assert!(head < PAGE, "node 0's generation at byte {head}");
+    // The nodes' list's last page: a digit of the last node's summary.
+    let last = only(&bytes, b"\"node number 999\"") + b"\"node number 99".len();
+    assert_eq!(
+        last / PAGE,
+        (nodes_end - 1) / PAGE,
+        "node 999 ends the list"
+    );
+    // The index's last page: the last hex digit of its last entry.
+    let index = index_end - 2;
+    assert!(bytes[index].is_ascii_hexdigit());
+    assert!(head / PAGE != index / PAGE && last / PAGE != 0);
+    let me = actor(6);
+    for (what, at, bit) in [
+        ("generation 9 made 1", head, 0x08),
+        ("the nodes' list's last page", last, 0x01),
+        ("the index's last page", index, 0x01),
+    ] {
+        eprintln!("one bit flipped: {what}");
+        let s = Store::new();
+        common::copy_dir(&template.dir, &s.dir);
+        let mut flipped = bytes.clone();
+        flipped[at] ^= bit;
+        assert!(serde_json::from_slice::<serde_json::Value>(&flipped).is_ok());
+        std::fs::write(s.dir.join("snapshot.json"), &flipped).expect("write");
+        s.refused(&["show", &id], 6, "corrupt", "corrupt");
+        s.refused(&["claim", &id, "--assignee", &me], 6, "corrupt", "corrupt");
+        let e = s.refused_text(&["check"], 6, "corrupt", "corrupt");
+        assert!(
+            e.contains("snapshot.json") && e.contains("checksum"),
+            "{what}: {e}"
+        );
+        assert_eq!(
+            std::fs::read(s.dir.join("snapshot.json")).expect("read"),
+            flipped
+        );
+    }
+}

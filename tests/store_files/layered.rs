@@ -1,8 +1,8 @@
 //! A state read from a snapshot with an index keeps the nodes as bytes and decodes them one
 //! at a time (`claimdag::base`). Property: whatever changes follow, it answers every
 //! question exactly as the same state held whole does, before and after something asks for
-//! all of its nodes at once; and a snapshot whose bytes were changed in any way is read
-//! whole, never through a stale index.
+//! all of its nodes at once; and a snapshot whose bytes were changed in any way is
+//! `corrupt`, never read through a stale index or as changed.
 
 use claimdag::model::{ArchivedStub, Change, Node, State, Status};
 use claimdag::store::snapshot;
@@ -148,35 +148,65 @@ proptest! {
     }
 }
 
-/// Any change to the bytes of a snapshot with an index makes it read whole: a byte changed
-/// in a node is then what the reader sees (or `corrupt`), never the index's old view.
+/// Any change to the bytes of a snapshot with an index makes it `corrupt`, wherever it is
+/// (here a one-page snapshot: every page is one that opening it reads): a page that fails
+/// its checksum, or a trailer that is no longer where the file's last bytes point. Never the
+/// index's old view, and never the change read as the truth. The same changes to a snapshot
+/// without the trailer (as an older claimdag wrote it) are read whole, as changed.
 #[test]
-fn a_snapshot_changed_anywhere_is_read_whole_and_as_changed() {
+fn a_snapshot_changed_anywhere_is_corrupt_and_one_without_a_trailer_is_read_whole() {
     let nodes: Vec<Node> = (0..20).map(|k| node(k, Status::Todo, vec![])).collect();
     let state = State::from_parts(Settings::default(), nodes, Default::default());
     let mut bytes = Vec::new();
     snapshot::write(&mut bytes, &state, 3).unwrap();
     let text = String::from_utf8(bytes).unwrap();
+    assert!(text.len() < 64 << 10, "one page");
     let path = Path::new("snapshot.json");
-    // A summary edited in place, same length: the whole read sees the new text.
-    let edited = text.replacen("\"node 7\"", "\"node X\"", 1);
-    assert_ne!(edited, text);
-    let (read, _) = snapshot::read(edited.as_bytes(), path).unwrap();
+    let corrupt = |t: &str, phrase: &str, what: &str| {
+        let e = snapshot::read(t.as_bytes(), path).unwrap_err().to_string();
+        assert!(e.contains("corrupt") && e.contains(phrase), "{what}: {e}");
+    };
     let seven = Id::mint("", "task", None, "node 7");
-    assert_eq!(read.get(&seven).map(|n| n.summary.as_str()), Some("node X"));
-    // A status edited in the head's claimed list or a node: read whole, claims recomputed.
+    // A summary edited in place, same length; a checksum of the trailer itself.
+    let summary = text.replacen("\"node 7\"", "\"node X\"", 1);
+    let pages_at = text.rfind("\"pages\":\"").unwrap() + 9;
+    let mut checksum = text.clone().into_bytes();
+    checksum[pages_at] = if checksum[pages_at] == b'0' {
+        b'1'
+    } else {
+        b'0'
+    };
+    let checksum = String::from_utf8(checksum).unwrap();
+    for (t, what) in [(&summary, "summary"), (&checksum, "crc")] {
+        assert_ne!(t, &text);
+        corrupt(t, "the page at byte 0 fails its checksum", what);
+    }
+    // A summary one byte longer; a status, so that the head's claimed list disagrees: the
+    // trailer is no longer where the last bytes point.
+    let longer = text.replacen("\"node 7\"", "\"node 77\"", 1);
     let claimed = text.replacen("\"status\":\"todo\"", "\"status\":\"claimed\"", 1);
-    let (read, _) = snapshot::read(claimed.as_bytes(), path).unwrap();
-    assert_eq!(read.claimed_ids().len(), 1);
-    // A garbled node is corrupt, as it always was.
-    let garbled = text.replacen("\"node 3\"", "\"node 3\u{1}", 1);
-    let e = snapshot::read(garbled.as_bytes(), path).unwrap_err();
-    assert!(e.to_string().contains("corrupt"), "{e}");
-    // Cut short anywhere: corrupt.
+    corrupt(&longer, "trailer", "longer");
+    corrupt(&claimed, "trailer", "status");
+    // A garbled node; the file cut short anywhere.
+    corrupt(
+        &text.replacen("\"node 3\"", "\"node 3\u{1}", 1),
+        "",
+        "garbled",
+    );
     for cut in [text.len() / 3, text.len() - 40, text.len() - 2] {
         let e = snapshot::read(&text.as_bytes()[..cut], path).unwrap_err();
         assert!(e.to_string().contains("corrupt"), "cut at {cut}: {e}");
     }
+    // Without the index, the pick order and the trailer: read whole, as changed.
+    let bare = |t: &str| format!("{}}}\n", &t[..t.rfind(",\"index\":").unwrap()]);
+    let (read, _) = snapshot::read(bare(&summary).as_bytes(), path).unwrap();
+    assert!(!read.is_layered());
+    assert_eq!(read.get(&seven).map(|n| n.summary.as_str()), Some("node X"));
+    let (read, _) = snapshot::read(bare(&claimed).as_bytes(), path).unwrap();
+    assert_eq!(read.claimed_ids().len(), 1);
+    let (read, _) = snapshot::read(bare(&longer).as_bytes(), path).unwrap();
+    let summary = read.get(&seven).map(|n| n.summary.clone());
+    assert_eq!(summary.as_deref(), Some("node 77"));
 }
 
 /// A snapshot made to match its checksum whose node does not decode: the store finds it
@@ -249,7 +279,7 @@ fn forge(text: &str, edit: impl Fn(&str) -> String) -> String {
 
 /// The trailer of `text` (a snapshot with an index): where its parts are, its pages'
 /// checksums.
-fn trailer(text: &str) -> serde_json::Value {
+pub(crate) fn trailer(text: &str) -> serde_json::Value {
     let at = text.rfind(",\"lazy\":").expect("a trailer");
     serde_json::from_str(text[at + 8..].trim_end().strip_suffix('}').unwrap()).unwrap()
 }
@@ -283,8 +313,8 @@ fn a_page_that_fails_its_checksum_is_corrupt_when_read_and_check_finds_it() {
     );
     // Node 450's summary sits in the second page, which opening the store does not read
     // (it reads the head's page and those where the nodes' list and the index end): one
-    // digit changed, still JSON. (A change in a page the open reads makes the file read
-    // whole, as an edited file.)
+    // digit changed, still JSON. (A change in a page the open reads makes the file
+    // `corrupt` at once: tests/store_files/corruption.rs.)
     let (id, key) = &ids[450];
     assert_eq!(key, "k450");
     let at = bytes
@@ -410,30 +440,34 @@ fn writers_sharing_a_batch_with_a_damaged_read_lose_nothing() {
     );
 }
 
-/// A small snapshot (one page) edited in place is read whole, as edited, and `check` says it
-/// was changed after it was written.
+/// A small snapshot (one page, read whole when the store is opened) edited in place is
+/// `corrupt` for every command, `check` included, and left as it is: an edit is never taken
+/// as the store's state.
 #[test]
-fn check_says_when_a_snapshot_read_whole_was_changed_after_it_was_written() {
-    use crate::common::Store;
+fn a_small_snapshot_edited_in_place_is_corrupt_and_left_as_it_was() {
+    use crate::common::{actor, assert_files_eq, Store};
     let s = Store::new();
     let a = s.upsert("alpha", &[]);
     upsert_compacting(&s, "bravo");
     let check = s.run(&["check"]);
     assert_eq!(check.code, Some(0), "{}", check.stderr);
-    assert!(!check.stdout.contains("changed after"), "{}", check.stdout);
     let path = s.dir.join("snapshot.json");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replacen("\"alpha\"", "\"alphx\"", 1)).unwrap();
-    assert!(s.ok(&["show", &a]).contains("alphx"));
-    let check = s.run(&["check"]);
-    assert_eq!(check.code, Some(0), "{}", check.stderr);
-    assert!(
-        check
-            .stdout
-            .contains("snapshot.json was changed after it was written"),
-        "{}",
-        check.stdout
+    let before = s.files();
+    let me = actor(4);
+    all_corrupt(
+        &s,
+        &[
+            &["show", &a],
+            &["list"],
+            &["claim", &a, "--assignee", &me],
+            &["upsert", "--summary", "charlie"],
+            &["check"],
+        ],
+        "fails its checksum",
     );
+    assert_files_eq(&before, &s.files(), "commands on an edited snapshot");
 }
 
 /// A snapshot whose list of claimed ids disagrees with its nodes (a forged checksum, a writer

@@ -12,8 +12,10 @@
 //! snapshot without it, or with a wrong one, reads the same). `claimed` (before the nodes)
 //! lists the claimed nodes; after the nodes come an index of them by id and a trailer of
 //! page checksums, so that a reader reads and decodes only the nodes it is asked for (see
-//! [`crate::base`]); a snapshot without them, or whose trailer does not match, is read
-//! whole. Readers of format 2 that know none of these fields ignore them.
+//! [`crate::base`]). A snapshot without them (an older writer) is read whole; one whose
+//! trailer is there but does not describe it is read whole only if every page still matches
+//! its checksum, and is `corrupt` otherwise. Readers of format 2 that know none of these
+//! fields ignore them.
 
 use crate::base;
 use crate::error::{Error, Result};
@@ -48,6 +50,8 @@ struct In {
     count: Option<u64>,
     claimed: Option<BTreeSet<Id>>,
     nodes: Vec<Node>,
+    /// The trailer is there (its fields are not read here).
+    lazy: bool,
 }
 
 /// The smallest node a snapshot can hold takes more bytes than this (its id alone is 41).
@@ -193,7 +197,7 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
 pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
     match layered(base::Source::Bytes(bytes.to_vec())) {
         Ok(read) => Ok(read),
-        Err(_) => read_whole(bytes, path),
+        Err(src) => read_unlayered(&src, bytes, path),
     }
 }
 
@@ -208,7 +212,33 @@ pub fn read_file(f: std::fs::File, path: &Path) -> Result<(State, u64)> {
     let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
     src.read_at(&mut bytes, 0)
         .map_err(|e| super::fsutil::describe(path, &e))?;
-    read_whole(&bytes, path)
+    read_unlayered(&src, &bytes, path)
+}
+
+/// Reads whole a snapshot that could not be read through its index, if it is as a writer
+/// made it: a page that fails its trailer's checksum, or a trailer that is no longer where
+/// the file's last bytes point, means the file changed after it was written (damage, or an
+/// edit): `corrupt`, never read as it now is. A snapshot without a trailer (an older
+/// writer) is read whole.
+fn read_unlayered(src: &base::Source, bytes: &[u8], path: &Path) -> Result<(State, u64)> {
+    let pages = base::Base::pages(src).map_err(|e| super::fsutil::describe(path, &e))?;
+    if let base::Pages::Fail(at) = pages {
+        return Err(Error::corrupt(
+            path,
+            format!(
+                "the page at byte {at} fails its checksum: the file was changed after it was written"
+            ),
+        ));
+    }
+    let (read, trailer) = read_whole(bytes, path)?;
+    if trailer && pages == base::Pages::NoTrailer {
+        return Err(Error::corrupt(
+            path,
+            "its trailer (\"lazy\") is not where the file's last bytes point: the file was \
+             changed after it was written",
+        ));
+    }
+    Ok(read)
 }
 
 /// A state over the snapshot's nodes, read as they are asked for, when its trailer says it
@@ -232,8 +262,8 @@ fn layered(src: base::Source) -> std::result::Result<(State, u64), base::Source>
     }
 }
 
-/// Reads a snapshot by parsing all of it.
-fn read_whole(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
+/// Reads a snapshot by parsing all of it; true when it has a trailer (`lazy`).
+fn read_whole(bytes: &[u8], path: &Path) -> Result<((State, u64), bool)> {
     // One UTF-8 check of the whole file is much cheaper than serde_json's check per string.
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Error::corrupt(path, format!("not a claimdag snapshot: not UTF-8 ({e})")))?;
@@ -244,7 +274,7 @@ fn read_whole(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
             if state.len() != count {
                 return Err(Error::corrupt(path, "duplicate node ids"));
             }
-            Ok((state, s.seq))
+            Ok(((state, s.seq), s.lazy))
         }
         Ok(s) => Err(newer(path, s.format)),
         Err(e) => match serde_json::from_str::<FormatOnly>(text) {
@@ -286,6 +316,7 @@ enum Field {
     Count,
     Claimed,
     Nodes,
+    Lazy,
     #[serde(other)]
     Other,
 }
@@ -324,6 +355,7 @@ impl<'de> Visitor<'de> for InVisitor {
         }
         let (mut format, mut seq, mut settings, mut archived) = (None, None, None, None);
         let (mut count, mut claimed, mut nodes) = (None, None, None::<Vec<Node>>);
+        let mut lazy = false;
         while let Some(key) = m.next_key::<Field>()? {
             match key {
                 Field::Format => once(&mut m, &mut format, "format")?,
@@ -336,6 +368,10 @@ impl<'de> Visitor<'de> for InVisitor {
                     fresh(&nodes, "nodes")?;
                     let capacity = count.unwrap_or(0).min(self.most as u64) as usize;
                     nodes = Some(m.next_value_seed(Nodes { capacity })?);
+                }
+                Field::Lazy => {
+                    m.next_value::<IgnoredAny>()?;
+                    lazy = true;
                 }
                 Field::Other => {
                     m.next_value::<IgnoredAny>()?;
@@ -350,6 +386,7 @@ impl<'de> Visitor<'de> for InVisitor {
             count,
             claimed,
             nodes: nodes.ok_or_else(|| de::Error::missing_field("nodes"))?,
+            lazy,
         })
     }
 }
