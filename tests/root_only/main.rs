@@ -219,3 +219,94 @@ fn a_compaction_that_runs_out_of_space_keeps_the_committed_write() {
     let r = run(&["--json", "log"]);
     assert_eq!(r.json().as_array().map(Vec::len), Some(ids.len() + 1));
 }
+
+/// A compaction that runs out of space removes its temporary snapshot: the store does not
+/// stay full of it, so once there is room again (a file beside the store removed) writes
+/// succeed and the compaction runs. Before, the first compaction that ran out of space left
+/// `snapshot.json.tmp` (about 40% of the disk) behind, and every later write failed with
+/// `No space left on device` for good, compaction running only after a write that succeeds.
+#[test]
+#[ignore = "needs root: it mounts a small tmpfs and fills it"]
+fn a_compaction_that_runs_out_of_space_leaves_no_temporary_and_the_store_recovers() {
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let mnt = scratch.path().join("mnt");
+    let _fs = tmpfs(&mnt, "2m")
+        .unwrap_or_else(|why| panic!("a full disk is simulated with a small tmpfs, and {why}"));
+    let dir = mnt.join("store");
+    // The shipped compaction threshold (the tests pin 1 MiB).
+    let run = |args: &[&str]| {
+        let mut c = common::command();
+        c.env("CLAIMDAG_COMPACT_MIN_BYTES", (16 << 10).to_string());
+        c.arg("--dir").arg(&dir).args(args);
+        run_bounded(c, &format!("{args:?}"))
+    };
+    // A file beside the store takes all but 768 KiB, to be removed later.
+    let filler = fill(&mnt, 768 * 1024);
+    // Upserts with 400-byte summaries until one fails.
+    let mut ids = Vec::new();
+    let refused = (0..20_000)
+        .find_map(|k| {
+            let summary = format!("{k:05} {}", "s".repeat(394));
+            let r = run(&["upsert", "--summary", &summary]);
+            match r.code {
+                Some(0) => {
+                    ids.push(r.stdout.trim().to_string());
+                    None
+                }
+                _ => Some(r),
+            }
+        })
+        .expect("the disk never filled");
+    refused_io(
+        &refused,
+        &dir.join("journal"),
+        "No space left",
+        "a write on a full disk",
+    );
+    assert!(
+        ids.len() > 100,
+        "only {} writes before the disk filled",
+        ids.len()
+    );
+    assert!(
+        !dir.join("snapshot.json.tmp").exists(),
+        "a compaction that ran out of space left its temporary snapshot ({} bytes) after {} writes",
+        std::fs::metadata(dir.join("snapshot.json.tmp")).map_or(0, |m| m.len()),
+        ids.len()
+    );
+    let listed = |r: common::Run| -> Vec<String> {
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        r.json()
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|n| n["id"].as_str().expect("id").to_string())
+            .collect()
+    };
+    assert_eq!(listed(run(&["--json", "list"])), ids, "on a full disk");
+    // Room again: writes succeed, the journal is compacted, nothing is lost.
+    std::fs::remove_file(&filler).expect("remove filler");
+    for k in 0..3 {
+        let r = run(&[
+            "upsert",
+            "--summary",
+            &format!("after the disk emptied {k}"),
+        ]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        ids.push(r.stdout.trim().to_string());
+    }
+    let journal = std::fs::metadata(dir.join("journal"))
+        .expect("journal")
+        .len();
+    assert!(
+        journal < 64 * 1024,
+        "not compacted: journal of {journal} bytes"
+    );
+    assert!(
+        !dir.join("snapshot.json.tmp").exists(),
+        "a temporary was left"
+    );
+    assert_eq!(listed(run(&["--json", "list"])), ids, "once there was room");
+    let r = run(&["check"]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+}

@@ -2,6 +2,8 @@
 //! threshold of one byte every write compacts, so records committed by one handle while
 //! another writes its snapshot must survive the journal swap. Four handles (each with its
 //! own files and OS locks, as separate processes have) claim and complete every node once.
+//! A temporary left by a compaction that did not finish is removed by the next writer, never
+//! while another compaction runs.
 
 use crate::common::{flat_plan, unsynced};
 use claimdag::{Id, Status};
@@ -53,4 +55,42 @@ fn writes_committed_during_a_compaction_survive_it() {
     assert_eq!(done, 120, "every completion survived the compactions");
     // create, claim and complete for every node, each once.
     assert_eq!(report.events, 360);
+}
+
+/// The temporaries of a compaction that did not finish (killed, or out of space) are removed
+/// by the next process that writes, under the write lock; not while a compaction holds
+/// `compact.lock` (they are then its own), and not by a read.
+#[test]
+fn a_temporary_left_by_a_compaction_is_removed_by_the_next_writer() {
+    let s = crate::common::Store::new();
+    let mut ids = vec![s.upsert("first", &[])];
+    let temporaries = ["snapshot.json.tmp", "journal.tmp"].map(|t| s.dir.join(t));
+    for t in &temporaries {
+        std::fs::write(t, vec![b'x'; 256 << 10]).unwrap();
+    }
+    let left = || temporaries.iter().filter(|t| t.exists()).count();
+    s.ok(&["list"]);
+    assert_eq!(left(), 2, "a read removed a temporary");
+    // Another process compacting: it holds compact.lock, and the files are its own.
+    let compacting = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(s.dir.join("compact.lock"))
+        .unwrap();
+    compacting.lock().unwrap();
+    ids.push(s.upsert("while another compacts", &[]));
+    assert_eq!(left(), 2, "a temporary of a running compaction was removed");
+    compacting.unlock().unwrap();
+    ids.push(s.upsert("after", &[]));
+    assert_eq!(left(), 0, "a temporary left by a compaction stayed");
+    let listed: Vec<String> = s
+        .json(&["list"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, ids);
+    assert!(s.ok(&["check"]).starts_with("ok"));
 }

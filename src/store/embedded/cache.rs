@@ -39,6 +39,9 @@ pub struct Embedded {
     /// What the writers of the journal's records (since the snapshot) reported they had
     /// replayed: the work a compaction would have saved them.
     pub(super) replayed: u64,
+    /// This cache, as a writer, looked for the temporaries an unfinished compaction left
+    /// (the first write of a handle does: [`super::compact::remove_stale_temporaries`]).
+    pub(super) swept: bool,
 }
 
 /// A held OS lock on the `lock` file; released on drop (and by the kernel on a crash).
@@ -161,6 +164,10 @@ impl Embedded {
         let lock = self
             .acquire(dir, true)?
             .ok_or_else(|| Error::Internal("no lock".into()))?;
+        if !self.swept {
+            super::compact::remove_stale_temporaries(dir);
+            self.swept = true;
+        }
         if let Err(e) = self.refresh(dir) {
             let _ = lock.unlock();
             self.lock = Some(lock);
@@ -497,6 +504,7 @@ impl Embedded {
             last_frame,
             unreported: journal_end.saturating_sub(HEADER_LEN),
             replayed,
+            swept: self.swept,
         };
         Ok(())
     }

@@ -36,6 +36,9 @@ impl Embedded {
         // compact.lock keeps the reason of the last failure, for `check` to report.
         match &result {
             Err(e) => {
+                // A new snapshot written but not renamed into place (the side files could
+                // not be appended on a full disk) would hold the room the next write needs.
+                let _ = std::fs::remove_file(dir.join(format!("{SNAPSHOT}.tmp")));
                 let _ = guard.set_len(0);
                 let _ = guard.write_all_at(format!("{e}\n").as_bytes(), 0);
             }
@@ -147,6 +150,32 @@ impl Embedded {
         self.last_frame = None;
         (self.unreported, self.replayed) = (0, 0);
         Ok(())
+    }
+}
+
+/// Removes the temporaries (`snapshot.json.tmp`, `journal.tmp`) that a compaction left when
+/// it did not finish (killed, or out of space): they hold room that writes need, and a write
+/// that fails for lack of room never compacts. Called by a writer opening the store, under
+/// the write lock; only when no compaction runs (`compact.lock` is free: otherwise they are
+/// its own), and never anything but a file or a link.
+pub(super) fn remove_stale_temporaries(dir: &Path) {
+    let stale: Vec<std::path::PathBuf> = [SNAPSHOT, JOURNAL]
+        .iter()
+        .map(|n| dir.join(format!("{n}.tmp")))
+        .filter(|t| std::fs::symlink_metadata(t).is_ok_and(|m| !m.is_dir()))
+        .collect();
+    if stale.is_empty() {
+        return;
+    }
+    let Ok(guard) = fsutil::open(&dir.join(COMPACT_LOCK), Mode::ReadWriteCreate) else {
+        return;
+    };
+    if guard.try_lock().is_err() {
+        return;
+    }
+    let _compacting = Held(&guard);
+    for t in &stale {
+        let _ = std::fs::remove_file(t);
     }
 }
 

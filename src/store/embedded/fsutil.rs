@@ -95,7 +95,8 @@ pub fn fsync_dir(dir: &Path) -> Result<()> {
 
 /// Writes `dir/name.tmp` afresh and syncs it; returns its path, for the caller to rename
 /// over `dir/name` (then fsync the directory). A leftover temporary, or a link planted in
-/// its place, is removed, never followed.
+/// its place, is removed, never followed. A write that fails (a full disk) removes what it
+/// wrote: a temporary left behind would hold the room the next write needs.
 pub fn write_synced(
     dir: &Path,
     name: &str,
@@ -108,11 +109,21 @@ pub fn write_synced(
         Err(e) => return Err(describe(&tmp, &e)),
     }
     let f = open(&tmp, Mode::Replace)?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    write(&mut w).map_err(|e| describe(&tmp, &e))?;
-    let f = w.into_inner().map_err(|e| describe(&tmp, e.error()))?;
-    f.sync_all().map_err(|e| describe(&tmp, &e))?;
-    Ok(tmp)
+    let written = (|| {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        write(&mut w)?;
+        let f = w
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
+        f.sync_all()
+    })();
+    match written {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(describe(&tmp, &e))
+        }
+    }
 }
 
 /// Replaces `dir/name` atomically: write `dir/name.tmp`, fsync it, rename it over `name`,
