@@ -40,7 +40,8 @@ pub struct Embedded {
     /// replayed: the work a compaction would have saved them.
     pub(super) replayed: u64,
     /// This cache, as a writer, looked for the temporaries an unfinished compaction left
-    /// (the first write of a handle does: [`super::compact::remove_stale_temporaries`]).
+    /// (the first write of a handle that changes the store does:
+    /// [`super::compact::remove_stale_temporaries`]).
     pub(super) swept: bool,
 }
 
@@ -164,10 +165,6 @@ impl Embedded {
         let lock = self
             .acquire(dir, true)?
             .ok_or_else(|| Error::Internal("no lock".into()))?;
-        if !self.swept {
-            super::compact::remove_stale_temporaries(dir);
-            self.swept = true;
-        }
         if let Err(e) = self.refresh(dir) {
             let _ = lock.unlock();
             self.lock = Some(lock);
@@ -208,6 +205,12 @@ impl Embedded {
         }
         if self.snap.is_none() {
             self.create(dir)?;
+        }
+        if !self.swept {
+            // Under the write lock, by a write that changes the store (a refused one changes
+            // no file).
+            super::compact::remove_stale_temporaries(dir);
+            self.swept = true;
         }
         let rec = Record {
             seq: self.seq + 1,
