@@ -1,6 +1,7 @@
 //! Tests only root can run: each mounts a small tmpfs and fills it. A full file system is a
 //! clean `io` error that loses no committed write; a compaction that runs out of space keeps
-//! the write that triggered it. Ignored in a normal run; `make test-rust` runs them as root.
+//! the write that triggered it and leaves no temporary behind, so the store writes again once
+//! there is room. Ignored in a normal run; `make test-rust` runs them as root.
 
 #[path = "../common/mod.rs"]
 mod common;

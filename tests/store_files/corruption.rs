@@ -1,6 +1,7 @@
-//! Damaged store files through the real binary: a malformed snapshot is refused with exit 6
-//! on reads and writes and left as it was; a garbled journal record followed by a good one
-//! is corrupt; a torn journal tail is dropped and everything committed before it is kept.
+//! Damaged store files through the real binary: a malformed snapshot, or one with a bit
+//! flipped in a page read when the store is opened, is refused with exit 6 on reads and
+//! writes and left as it was; a garbled journal record followed by a good one is corrupt; a
+//! torn journal tail is dropped and everything committed before it is kept.
 
 use crate::common::{self, actor, assert_files_eq, Store};
 use std::path::Path;
