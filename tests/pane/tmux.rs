@@ -219,3 +219,36 @@ fn every_signal_that_ends_the_pane_restores_the_terminal() {
         assert_restored(&tmux, &s, &format!("SIG{name}"));
     }
 }
+
+#[test]
+fn c_claims_an_expired_node_at_the_generation_the_pane_shows() {
+    let s = Store::new();
+    let a = s.upsert("an expired claim", &[]);
+    s.claim(&a, "name:gone", &["--ttl", "300ms"]);
+    let t = Instant::now();
+    while s.display(&a) != "expired" {
+        assert!(t.elapsed() < Duration::from_secs(20), "never expired");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let tmux = Tmux::new(s.scratch());
+    start(
+        &tmux,
+        &s,
+        "CLAIMDAG_ACTOR=name:lead",
+        &format!("--select {}", &a[..8]),
+    );
+    tmux.wait_for("expired");
+    // Nothing wrote since: the pane shows the expired claim at generation 2.
+    assert!(
+        tmux.screen().contains(&format!("{}  g2 ", &a[..8])),
+        "{}",
+        tmux.screen()
+    );
+    tmux.run(&["send-keys", "-t", "t", "c"]);
+    tmux.wait_for(&format!("claimed {}... at gen 4", &a[..8]));
+    let n = s.node(&a);
+    assert_eq!(n["generation"], 4, "{n}");
+    assert_eq!(n["holder"], s.ok(&["actor", "lead"]).trim(), "{n}");
+    tmux.run(&["send-keys", "-t", "t", "q"]);
+    tmux.wait_for("PANE-EXITED-0");
+}

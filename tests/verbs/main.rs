@@ -5,6 +5,7 @@
 mod common;
 
 mod config_verb;
+mod expired_claims;
 mod graph_verb;
 mod links;
 mod resources_claims;
