@@ -17,7 +17,7 @@ mod plan;
 mod validate;
 
 pub use plan::{Plan, PlanNode};
-use validate::{check_list, check_ttl};
+use validate::{check_line, check_list, check_ttl};
 pub use validate::{
     check_text, normalize_summary, resources_overlap, validate_word, validate_workspace,
 };

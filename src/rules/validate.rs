@@ -72,12 +72,27 @@ pub fn check_text(what: &str, text: &str, max: usize) -> Result<()> {
     Ok(())
 }
 
+/// Checks a one-line field (a label, a resource, a ref): as [`check_text`], and no control
+/// character, so that printed it stays one field on one line and cannot drive a terminal.
+pub(super) fn check_line(what: &str, text: &str, max: usize) -> Result<()> {
+    check_text(what, text, max)?;
+    match text.chars().find(|c| c.is_control()) {
+        Some(c) => Err(Error::invalid(format!(
+            "{what} contains a control character (U+{:04X}): labels, resources and refs are \
+             one line of text",
+            c as u32
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Checks the items of a list of one-line fields: none empty, each as [`check_line`].
 pub(super) fn check_list(what: &str, items: &[String], max: usize) -> Result<()> {
     for item in items {
         if item.trim().is_empty() {
             return Err(Error::invalid(format!("{what} must not be empty")));
         }
-        check_text(what, item, max)?;
+        check_line(what, item, max)?;
     }
     Ok(())
 }

@@ -53,3 +53,35 @@ fn dump_prints_one_frame_with_every_node_and_the_selected_details() {
     assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("--dump"), "{}", r.stderr);
 }
+
+#[test]
+fn dump_details_print_one_line_a_field_and_escape_control_and_bidi_characters() {
+    let s = Store::new();
+    let a = s.upsert(
+        "retitle \u{1b}]2;PWNED\u{7} and \u{202e}reverse",
+        &["--label", "\u{202e}label", "--ref", "JIRA-1\u{2066}"],
+    );
+    // A label with a line end written before the rule (or by hand).
+    s.fold_journal();
+    s.edit_snapshot_node(&a, |n| {
+        n.insert(
+            "labels".into(),
+            serde_json::json!(["x\nstatus       done", "\u{202e}label"]),
+        );
+    });
+    let out = s.ok(&["pane", "--dump", "--select", &a[..8]]);
+    let bad: Vec<char> = out
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+        })
+        .collect();
+    assert!(bad.is_empty(), "the pane prints {bad:?} raw:\n{out}");
+    let status = out.lines().filter(|l| l.starts_with("│status")).count();
+    assert_eq!(status, 1, "one status line:\n{out}");
+    assert!(out.contains("x\\nstatus       done"), "{out}");
+    assert!(out.contains("\\u{202e}reverse"), "{out}");
+    assert!(out.contains("JIRA-1\\u{2066}"), "{out}");
+}

@@ -13,5 +13,6 @@ mod resources_upsert;
 mod role_word_refusals;
 mod roles_picking;
 mod spec_verbs;
+mod text_escapes;
 mod walkthrough;
 mod workspaces;

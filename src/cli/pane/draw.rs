@@ -1,6 +1,9 @@
 //! Drawing one frame of the pane from its state: a header with the store and the counts by
 //! status, the forest of nodes, the selected node's details and history, and a footer with
-//! the message line and the keys. Nothing here reads the store or changes the state.
+//! the message line and the keys. Nothing here reads the store or changes the state. Text
+//! from the store (summaries, fields, the store's name, messages) is drawn through
+//! `text::one_line`, as every text form prints it: one line, control and bidi characters
+//! escaped.
 
 use super::app::{actor_label, Action, App, Mode};
 use super::model::Snapshot;
@@ -104,7 +107,7 @@ fn header(app: &App<'_>) -> Vec<Line<'static>> {
         format!("* critical path {}", s.critical.len()),
         Style::new().fg(CRITICAL),
     ));
-    vec![Line::from(first), Line::from(counts)]
+    vec![Line::from(text::one_line(&first)), Line::from(counts)]
 }
 
 /// `4m05s`, `59s`, `expired 12s ago`.
@@ -271,7 +274,7 @@ fn footer(app: &App<'_>) -> Vec<Line<'static>> {
     } else if app.mode == Mode::Search {
         Line::from(format!(
             "/{}_   (Enter keeps it, Esc clears it)",
-            app.filters.search
+            text::one_line(&app.filters.search)
         ))
     } else if let Some(m) = &app.message {
         let style = if m.error {
@@ -281,7 +284,7 @@ fn footer(app: &App<'_>) -> Vec<Line<'static>> {
         };
         Line::styled(text::one_line(&m.text), style)
     } else {
-        Line::from(app.describe_filters())
+        Line::from(text::one_line(&app.describe_filters()))
     };
     let keys: Vec<String> = ["? help", "q quit"]
         .map(String::from)
