@@ -6,7 +6,14 @@ use crate::model::{Millis, MAX_SUMMARY_BYTES};
 
 /// Two resources overlap when equal, or when one ends in `/` and the other starts with it.
 pub fn resources_overlap(a: &str, b: &str) -> bool {
-    a == b || (a.ends_with('/') && b.starts_with(a)) || (b.ends_with('/') && a.starts_with(b))
+    resource_covers(a, b) || resource_covers(b, a)
+}
+
+/// A resource covers a path when equal to it, or when it ends in `/` and the path starts
+/// with it: `src/` covers `src/a.rs` and `src/x/`, while `src/a.rs` covers no more than itself
+/// (not the directory `src/` it is in).
+pub fn resource_covers(resource: &str, path: &str) -> bool {
+    resource == path || (resource.ends_with('/') && path.starts_with(resource))
 }
 
 /// Checks a kind or role word: `[a-z0-9_-]`, at most 32 characters (`min` 1 for kinds).
