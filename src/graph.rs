@@ -54,7 +54,8 @@ fn label(n: &Node, d: Display) -> String {
     if n.summary.chars().count() > 48 {
         s.push_str("...");
     }
-    let s = s.replace(['\n', '\r', '\t'], " ");
+    // Line ends as spaces; every other control or bidi character as an escape.
+    let s = crate::escape::one_line(&s.replace(['\n', '\r', '\t'], " "));
     format!(
         "{} {}|{} gen={}",
         &n.id.hex()[..8],

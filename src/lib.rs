@@ -34,6 +34,7 @@
 pub mod base;
 pub mod duration;
 pub mod error;
+mod escape;
 pub mod graph;
 pub mod id;
 pub mod lease;

@@ -163,7 +163,7 @@ pub enum Verb {
     /// List files changed in git that no live claim of the actor covers (exit 1 when some)
     #[command(
         name = "diff-check",
-        after_help = "Examples:\n  claimdag diff-check --actor name:codex-1                 # the work tree against HEAD\n  claimdag diff-check --base origin/main --head HEAD --json  # a branch, in CI\n\nA claim covers a path through its resources: a resource equal to the path, or\nending in / and a prefix of it (src/parser/ covers src/parser/x.rs). A renamed\nfile needs its old and new paths covered; an expired claim covers nothing. Without\n--head the work tree counts: staged, unstaged and untracked (not ignored) files.\nThe actor defaults to $CLAIMDAG_ACTOR. Exit 0 when every change is covered, 1 with\nthe uncovered paths listed."
+        after_help = "Examples:\n  claimdag diff-check --actor name:codex-1                 # the work tree against HEAD\n  claimdag diff-check --base origin/main --head HEAD --json  # a branch, in CI\n\nA claim covers a path through its resources: a resource equal to the path, or\nending in / and a prefix of it (src/parser/ covers src/parser/x.rs). A submodule\nor an untracked nested repository is its directory (vendor/lib/), covered only\nby a resource covering all of it. A renamed file needs its old and new paths\ncovered; an expired claim covers nothing. Without --head the work tree counts:\nstaged, unstaged and untracked (not ignored) files. The actor defaults to\n$CLAIMDAG_ACTOR. Exit 0 when every change is covered, 1 with the uncovered paths\nlisted."
     )]
     DiffCheck(Described<verbs::DiffCheck>),
     /// A live terminal view of the DAG: who holds what, leases running out, what is

@@ -1,6 +1,6 @@
 //! Creating and editing nodes: upsert (create or merge), link and unlink.
 
-use super::{check_list, check_text, normalize_summary, validate_word, validate_workspace};
+use super::{check_line, check_list, normalize_summary, validate_word, validate_workspace};
 use super::{Output, Tx, Upsert};
 use crate::error::{Error, Result};
 use crate::id::Id;
@@ -60,7 +60,7 @@ impl Tx<'_> {
             check_list("resource", r, 1024)?;
         }
         if let Some(r) = &u.ref_ {
-            check_text("ref", r, 1024)?;
+            check_line("ref", r, 1024)?;
         }
         if let Some(p) = u.parent {
             if self.status_of(&p).is_none() {

@@ -19,7 +19,9 @@ impl Tx<'_> {
         let ttl = ttl.unwrap_or(self.settings().default_ttl_ms);
         check_ttl(self.now, ttl, "ttl")?;
         let mut n = self.node(id)?;
-        check_gen(&n, gen)?;
+        if !self.expired_here_at(&n, gen) {
+            check_gen(&n, gen)?;
+        }
         if n.status.is_terminal() {
             return Err(Error::Terminal {
                 node: id,
@@ -129,6 +131,19 @@ impl Tx<'_> {
             }
         }
         Ok(Output::Claimed(None))
+    }
+
+    /// True when the expected generation `gen` is that of `n`'s claim which ran out and
+    /// which this very write handed back (`expire`, to `gen` + 1): the reader saw the node
+    /// `expired` at `gen`, and nothing but that hand-back happened since. A claim then
+    /// expects the node as the reader saw it. Once some earlier write handed the claim
+    /// back, the node is at `gen` + 1 for every reader, and `gen` is stale.
+    fn expired_here_at(&self, n: &Node, gen: Option<u64>) -> bool {
+        let Some(g) = gen else { return false };
+        n.generation == g.saturating_add(1)
+            && self.events.iter().any(|e| {
+                e.verb == "expire" && e.node == Some(n.id) && e.generation == Some(n.generation)
+            })
     }
 
     /// The node claimed by `actor` at `gen` (if given), checked for renew and release. A

@@ -17,9 +17,10 @@ mod plan;
 mod validate;
 
 pub use plan::{Plan, PlanNode};
-use validate::{check_list, check_ttl};
+use validate::{check_line, check_list, check_ttl};
 pub use validate::{
-    check_text, normalize_summary, resources_overlap, validate_word, validate_workspace,
+    check_text, normalize_summary, resource_covers, resources_overlap, validate_word,
+    validate_workspace,
 };
 
 /// A request to change the state. Each variant is one verb of SPEC section 3.

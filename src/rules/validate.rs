@@ -6,7 +6,14 @@ use crate::model::{Millis, MAX_SUMMARY_BYTES};
 
 /// Two resources overlap when equal, or when one ends in `/` and the other starts with it.
 pub fn resources_overlap(a: &str, b: &str) -> bool {
-    a == b || (a.ends_with('/') && b.starts_with(a)) || (b.ends_with('/') && a.starts_with(b))
+    resource_covers(a, b) || resource_covers(b, a)
+}
+
+/// A resource covers a path when equal to it, or when it ends in `/` and the path starts
+/// with it: `src/` covers `src/a.rs` and `src/x/`, while `src/a.rs` covers no more than itself
+/// (not the directory `src/` it is in).
+pub fn resource_covers(resource: &str, path: &str) -> bool {
+    resource == path || (resource.ends_with('/') && path.starts_with(resource))
 }
 
 /// Checks a kind or role word: `[a-z0-9_-]`, at most 32 characters (`min` 1 for kinds).
@@ -72,12 +79,27 @@ pub fn check_text(what: &str, text: &str, max: usize) -> Result<()> {
     Ok(())
 }
 
+/// Checks a one-line field (a label, a resource, a ref): as [`check_text`], and no control
+/// character, so that printed it stays one field on one line and cannot drive a terminal.
+pub(super) fn check_line(what: &str, text: &str, max: usize) -> Result<()> {
+    check_text(what, text, max)?;
+    match text.chars().find(|c| c.is_control()) {
+        Some(c) => Err(Error::invalid(format!(
+            "{what} contains a control character (U+{:04X}): labels, resources and refs are \
+             one line of text",
+            c as u32
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Checks the items of a list of one-line fields: none empty, each as [`check_line`].
 pub(super) fn check_list(what: &str, items: &[String], max: usize) -> Result<()> {
     for item in items {
         if item.trim().is_empty() {
             return Err(Error::invalid(format!("{what} must not be empty")));
         }
-        check_text(what, item, max)?;
+        check_line(what, item, max)?;
     }
     Ok(())
 }

@@ -1,12 +1,15 @@
 //! `diff-check`: the files changed in a git work tree (or between two refs) that no live
-//! claim of an actor covers through its resources, by the overlap rule of SPEC section 1
-//! (`src/parser/` covers `src/parser/x.rs`). A pre-commit hook or a CI step runs it to
-//! refuse an agent's change outside what it claimed.
+//! claim of an actor covers through its resources: a resource covers a path equal to it, or
+//! under it when it ends in `/` (`src/parser/` covers `src/parser/x.rs`), the overlap rule
+//! of SPEC section 1 read one way. A directory git reports as one entry (a submodule, an
+//! untracked nested repository) is a path ending in `/`, covered only by a resource that
+//! covers the whole directory. A pre-commit hook or a CI step runs it to refuse an agent's
+//! change outside what it claimed.
 
 use super::replies::{ChangedFile, ClaimCover, Coverage};
 use super::{Ctx, Verb};
 use crate::error::{Error, Result};
-use crate::rules::resources_overlap;
+use crate::rules::resource_covers;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -15,15 +18,8 @@ use std::process::Command;
 /// One changed file: what happened to it, its path, and the path it was renamed from.
 type Change = (String, String, Option<String>);
 
-/// How changes are listed: names and what happened, NUL-separated, renames found.
-const DIFF: [&str; 6] = [
-    "diff",
-    "--name-status",
-    "-z",
-    "-M",
-    "--no-ext-diff",
-    "--no-color",
-];
+/// How changes are listed: modes, what happened and names, NUL-separated, renames found.
+const DIFF: [&str; 6] = ["diff", "--raw", "-z", "-M", "--no-ext-diff", "--no-color"];
 
 /// Git's empty tree: what a repository with no commit yet is compared with.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
@@ -102,7 +98,7 @@ fn cover(
     let covering = |path: &str| -> Vec<crate::Id> {
         claims
             .iter()
-            .filter(|c| c.resources.iter().any(|r| resources_overlap(r, path)))
+            .filter(|c| c.resources.iter().any(|r| resource_covers(r, path)))
             .map(|c| c.id)
             .collect()
     };
@@ -170,7 +166,7 @@ impl Git {
         let to = self.commit(head)?;
         let mb = self.git(&["merge-base", &from, &to])?.trim().to_string();
         let out = self.git(&[&DIFF[..], &[mb.as_str(), to.as_str()]].concat())?;
-        Ok((mb, parse_name_status(&out)))
+        Ok((mb, parse_raw(&out)))
     }
 
     /// The changes of the work tree (or, `staged`, of the index) since HEAD, or since where
@@ -191,7 +187,7 @@ impl Git {
         };
         let cached: &[&str] = if staged { &["--cached"] } else { &[] };
         let out = self.git(&[&DIFF[..], cached, &[from.as_str()]].concat())?;
-        let mut changes = parse_name_status(&out);
+        let mut changes = parse_raw(&out);
         if !staged {
             let others = self.git(&["ls-files", "-z", "--others", "--exclude-standard"])?;
             let untracked = others.split('\0').filter(|p| !p.is_empty());
@@ -229,11 +225,23 @@ fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// `git diff --name-status -z` output as (what, path, renamed from).
-fn parse_name_status(out: &str) -> Vec<Change> {
+/// `git diff --raw -z` output as (what, path, renamed from). A record is `:<old mode>
+/// <new mode> <old sha> <new sha> <status>`, then its path (two for a rename or a copy). A
+/// submodule (mode 160000 on either side) is its directory: its path with a `/` after it.
+fn parse_raw(out: &str) -> Vec<Change> {
     let mut words = out.split('\0').filter(|w| !w.is_empty());
     let mut changes = Vec::new();
-    while let Some(status) = words.next() {
+    while let Some(head) = words.next() {
+        let fields: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
+        let status = fields.last().copied().unwrap_or("");
+        let submodule = fields.iter().take(2).any(|m| *m == "160000");
+        let path = |p: &str| {
+            if submodule {
+                format!("{}/", p.trim_end_matches('/'))
+            } else {
+                p.to_string()
+            }
+        };
         let what = match status.as_bytes().first() {
             Some(b'A') => "added",
             Some(b'D') => "deleted",
@@ -247,10 +255,10 @@ fn parse_name_status(out: &str) -> Vec<Change> {
         if matches!(what, "renamed" | "copied") {
             let Some(second) = words.next() else { break };
             // A copy leaves its source alone: only the new path changed.
-            let from = (what == "renamed").then(|| first.to_string());
-            changes.push((what.to_string(), second.to_string(), from));
+            let from = (what == "renamed").then(|| path(first));
+            changes.push((what.to_string(), path(second), from));
         } else {
-            changes.push((what.to_string(), first.to_string(), None));
+            changes.push((what.to_string(), path(first), None));
         }
     }
     changes
@@ -261,9 +269,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn name_status_with_renames_copies_and_deletes() {
-        let out = "M\0src/a.rs\0R087\0old/x.rs\0new/x.rs\0D\0gone.rs\0C100\0src/a.rs\0src/b.rs\0";
-        let got = parse_name_status(out);
+    fn raw_records_with_renames_copies_deletes_and_submodules() {
+        let out = ":100644 100644 1111111 2222222 M\0src/a.rs\0\
+                   :100644 100644 3333333 3333333 R087\0old/x.rs\0new/x.rs\0\
+                   :100644 000000 4444444 0000000 D\0gone.rs\0\
+                   :100644 100644 5555555 5555555 C100\0src/a.rs\0src/b.rs\0\
+                   :160000 160000 6666666 7777777 M\0vendor/lib\0\
+                   :000000 160000 0000000 8888888 A\0vendor/new\0";
+        let got = parse_raw(out);
         assert_eq!(
             got,
             vec![
@@ -271,6 +284,8 @@ mod tests {
                 ("renamed".into(), "new/x.rs".into(), Some("old/x.rs".into())),
                 ("deleted".into(), "gone.rs".into(), None),
                 ("copied".into(), "src/b.rs".into(), None),
+                ("modified".into(), "vendor/lib/".into(), None),
+                ("added".into(), "vendor/new/".into(), None),
             ]
         );
     }

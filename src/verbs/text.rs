@@ -6,22 +6,7 @@ use crate::schedule::Pick;
 use crate::view::NodeView;
 use std::fmt::Write;
 
-/// Keeps text on one line: control characters are written as escapes.
-pub fn one_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::escape::one_line;
 
 /// `<id8>...  <status>  <kind>  gen=<g>  <summary>`, the status column padded.
 pub fn list(views: &[NodeView]) -> String {
@@ -46,6 +31,7 @@ pub fn list(views: &[NodeView]) -> String {
     out
 }
 
+/// Every field, one a line: `<name padded to 13><value>`, `-` for one not set.
 pub fn show(v: &NodeView) -> String {
     let n = &v.node;
     let opt = |o: Option<String>| o.unwrap_or_else(|| "-".to_string());
@@ -66,7 +52,7 @@ pub fn show(v: &NodeView) -> String {
     };
     let fields: Vec<(&str, String)> = vec![
         ("id", n.id.hex()),
-        ("summary", one_line(&n.summary)),
+        ("summary", n.summary.clone()),
         ("status", n.status.to_string()),
         ("display", v.display.as_str().to_string()),
         ("ready", v.ready.to_string()),
@@ -104,15 +90,16 @@ pub fn show(v: &NodeView) -> String {
         ("labels", list(&n.labels)),
         ("resources", list(&n.resources)),
         ("ref", opt(n.ref_.clone())),
-        ("note", opt(n.note.as_deref().map(one_line))),
+        ("note", opt(n.note.clone())),
         ("completed_by", opt(n.completed_by.map(|h| h.hex()))),
         ("created_at", iso_time(n.created_at)),
         ("updated_at", iso_time(n.updated_at)),
         ("archived", n.archived.to_string()),
     ];
+    // Every value on its line, whatever text a field holds.
     let mut out = String::new();
     for (k, val) in fields {
-        let _ = writeln!(out, "{k:<13}{val}");
+        let _ = writeln!(out, "{k:<13}{}", one_line(&val));
     }
     out
 }
@@ -188,10 +175,5 @@ mod tests {
     fn iso_time_is_utc() {
         assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso_time(1_795_000_000_123), "2026-11-18T11:06:40.123Z");
-    }
-
-    #[test]
-    fn one_line_escapes_newlines() {
-        assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
     }
 }

@@ -78,11 +78,12 @@ impl Drop for Tmux {
 }
 
 /// Starts `claimdag pane EXTRA...` in a 120x40 tmux window; the shell around it saves the
-/// terminal settings before and after, and prints how the pane exited.
+/// terminal settings before and after (`stty -a` in `after-a`), and prints how the pane
+/// exited. The pane's process id is in `pane.pid`.
 fn start(tmux: &Tmux, s: &Store, env: &str, extra: &str) {
     let dir = s.scratch().display().to_string();
     let cmd = format!(
-        "cd '{dir}'; stty -g > before; env {env} '{}' --dir '{}' pane {extra}; echo PANE-EXITED-$?; stty -g > after; sleep 60",
+        "cd '{dir}'; ulimit -c 0; stty -g > before; sh -c 'echo $$ > pane.pid; exec \"$@\"' sh env {env} '{}' --dir '{}' pane {extra}; echo PANE-EXITED-$?; stty -g > after; stty -a > after-a; sleep 60",
         common::bin(),
         s.dir().display()
     );
@@ -159,4 +160,95 @@ fn a_panic_in_the_pane_still_restores_the_terminal() {
         std::fs::read(after).unwrap(),
         "stty settings restored"
     );
+}
+
+/// The terminal is as it was before the pane: the same `stty` settings (cooked: `icanon`,
+/// `echo`) and the main screen.
+fn assert_restored(tmux: &Tmux, s: &Store, what: &str) {
+    assert!(
+        !tmux.alternate_screen(),
+        "{what}: back on the main screen:\n{}",
+        tmux.screen()
+    );
+    let (before, after) = (s.scratch().join("before"), s.scratch().join("after"));
+    assert_eq!(
+        std::fs::read_to_string(before).unwrap(),
+        std::fs::read_to_string(after).unwrap(),
+        "{what}: stty settings restored"
+    );
+    let settings = std::fs::read_to_string(s.scratch().join("after-a")).unwrap();
+    let words: Vec<&str> = settings.split([' ', ';', '\n']).collect();
+    for w in ["icanon", "echo", "isig"] {
+        assert!(words.contains(&w), "{what}: {w} is off:\n{settings}");
+    }
+}
+
+/// The pane's process id, once it wrote it.
+fn pane_pid(s: &Store) -> String {
+    let f = s.scratch().join("pane.pid");
+    let t = Instant::now();
+    loop {
+        if let Ok(p) = std::fs::read_to_string(&f) {
+            if !p.trim().is_empty() {
+                return p.trim().to_string();
+            }
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "no pane.pid");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+#[test]
+fn every_signal_that_ends_the_pane_restores_the_terminal() {
+    for (name, number) in [("TERM", 15), ("HUP", 1), ("INT", 2), ("QUIT", 3)] {
+        let s = Store::new();
+        s.upsert("a node", &[]);
+        let tmux = Tmux::new(s.scratch());
+        start(&tmux, &s, "CLAIMDAG_ACTOR=name:lead", "");
+        tmux.wait_for("a node");
+        assert!(tmux.alternate_screen());
+        let pid = pane_pid(&s);
+        let kill = Command::new("kill")
+            .args([&format!("-{name}"), &pid])
+            .status()
+            .unwrap();
+        assert!(kill.success(), "kill -{name} {pid}");
+        // It ends as the signal ends a process (the shell sees 128 + N) ...
+        tmux.wait_for(&format!("PANE-EXITED-{}", 128 + number));
+        // ... and the shell's terminal is back.
+        assert_restored(&tmux, &s, &format!("SIG{name}"));
+    }
+}
+
+#[test]
+fn c_claims_an_expired_node_at_the_generation_the_pane_shows() {
+    let s = Store::new();
+    let a = s.upsert("an expired claim", &[]);
+    s.claim(&a, "name:gone", &["--ttl", "300ms"]);
+    let t = Instant::now();
+    while s.display(&a) != "expired" {
+        assert!(t.elapsed() < Duration::from_secs(20), "never expired");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let tmux = Tmux::new(s.scratch());
+    start(
+        &tmux,
+        &s,
+        "CLAIMDAG_ACTOR=name:lead",
+        &format!("--select {}", &a[..8]),
+    );
+    tmux.wait_for("expired");
+    // Nothing wrote since: the pane shows the expired claim at generation 2.
+    assert!(
+        tmux.screen().contains(&format!("{}  g2 ", &a[..8])),
+        "{}",
+        tmux.screen()
+    );
+    tmux.run(&["send-keys", "-t", "t", "c"]);
+    tmux.wait_for(&format!("claimed {}... at gen 4", &a[..8]));
+    let n = s.node(&a);
+    assert_eq!(n["generation"], 4, "{n}");
+    assert_eq!(n["holder"], s.ok(&["actor", "lead"]).trim(), "{n}");
+    tmux.run(&["send-keys", "-t", "t", "q"]);
+    tmux.wait_for("PANE-EXITED-0");
 }

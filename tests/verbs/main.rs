@@ -5,6 +5,7 @@
 mod common;
 
 mod config_verb;
+mod expired_claims;
 mod graph_verb;
 mod links;
 mod resources_claims;
@@ -12,5 +13,6 @@ mod resources_upsert;
 mod role_word_refusals;
 mod roles_picking;
 mod spec_verbs;
+mod text_escapes;
 mod walkthrough;
 mod workspaces;

@@ -286,3 +286,117 @@ fn staged_checks_only_what_the_next_commit_holds_as_a_pre_commit_hook_does() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("modified  src/cli.rs"), "{out:?}");
 }
+
+/// `repo(s)` with a submodule checked out at `vendor/lib` (its own repository beside it).
+fn repo_with_submodule(s: &Store) -> std::path::PathBuf {
+    let lib = s.scratch().join("lib-src");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    write(&lib, "README", "lib");
+    write(&lib, "src/lib.c", "int x;");
+    git(&lib, &["add", "."]);
+    git(&lib, &["commit", "-q", "-m", "lib"]);
+    let r = repo(s);
+    git(
+        &r,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            lib.to_str().unwrap(),
+            "vendor/lib",
+        ],
+    );
+    git(&r, &["commit", "-q", "-m", "vendor lib"]);
+    r
+}
+
+/// Claims a node with `resource` for actor `name:WHO`, in workspace WHO (claims of one
+/// workspace never overlap).
+fn claim_resource(s: &Store, who: &str, resource: &str) {
+    let n = s.upsert_ws(who, "works on it", &["--resource", resource]);
+    let actor = format!("name:{who}");
+    s.ok_ws(who, &["claim", &n, "--assignee", &actor]);
+}
+
+/// [`check`] as actor `name:WHO` in workspace WHO.
+fn check_as(s: &Store, repo: &Path, who: &str, args: &[&str]) -> (Option<i32>, Value) {
+    let actor = format!("name:{who}");
+    let mut full = vec!["--workspace", who, "--json", "diff-check"];
+    full.extend_from_slice(&["--repo", repo.to_str().unwrap(), "--actor", &actor]);
+    full.extend_from_slice(args);
+    let r = s.run(&full);
+    let v = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r:?}"));
+    (r.code, v)
+}
+
+#[test]
+fn a_claim_on_a_submodule_directory_covers_the_changes_inside_it() {
+    let s = Store::new();
+    let r = repo_with_submodule(&s);
+    claim_resource(&s, "dir", "vendor/lib/");
+    claim_resource(&s, "parent", "vendor/");
+    claim_resource(&s, "file", "vendor/lib/README");
+    // An edit inside the submodule's work tree.
+    write(&r, "vendor/lib/README", "lib 2");
+    let (code, v) = check_as(&s, &r, "dir", &[]);
+    assert_eq!(code, Some(0), "{v}");
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{v}");
+    assert_eq!(
+        (&files[0]["change"], &files[0]["path"], &files[0]["covered"]),
+        (&"modified".into(), &"vendor/lib/".into(), &true.into()),
+        "the submodule is its directory: {v}"
+    );
+    let (code, _) = check_as(&s, &r, "parent", &[]);
+    assert_eq!(code, Some(0));
+    // A claim on one file inside does not cover the whole submodule.
+    let (code, v) = check_as(&s, &r, "file", &[]);
+    assert_eq!((code, uncovered(&v)), (Some(1), vec!["vendor/lib/"]), "{v}");
+    // A new commit inside the submodule, staged in the outer repository.
+    let sub = r.join("vendor/lib");
+    git(&sub, &["commit", "-q", "-a", "-m", "lib 2"]);
+    git(&r, &["add", "vendor/lib"]);
+    let (code, v) = check_as(&s, &r, "dir", &["--staged"]);
+    assert_eq!(code, Some(0), "{v}");
+    git(&r, &["commit", "-q", "-m", "bump lib"]);
+    let (code, v) = check_as(&s, &r, "dir", &["--base", "HEAD~1", "--head", "HEAD"]);
+    assert_eq!(code, Some(0), "{v}");
+    let (code, v) = check_as(&s, &r, "file", &["--base", "HEAD~1", "--head", "HEAD"]);
+    assert_eq!((code, uncovered(&v)), (Some(1), vec!["vendor/lib/"]), "{v}");
+}
+
+#[test]
+fn a_claim_on_one_file_does_not_cover_an_untracked_nested_repository() {
+    let s = Store::new();
+    let r = repo(&s);
+    let nested = r.join("tools/nested");
+    std::fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q"]);
+    write(&nested, "README", "nested");
+    write(&nested, "build.sh", "rm -rf /");
+    claim_resource(&s, "file", "tools/nested/README");
+    claim_resource(&s, "dir", "tools/nested/");
+    claim_resource(&s, "parent", "tools/");
+    claim_resource(&s, "bare", "tools/nested");
+    // git lists the nested repository as one path, `tools/nested/`: only a resource that
+    // covers that whole directory covers it.
+    let (code, v) = check_as(&s, &r, "file", &[]);
+    assert_eq!(
+        (code, uncovered(&v)),
+        (Some(1), vec!["tools/nested/"]),
+        "{v}"
+    );
+    let (code, v) = check_as(&s, &r, "bare", &[]);
+    assert_eq!(
+        (code, uncovered(&v)),
+        (Some(1), vec!["tools/nested/"]),
+        "{v}"
+    );
+    for who in ["dir", "parent"] {
+        let (code, v) = check_as(&s, &r, who, &[]);
+        assert_eq!(code, Some(0), "{who}: {v}");
+    }
+}

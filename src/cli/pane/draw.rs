@@ -1,6 +1,9 @@
 //! Drawing one frame of the pane from its state: a header with the store and the counts by
 //! status, the forest of nodes, the selected node's details and history, and a footer with
-//! the message line and the keys. Nothing here reads the store or changes the state.
+//! the message line and the keys. Nothing here reads the store or changes the state. Text
+//! from the store (summaries, fields, the store's name, messages) is drawn through
+//! `text::one_line`, as every text form prints it: one line, control and bidi characters
+//! escaped.
 
 use super::app::{actor_label, Action, App, Mode};
 use super::model::Snapshot;
@@ -30,8 +33,25 @@ pub fn colour(d: Display) -> Color {
 /// The critical path's colour, as `graph` draws it.
 const CRITICAL: Color = Color::Rgb(0xd6, 0x27, 0x28);
 
+/// The part of the body one frame of a dump shows: `rows` rows of the forest from row `top`
+/// (and, side by side, the details' lines from `top`).
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    top: usize,
+    rows: usize,
+}
+
+/// The most forest rows one frame of a dump holds: a longer forest is drawn in frames of
+/// this many rows, joined into one (a frame has at most 65,535 rows).
+const DUMP_ROWS: usize = 4096;
+
 /// Draws the whole pane.
 pub fn draw(f: &mut Frame<'_>, app: &App<'_>) {
+    frame(f, app, None);
+}
+
+/// Draws the pane, the forest scrolled to the selection, or to `window` for a dump.
+fn frame(f: &mut Frame<'_>, app: &App<'_>, window: Option<Window>) {
     let area = f.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = format!(
@@ -44,7 +64,8 @@ pub fn draw(f: &mut Frame<'_>, app: &App<'_>) {
         );
         return;
     }
-    let details = details(app);
+    let mut details = details(app);
+    let shown = window.map_or(app.rows.len(), |w| w.rows);
     let [head, body, foot] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Min(4),
@@ -55,12 +76,15 @@ pub fn draw(f: &mut Frame<'_>, app: &App<'_>) {
     let (tree_area, detail_area) = if area.width >= SIDE_BY_SIDE {
         let [t, d] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
             .areas(body);
+        if let Some(w) = window {
+            details.drain(..w.top.min(details.len()));
+        }
         (t, d)
     } else {
         // The forest takes what its rows need when the details still fit under it; else
         // the details get at most half.
-        let (rows, info) = (app.rows.len() as u16 + 2, details.len() as u16 + 2);
-        let cut = if rows + info <= body.height {
+        let (rows, info) = (lines_u16(shown + 2), lines_u16(details.len() + 2));
+        let cut = if rows.saturating_add(info) <= body.height {
             Constraint::Length(rows.max(3))
         } else {
             Constraint::Min(body.height.saturating_sub(info.min(body.height / 2)))
@@ -68,7 +92,7 @@ pub fn draw(f: &mut Frame<'_>, app: &App<'_>) {
         let [t, d] = Layout::vertical([cut, Constraint::Min(3)]).areas(body);
         (t, d)
     };
-    tree(f, app, tree_area);
+    tree(f, app, tree_area, window.map(|w| w.top));
     let title = app
         .selected_node()
         .map(|v| format!(" {} ", v.node.id.short()))
@@ -104,7 +128,7 @@ fn header(app: &App<'_>) -> Vec<Line<'static>> {
         format!("* critical path {}", s.critical.len()),
         Style::new().fg(CRITICAL),
     ));
-    vec![Line::from(first), Line::from(counts)]
+    vec![Line::from(text::one_line(&first)), Line::from(counts)]
 }
 
 /// `4m05s`, `59s`, `expired 12s ago`.
@@ -192,11 +216,11 @@ fn prerequisites(s: &Snapshot, v: &NodeView) -> String {
         .join(" ")
 }
 
-fn tree(f: &mut Frame<'_>, app: &App<'_>, area: Rect) {
+/// The forest from row `top`, else scrolled to keep the selected row in view.
+fn tree(f: &mut Frame<'_>, app: &App<'_>, area: Rect, top: Option<usize>) {
     let inner = area.height.saturating_sub(2) as usize;
     app.page.set(inner.max(1));
-    // Keep the selected row in view.
-    let top = (app.selected + 1).saturating_sub(inner);
+    let top = top.unwrap_or((app.selected + 1).saturating_sub(inner));
     let lines: Vec<Line<'static>> = app
         .rows
         .iter()
@@ -206,7 +230,7 @@ fn tree(f: &mut Frame<'_>, app: &App<'_>, area: Rect) {
         .map(|(i, r)| row(app, &app.snap.nodes[r.node], r.depth, i == app.selected))
         .collect();
     let title = format!(" nodes {}/{} ", app.rows.len(), app.snap.nodes.len());
-    let body = if lines.is_empty() {
+    let body = if app.rows.is_empty() {
         vec![Line::from(
             "  nothing to show: t shows finished nodes, Esc clears the search",
         )]
@@ -271,7 +295,7 @@ fn footer(app: &App<'_>) -> Vec<Line<'static>> {
     } else if app.mode == Mode::Search {
         Line::from(format!(
             "/{}_   (Enter keeps it, Esc clears it)",
-            app.filters.search
+            text::one_line(&app.filters.search)
         ))
     } else if let Some(m) = &app.message {
         let style = if m.error {
@@ -281,7 +305,7 @@ fn footer(app: &App<'_>) -> Vec<Line<'static>> {
         };
         Line::styled(text::one_line(&m.text), style)
     } else {
-        Line::from(app.describe_filters())
+        Line::from(text::one_line(&app.describe_filters()))
     };
     let keys: Vec<String> = ["? help", "q quit"]
         .map(String::from)
@@ -335,19 +359,60 @@ fn help(f: &mut Frame<'_>, area: Rect) {
 }
 
 /// One frame as plain text (`--dump`): `width` columns, and enough rows for every node and
-/// the details unless `height` is given.
+/// the details unless `height` is given. A forest longer than [`DUMP_ROWS`] is drawn in
+/// frames of that many rows whose lines are joined: the same text as one tall frame.
 pub fn dump(app: &App<'_>, width: u16, height: Option<u16>) -> String {
     let width = width.max(MIN_WIDTH);
-    let tall = if width >= SIDE_BY_SIDE {
-        (app.rows.len().max(details(app).len()) + 6) as u16
+    if let Some(h) = height {
+        return frame_lines(app, width, h.max(MIN_HEIGHT), None).concat();
+    }
+    let info = details(app).len();
+    let side = width >= SIDE_BY_SIDE;
+    // The lines of the body that pieces share: side by side the forest's and the details',
+    // else the forest's (the details come under it, in the last piece).
+    let body = if side {
+        app.rows.len().max(info)
     } else {
-        (app.rows.len() + details(app).len() + 8) as u16
+        app.rows.len()
     };
-    let height = height.unwrap_or(tall).max(MIN_HEIGHT);
+    let mut out = String::new();
+    let mut top = 0;
+    loop {
+        let rows = (body - top).min(DUMP_ROWS);
+        let (first, last) = (top == 0, top + rows == body);
+        let tall = if side { rows + 6 } else { rows + info + 8 };
+        let window = Window { top, rows };
+        let lines = frame_lines(app, width, lines_u16(tall).max(MIN_HEIGHT), Some(window));
+        // The header and the top border come from the first piece, the bottom border, the
+        // details under the forest and the footer from the last.
+        let from = if first { 0 } else { 3 };
+        let to = if last { lines.len() } else { 3 + rows };
+        out.extend(
+            lines[from.min(lines.len())..to.min(lines.len())]
+                .iter()
+                .cloned(),
+        );
+        if last {
+            return out;
+        }
+        top += rows;
+    }
+}
+
+/// A count of lines as a frame's height (at most 65,535).
+fn lines_u16(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+/// One frame of `width` x `height` drawn on a test backend, as lines of text.
+fn frame_lines(app: &App<'_>, width: u16, height: u16, window: Option<Window>) -> Vec<String> {
     let backend = ratatui::backend::TestBackend::new(width, height);
     let Ok(mut term) = ratatui::Terminal::new(backend);
-    let Ok(_) = term.draw(|f| draw(f, app));
+    let Ok(_) = term.draw(|f| frame(f, app, window));
     buffer_text(term.backend().buffer())
+        .split_inclusive('\n')
+        .map(str::to_string)
+        .collect()
 }
 
 /// A buffer's cells as lines of text, trailing blanks trimmed.

@@ -9,6 +9,7 @@
 pub mod app;
 pub mod draw;
 pub mod model;
+mod term;
 #[cfg(test)]
 mod tests;
 
@@ -91,10 +92,12 @@ pub fn run(cx: Ctx<'_>, a: &PaneArgs) -> Result<i32> {
             "the pane needs a terminal on stdout: use --dump to print one frame",
         ));
     }
-    // Raw mode and the alternate screen; a panic hook restores the terminal first.
-    let mut term = ratatui::try_init().map_err(|e| Error::io(std::path::Path::new("<tty>"), &e))?;
+    // Raw mode and the alternate screen; a panic hook and the handler of every signal that
+    // ends the pane restore the terminal first.
+    let (mut term, signals) = term::enter()?;
     let result = drive(&mut term, &mut app);
     ratatui::restore();
+    drop(signals);
     result.map(|()| 0)
 }
 
