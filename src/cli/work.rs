@@ -221,7 +221,7 @@ impl Worker<'_> {
         Ok(match end {
             End::Signal(sig) => exit::SIGNALLED + sig,
             End::CannotStart(e) => {
-                eprintln!("claimdag work: {e}");
+                self.say(&e.to_string());
                 exit::CANNOT_START
             }
             End::Store(e) => return Err(e),
@@ -569,8 +569,10 @@ impl Worker<'_> {
         self.say(w.text().trim_end());
     }
 
+    /// Prints a line on stderr; a stderr nobody reads any more (a closed pipe) does not
+    /// stop the work.
     fn say(&self, line: &str) {
-        eprintln!("claimdag work: {line}");
+        let _ = writeln!(std::io::stderr(), "claimdag work: {line}");
     }
 
     fn summary(&self, end: &End, took: Duration) {

@@ -489,3 +489,37 @@ fn jobs_run_commands_at_once_within_max_held() {
     assert_eq!(s.ok(&["list"]), "", "all three done");
     assert!(common::bin().ends_with("claimdag"));
 }
+
+#[test]
+fn a_worker_whose_stderr_reader_left_carries_on_with_the_queue() {
+    let s = Store::new();
+    let a = s.upsert("first", &[]);
+    let b = s.upsert("second", &[]);
+    // Each command waits until the test has closed the worker's stderr.
+    let script = r#"while [ ! -e "$W/closed" ]; do sleep 0.01; done"#;
+    let mut c = worker(&s, "w", &[], script);
+    c.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut w = c.spawn().expect("start");
+    // As `claimdag work ... 2>&1 | head -1`: one line, then the reader is gone.
+    let mut err = std::io::BufReader::new(w.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).expect("read a line");
+    assert!(line.contains("started"), "{line}");
+    drop(err);
+    std::fs::write(s.scratch().join("closed"), "").unwrap();
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = w.try_wait().unwrap() {
+            break st;
+        }
+        if t.elapsed() > Duration::from_secs(60) {
+            let _ = w.kill();
+            panic!("the worker did not finish within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    for id in [&a, &b] {
+        assert_eq!(s.node(id)["status"], "done");
+    }
+}
