@@ -67,6 +67,7 @@ pub struct WorkArgs {
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
     /// When a command fails: complete the node failed, or release it for another attempt
+    /// (release needs the store's attempt cap, max_attempts)
     #[arg(long, value_enum, default_value = "failed", value_name = "WHAT")]
     pub on_failure: OnFailure,
     /// How long a command has to exit after TERM before it gets KILL
@@ -156,6 +157,13 @@ pub fn run(
         Some(ms) => ms,
         None => settings.default_ttl_ms,
     };
+    if args.on_failure == OnFailure::Release && settings.max_attempts.is_none() {
+        // Without a cap (and with no delay before a retry) a node whose command keeps
+        // failing would be taken again at once, forever.
+        return Err(Error::invalid(
+            "--on-failure release needs an attempt cap, or a node whose command keeps failing is taken again at once, forever: run claimdag config max_attempts N (or use --on-failure failed)",
+        ));
+    }
     let jobs = u64::from(args.jobs);
     if settings.max_held != 0 && settings.max_held < jobs {
         return Err(Error::invalid(format!(

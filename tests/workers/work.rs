@@ -523,3 +523,32 @@ fn a_worker_whose_stderr_reader_left_carries_on_with_the_queue() {
         assert_eq!(s.node(id)["status"], "done");
     }
 }
+
+#[test]
+fn releasing_failed_nodes_without_an_attempt_cap_is_refused_up_front() {
+    let s = Store::new();
+    let a = s.upsert("fails every time", &[]);
+    let before = s.files();
+    for opts in [
+        &["--no-wait", "--on-failure", "release"][..],
+        &["--on-failure", "release"][..],
+    ] {
+        let w = start(worker(&s, "w", opts, r#"echo run >> "$W/runs"; exit 1"#));
+        let (code, _, err) = finish(w);
+        assert_eq!(code, Some(2), "{opts:?}: {err}");
+        assert!(
+            err.contains("--on-failure release needs an attempt cap")
+                && err.contains("max_attempts"),
+            "{err}"
+        );
+        assert!(!s.scratch().join("runs").exists(), "nothing ran");
+        assert_eq!(s.files(), before, "the store is as it was");
+    }
+    // With a cap it runs, and stops at the cap.
+    s.ok(&["config", "max_attempts", "2"]);
+    let opts = ["--no-wait", "--on-failure", "release"];
+    let (code, _, err) = run(worker(&s, "w", &opts, r#"echo run >> "$W/runs"; exit 1"#));
+    assert_eq!(code, Some(8), "{err}");
+    assert_eq!(read(s.scratch().join("runs")).lines().count(), 2);
+    assert_eq!(s.node(&a)["attempts"], 2);
+}
