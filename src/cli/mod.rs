@@ -4,6 +4,7 @@
 //! front door.
 
 mod args;
+mod guard;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "pane")]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 /// `claimdag --dir <store> work --actor name:NAME <opts> -- sh -c SCRIPT`, with `$W` set to
 /// the test's scratch directory for the script.
-fn worker(s: &Store, name: &str, opts: &[&str], script: &str) -> Command {
+pub(crate) fn worker(s: &Store, name: &str, opts: &[&str], script: &str) -> Command {
     let mut c = s.command(&["work", "--actor", &format!("name:{name}")]);
     c.args(opts).args(["--", "sh", "-c", script]);
     c.env("W", s.scratch()).current_dir(s.scratch());
@@ -16,13 +16,13 @@ fn worker(s: &Store, name: &str, opts: &[&str], script: &str) -> Command {
 }
 
 /// Starts a worker with its output captured.
-fn start(mut c: Command) -> Child {
+pub(crate) fn start(mut c: Command) -> Child {
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     c.spawn().expect("start claimdag work")
 }
 
 /// Waits for a started worker (at most a minute): its exit status, stdout and stderr.
-fn finish(child: Child) -> (Option<i32>, String, String) {
+pub(crate) fn finish(child: Child) -> (Option<i32>, String, String) {
     let pid = child.id();
     let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait"));
     let t = Instant::now();
@@ -44,7 +44,7 @@ fn run(c: Command) -> (Option<i32>, String, String) {
 }
 
 /// Waits until `path` exists (at most 30 s).
-fn wait_for(path: &Path) {
+pub(crate) fn wait_for(path: &Path) {
     let t = Instant::now();
     while !path.exists() {
         assert!(
@@ -56,13 +56,13 @@ fn wait_for(path: &Path) {
     }
 }
 
-fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process (or group, for a negative pid) exists.
     unsafe { libc::kill(pid, 0) == 0 }
 }
 
 /// Waits until the process (group) `pid` is gone, at most 10 s; false if it never went.
-fn gone(pid: i32) -> bool {
+pub(crate) fn gone(pid: i32) -> bool {
     let t = Instant::now();
     while alive(pid) {
         if t.elapsed() > Duration::from_secs(10) {
@@ -75,7 +75,7 @@ fn gone(pid: i32) -> bool {
 
 /// The pid a command wrote with `echo $$ > FILE`: the shell creates the file before it
 /// writes the line, so wait for the whole line, not only for the file.
-fn read_pid(path: &Path) -> i32 {
+pub(crate) fn read_pid(path: &Path) -> i32 {
     let t = Instant::now();
     loop {
         let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -95,7 +95,7 @@ fn read(p: PathBuf) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn events(s: &Store, id: &str) -> Vec<Value> {
+pub(crate) fn events(s: &Store, id: &str) -> Vec<Value> {
     s.json(&["log", id])
         .as_array()
         .expect("log is a list")
