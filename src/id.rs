@@ -127,10 +127,17 @@ impl Id {
         Ok(Id(out))
     }
 
+    /// The actor a name stands for, the name given as `NAME` or as `name:NAME` (what
+    /// `claimdag actor` and the Python module's `actor` take).
+    pub fn from_name_arg(name: &str) -> Result<Id> {
+        Id::from_name(name.strip_prefix("name:").unwrap_or(name))
+    }
+
     /// An actor as a user writes it: 32 hex characters (either case), or `name:NAME` for
-    /// the actor minted from NAME ([`Id::from_name`]). `what` names the argument.
+    /// the actor minted from NAME ([`Id::from_name`]), exactly: nothing around it is
+    /// trimmed, as [`Id::from_name`] trims nothing. `what` names the argument.
     pub fn parse_actor(text: &str, what: &str) -> Result<Id> {
-        let t = text.trim();
+        let t = text;
         match t.strip_prefix("name:") {
             Some(name) => Id::from_name(name).map_err(|e| match e {
                 Error::InvalidInput(m) => Error::InvalidInput(format!("{what}: {m}")),
@@ -314,7 +321,9 @@ mod tests {
         let d = h.finalize();
         let a = Id::from_name("codex-1").unwrap();
         assert_eq!(&a.0[..], &d[..16]);
-        assert_eq!(Id::parse_actor(" name:codex-1 ", "actor").unwrap(), a);
+        assert_eq!(Id::parse_actor("name:codex-1", "actor").unwrap(), a);
+        assert_eq!(Id::from_name_arg("name:codex-1").unwrap(), a);
+        assert_eq!(Id::from_name_arg("codex-1").unwrap(), a);
         assert_eq!(
             Id::parse_actor(&a.hex().to_uppercase(), "actor").unwrap(),
             a
@@ -323,6 +332,10 @@ mod tests {
             "name:",
             "name:a b",
             "name:é",
+            // Taken exactly, as from_name takes a name: nothing is trimmed.
+            " name:codex-1 ",
+            "name:tab\t",
+            "name:name:codex-1",
             &format!("name:{}", "x".repeat(65)),
         ] {
             assert!(Id::parse_actor(bad, "actor").is_err(), "{bad}");

@@ -147,6 +147,12 @@ impl Lease {
         self.shared.lost.load(Ordering::SeqCst)
     }
 
+    /// True when `e`, a refusal of a lease's renew, complete or release, means that the
+    /// claim is gone (handed back, or finished by someone else): the lease is lost.
+    pub fn lost_by(e: &Error) -> bool {
+        gone(e)
+    }
+
     /// Why the lease was lost, if it was.
     pub fn lost_because(&self) -> Option<Error> {
         self.shared.why.lock().ok().and_then(|w| w.clone())

@@ -245,7 +245,10 @@ CLAIMDAG_WORKSPACE. Read the summary from the environment (\"$CLAIMDAG_SUMMARY\"
 never paste it into a shell line.
 
 Exit 0: the command exited 0 and the node is completed done. Otherwise the node is
-completed failed (or, with --on-failure release, handed back for another attempt).
+completed failed (or, with --on-failure release, handed back for another attempt, up
+to the store's max_attempts, which it needs). What a command leaves running when it
+exits gets TERM, then KILL after --grace: a node is finished or handed back only once
+nothing of its command runs (on Linux, even what left its process group).
 The lease is renewed about every third of the ttl; when a renew is refused (the
 claim was handed to someone else) or none succeeded for a whole ttl, the lease is
 lost: the command's group gets TERM, then KILL after --grace, and the node is left

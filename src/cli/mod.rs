@@ -4,6 +4,7 @@
 //! front door.
 
 mod args;
+mod guard;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "pane")]
@@ -88,6 +89,15 @@ enum Ran {
     Exited(i32),
 }
 
+/// `cx` with `$CLAIMDAG_ACTOR` as its actor when the request names none (`given`): the
+/// variable is only the default, so a bad value cannot break a command that names its actor.
+fn env_actor<'a>(cx: Ctx<'a>, given: &Option<String>) -> Result<Ctx<'a>> {
+    match given {
+        Some(_) => Ok(cx),
+        None => cx.with_env_actor(),
+    }
+}
+
 fn execute(cli: Cli) -> Result<Ran> {
     // The process ends right after one verb: freeing the loaded state node by node would
     // only cost time, so the store is left for the OS to reclaim.
@@ -108,7 +118,9 @@ fn execute(cli: Cli) -> Result<Ran> {
         Verb::Next(Described(r)) => verbs::run_printed(&cx, r, cli.json),
         Verb::Ready(Described(r)) => verbs::run_printed(&cx, r, cli.json),
         // SPEC section 8: $CLAIMDAG_ACTOR is claim-next's default actor.
-        Verb::ClaimNext(Described(r)) => verbs::run_printed(&cx.with_env_actor()?, r, cli.json),
+        Verb::ClaimNext(Described(r)) => {
+            verbs::run_printed(&env_actor(cx, &r.assignee)?, r, cli.json)
+        }
         Verb::Log(Described(r)) => verbs::run_printed(&cx, r, cli.json),
         Verb::Import { file } => verbs::run_printed(
             &cx,
@@ -122,7 +134,7 @@ fn execute(cli: Cli) -> Result<Ran> {
         Verb::Check(Described(r)) => verbs::run_printed(&cx, r, cli.json),
         Verb::Actor(Described(r)) => verbs::run_printed(&cx, r, cli.json),
         Verb::Copy(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::DiffCheck(Described(r)) => verbs::run_printed(&cx.with_env_actor()?, r, cli.json),
+        Verb::DiffCheck(Described(r)) => verbs::run_printed(&env_actor(cx, &r.actor)?, r, cli.json),
         Verb::Work(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             let dir = store_text(&cli, store);

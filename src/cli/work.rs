@@ -4,10 +4,13 @@
 //! the generation it was granted when CMD exits. A lost lease stops CMD's process group
 //! (TERM, then KILL after the grace) and leaves the node alone; SIGINT, SIGTERM or SIGHUP
 //! to the worker are forwarded to CMD, and the claims are handed back before it exits.
+//! Each command runs under a [`Guard`], which ends only once nothing the command started is
+//! left: a node is never finished, nor handed back, while a process of its command runs.
 //!
 //! Everything it asks the store goes through [`Store`] and the pure rules; the node's text
 //! reaches CMD only through the environment, never through a shell line.
 
+use super::guard::Guard;
 use crate::error::{Code, Error, Result};
 use crate::id::{Actor, Id};
 use crate::lease::Lease;
@@ -67,6 +70,7 @@ pub struct WorkArgs {
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
     /// When a command fails: complete the node failed, or release it for another attempt
+    /// (release needs the store's attempt cap, max_attempts)
     #[arg(long, value_enum, default_value = "failed", value_name = "WHAT")]
     pub on_failure: OnFailure,
     /// How long a command has to exit after TERM before it gets KILL
@@ -120,11 +124,13 @@ struct Plan {
 struct Job {
     lease: Lease,
     summary: String,
+    /// The command's guard: it exits as the command did, once nothing of it is left.
     child: Child,
+    /// The channel to the guard.
+    guard: Guard,
     started: Instant,
     /// When TERM was sent (a lost lease, or the worker told to stop).
     stopping: Option<Instant>,
-    killed: bool,
 }
 
 /// What happened so far.
@@ -156,6 +162,13 @@ pub fn run(
         Some(ms) => ms,
         None => settings.default_ttl_ms,
     };
+    if args.on_failure == OnFailure::Release && settings.max_attempts.is_none() {
+        // Without a cap (and with no delay before a retry) a node whose command keeps
+        // failing would be taken again at once, forever.
+        return Err(Error::invalid(
+            "--on-failure release needs an attempt cap, or a node whose command keeps failing is taken again at once, forever: run claimdag config max_attempts N (or use --on-failure failed)",
+        ));
+    }
     let jobs = u64::from(args.jobs);
     if settings.max_held != 0 && settings.max_held < jobs {
         return Err(Error::invalid(format!(
@@ -221,7 +234,7 @@ impl Worker<'_> {
         Ok(match end {
             End::Signal(sig) => exit::SIGNALLED + sig,
             End::CannotStart(e) => {
-                eprintln!("claimdag work: {e}");
+                self.say(&e.to_string());
                 exit::CANNOT_START
             }
             End::Store(e) => return Err(e),
@@ -327,7 +340,7 @@ impl Worker<'_> {
             .map(|v| v.node.summary)
             .unwrap_or_default();
         match self.spawn(id.hex(), generation, &summary) {
-            Ok(child) => {
+            Ok((child, guard)) => {
                 self.say(&format!(
                     "{}  started     gen={generation}  {}",
                     id.short(),
@@ -337,9 +350,9 @@ impl Worker<'_> {
                     lease,
                     summary,
                     child,
+                    guard,
                     started: Instant::now(),
                     stopping: None,
-                    killed: false,
                 });
                 Ok(true)
             }
@@ -351,8 +364,9 @@ impl Worker<'_> {
         }
     }
 
-    /// Starts CMD in a process group of its own, the node in its environment.
-    fn spawn(&self, node: String, generation: u64, summary: &str) -> Result<Child> {
+    /// Starts CMD under its guard, in a process group of its own, the node in its
+    /// environment.
+    fn spawn(&self, node: String, generation: u64, summary: &str) -> Result<(Child, Guard)> {
         let p = self.plan;
         let (program, rest) = self.args.command.split_first().expect("clap requires CMD");
         let mut cmd = Command::new(program);
@@ -374,9 +388,11 @@ impl Worker<'_> {
                 cmd.stdout(Stdio::from(fd));
             }
         }
-        die_with_parent(&mut cmd);
-        cmd.spawn()
-            .map_err(|e| Error::invalid(format!("cannot run {}: {e}", program.to_string_lossy())))
+        let cannot = |e| Error::invalid(format!("cannot run {}: {e}", program.to_string_lossy()));
+        let mut guard = Guard::install(&mut cmd, p.grace).map_err(cannot)?;
+        let child = cmd.spawn();
+        guard.spawned();
+        Ok((child.map_err(cannot)?, guard))
     }
 
     /// Reaps the commands that exited and finishes their nodes; true when a slot freed.
@@ -399,8 +415,13 @@ impl Worker<'_> {
     /// A command exited: its node is completed (or released) with the granted generation,
     /// unless the lease was lost meanwhile.
     fn finish(&mut self, job: Job, code: Option<i32>, signal: Option<i32>) {
-        signal_group(&job.child, libc::SIGTERM); // what it left running in its group
         let (id, generation) = (job.lease.id(), job.lease.generation());
+        if job.guard.left_behind() {
+            self.say(&format!(
+                "{}  its command left processes running: stopped them (TERM, then KILL after the grace)",
+                id.short()
+            ));
+        }
         let ok = code == Some(0);
         let outcome = if job.lease.is_lost() || job.stopping.is_some() {
             drop(job.lease);
@@ -465,9 +486,9 @@ impl Worker<'_> {
         });
     }
 
-    /// Stops the commands whose lease was lost: TERM, then KILL after the grace.
+    /// Stops the commands whose lease was lost: TERM, then KILL after the grace (their
+    /// guards send the KILL).
     fn watch_leases(&mut self) {
-        let grace = self.plan.grace;
         let mut lines = Vec::new();
         for job in &mut self.jobs {
             if job.stopping.is_none() && job.lease.is_lost() {
@@ -480,14 +501,8 @@ impl Worker<'_> {
                     "{}  lease lost ({why}): stopping its command; the node is someone else's now",
                     job.lease.id().short()
                 ));
-                signal_group(&job.child, libc::SIGTERM);
+                job.guard.signal(libc::SIGTERM);
                 job.stopping = Some(Instant::now());
-            }
-            if let Some(t) = job.stopping {
-                if !job.killed && t.elapsed() >= grace {
-                    signal_group(&job.child, libc::SIGKILL);
-                    job.killed = true;
-                }
             }
         }
         for l in lines {
@@ -496,7 +511,8 @@ impl Worker<'_> {
     }
 
     /// The worker was told to stop: the signal goes to every command, which has the grace
-    /// to exit (a second signal cuts it short) before KILL; then every claim is handed back.
+    /// to exit (a second signal cuts it short) before KILL; then, once nothing of the
+    /// commands is left, every claim is handed back.
     fn interrupt(&mut self, sig: i32) {
         if self.jobs.is_empty() {
             return;
@@ -506,18 +522,19 @@ impl Worker<'_> {
             self.jobs.len()
         ));
         for job in &self.jobs {
-            signal_group(&job.child, sig);
+            job.guard.signal(sig);
         }
         SIGNAL.store(0, Ordering::SeqCst);
-        let t = Instant::now();
+        let mut cut_short = false;
         while self
             .jobs
             .iter_mut()
             .any(|j| matches!(j.child.try_wait(), Ok(None)))
         {
-            if t.elapsed() >= self.plan.grace || SIGNAL.load(Ordering::SeqCst) != 0 {
+            if !cut_short && SIGNAL.load(Ordering::SeqCst) != 0 {
+                cut_short = true;
                 for job in &self.jobs {
-                    signal_group(&job.child, libc::SIGKILL);
+                    job.guard.kill_now();
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -569,8 +586,10 @@ impl Worker<'_> {
         self.say(w.text().trim_end());
     }
 
+    /// Prints a line on stderr; a stderr nobody reads any more (a closed pipe) does not
+    /// stop the work.
     fn say(&self, line: &str) {
-        eprintln!("claimdag work: {line}");
+        let _ = writeln!(std::io::stderr(), "claimdag work: {line}");
     }
 
     fn summary(&self, end: &End, took: Duration) {
@@ -595,35 +614,3 @@ impl Worker<'_> {
         ));
     }
 }
-
-/// Sends `sig` to the process group a command leads.
-fn signal_group(child: &Child, sig: i32) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill has no memory-safety preconditions; a negative pid names the group.
-        unsafe {
-            libc::kill(-pid, sig);
-        }
-    }
-}
-
-/// On Linux the command gets KILL when the worker dies (SIGKILL, a crash), so that it never
-/// goes on working on a node whose lease will run out.
-#[cfg(target_os = "linux")]
-fn die_with_parent(cmd: &mut Command) {
-    // SAFETY: getpid/getppid/prctl/_exit are async-signal-safe, as pre_exec requires.
-    let parent = unsafe { libc::getpid() };
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                libc::_exit(1); // the worker died before the command could start
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_: &mut Command) {}

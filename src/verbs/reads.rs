@@ -220,7 +220,7 @@ impl Verb for ActorOf {
     type Reply = ActorId;
     fn run(&self, _: &Ctx<'_>) -> Result<ActorId> {
         Ok(ActorId {
-            actor: Actor::from_name(self.name.trim_start_matches("name:"))?,
+            actor: Actor::from_name_arg(&self.name)?,
         })
     }
 }

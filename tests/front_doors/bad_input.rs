@@ -627,3 +627,68 @@ fn plans_of_100000_nodes_are_taken_whole_or_refused_whole() {
     let file = plan_file(&t, "good.json", &plan(false));
     import_twice(&t, &file, MANY);
 }
+
+#[test]
+fn claimdag_actor_is_only_the_default_and_an_actor_is_taken_exactly_everywhere() {
+    let s = Store::new();
+    let a = s.upsert("for a worker that names itself", &[]);
+    let b = s.upsert("for the refusals", &[]);
+    let bad_env = [("CLAIMDAG_ACTOR", "not an actor")];
+    // A command that names its actor does not read the variable.
+    let r = s.run_env(&["--json", "claim-next", "--assignee", "name:ok"], &bad_env);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.json()["id"], a.as_str());
+    let repo = s.scratch().join("repo");
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .arg(&repo)
+        .status()
+        .expect("git");
+    assert!(git.success());
+    let repo = repo.to_str().unwrap();
+    let r = s.run_env(
+        &["diff-check", "--actor", "name:ok", "--repo", repo],
+        &bad_env,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // One that names none takes it, and says what is wrong with it.
+    s.refused_full(
+        &["claim-next"],
+        &bad_env,
+        None,
+        2,
+        "$CLAIMDAG_ACTOR",
+        "invalid_input",
+    );
+    // An actor is exactly 32 hex or name:NAME: nothing around it is trimmed, wherever it is
+    // taken, as `claimdag actor` takes a name.
+    let spaced = format!(" {}", actor(7));
+    for bad in [
+        "name:tab\t",
+        " name:ok",
+        "name:ok\n",
+        "name:name:ok",
+        &spaced,
+    ] {
+        s.refused(&["claim", &b, "--assignee", bad], 2, "", "invalid_input");
+        s.refused_full(
+            &["claim-next"],
+            &[("CLAIMDAG_ACTOR", bad)],
+            None,
+            2,
+            "",
+            "invalid_input",
+        );
+    }
+    for bad in [
+        "name:tab\t",
+        "tab\t",
+        " name:ok",
+        " ok",
+        "ok\n",
+        "name:name:ok",
+    ] {
+        s.refused(&["actor", bad], 2, "actor name", "invalid_input");
+    }
+    assert_eq!(s.node(&b)["status"], "todo");
+}

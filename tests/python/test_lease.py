@@ -149,3 +149,31 @@ def test_two_example_workers_finish_every_task_once(tmp_path: pathlib.Path) -> N
     assert len(done) == 20 and len(set(done)) == 20
     store = claimdag.Store(d)
     assert [n.status for n in store.list(terminal=True)] == ["done"] * 20
+
+
+def test_a_finish_refused_as_stale_marks_the_lease_lost(store: claimdag.Store) -> None:
+    # ttl of an hour: the renewal (every 20 minutes) does not notice; the refusal does.
+    def take_away(nid: str) -> None:
+        other = claimdag.Store(store.path)
+        other.reclaim(lease=0)
+        other.claim(nid, YOU)
+
+    a = store.upsert("taken away, then the block ends")
+    with pytest.raises(claimdag.StaleGeneration):
+        with store.lease_next(ME, ttl=3600) as lease:
+            assert lease is not None and lease.id == a
+            take_away(a)
+    assert lease.lost and lease.finished
+    assert "lost=True" in repr(lease)
+    node = store.get(a)
+    assert (node.status, node.holder) == ("claimed", YOU)
+
+    b = store.upsert("taken away, then completed by hand")
+    with store.lease_next(ME, ttl=3600) as lease:
+        assert lease is not None and lease.id == b
+        take_away(b)
+        with pytest.raises(claimdag.StaleGeneration):
+            lease.complete("done")
+        assert lease.lost
+    node = store.get(b)
+    assert (node.status, node.holder) == ("claimed", YOU)

@@ -8,3 +8,4 @@ mod common;
 mod diff_check;
 mod lease_objects;
 mod work;
+mod work_stops;

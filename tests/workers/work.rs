@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 /// `claimdag --dir <store> work --actor name:NAME <opts> -- sh -c SCRIPT`, with `$W` set to
 /// the test's scratch directory for the script.
-fn worker(s: &Store, name: &str, opts: &[&str], script: &str) -> Command {
+pub(crate) fn worker(s: &Store, name: &str, opts: &[&str], script: &str) -> Command {
     let mut c = s.command(&["work", "--actor", &format!("name:{name}")]);
     c.args(opts).args(["--", "sh", "-c", script]);
     c.env("W", s.scratch()).current_dir(s.scratch());
@@ -16,13 +16,13 @@ fn worker(s: &Store, name: &str, opts: &[&str], script: &str) -> Command {
 }
 
 /// Starts a worker with its output captured.
-fn start(mut c: Command) -> Child {
+pub(crate) fn start(mut c: Command) -> Child {
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     c.spawn().expect("start claimdag work")
 }
 
 /// Waits for a started worker (at most a minute): its exit status, stdout and stderr.
-fn finish(child: Child) -> (Option<i32>, String, String) {
+pub(crate) fn finish(child: Child) -> (Option<i32>, String, String) {
     let pid = child.id();
     let waiter = std::thread::spawn(move || child.wait_with_output().expect("wait"));
     let t = Instant::now();
@@ -44,7 +44,7 @@ fn run(c: Command) -> (Option<i32>, String, String) {
 }
 
 /// Waits until `path` exists (at most 30 s).
-fn wait_for(path: &Path) {
+pub(crate) fn wait_for(path: &Path) {
     let t = Instant::now();
     while !path.exists() {
         assert!(
@@ -56,13 +56,13 @@ fn wait_for(path: &Path) {
     }
 }
 
-fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process (or group, for a negative pid) exists.
     unsafe { libc::kill(pid, 0) == 0 }
 }
 
 /// Waits until the process (group) `pid` is gone, at most 10 s; false if it never went.
-fn gone(pid: i32) -> bool {
+pub(crate) fn gone(pid: i32) -> bool {
     let t = Instant::now();
     while alive(pid) {
         if t.elapsed() > Duration::from_secs(10) {
@@ -75,7 +75,7 @@ fn gone(pid: i32) -> bool {
 
 /// The pid a command wrote with `echo $$ > FILE`: the shell creates the file before it
 /// writes the line, so wait for the whole line, not only for the file.
-fn read_pid(path: &Path) -> i32 {
+pub(crate) fn read_pid(path: &Path) -> i32 {
     let t = Instant::now();
     loop {
         let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -95,7 +95,7 @@ fn read(p: PathBuf) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn events(s: &Store, id: &str) -> Vec<Value> {
+pub(crate) fn events(s: &Store, id: &str) -> Vec<Value> {
     s.json(&["log", id])
         .as_array()
         .expect("log is a list")
@@ -488,4 +488,67 @@ fn jobs_run_commands_at_once_within_max_held() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(s.ok(&["list"]), "", "all three done");
     assert!(common::bin().ends_with("claimdag"));
+}
+
+#[test]
+fn a_worker_whose_stderr_reader_left_carries_on_with_the_queue() {
+    let s = Store::new();
+    let a = s.upsert("first", &[]);
+    let b = s.upsert("second", &[]);
+    // Each command waits until the test has closed the worker's stderr.
+    let script = r#"while [ ! -e "$W/closed" ]; do sleep 0.01; done"#;
+    let mut c = worker(&s, "w", &[], script);
+    c.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut w = c.spawn().expect("start");
+    // As `claimdag work ... 2>&1 | head -1`: one line, then the reader is gone.
+    let mut err = std::io::BufReader::new(w.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).expect("read a line");
+    assert!(line.contains("started"), "{line}");
+    drop(err);
+    std::fs::write(s.scratch().join("closed"), "").unwrap();
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = w.try_wait().unwrap() {
+            break st;
+        }
+        if t.elapsed() > Duration::from_secs(60) {
+            let _ = w.kill();
+            panic!("the worker did not finish within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    for id in [&a, &b] {
+        assert_eq!(s.node(id)["status"], "done");
+    }
+}
+
+#[test]
+fn releasing_failed_nodes_without_an_attempt_cap_is_refused_up_front() {
+    let s = Store::new();
+    let a = s.upsert("fails every time", &[]);
+    let before = s.files();
+    for opts in [
+        &["--no-wait", "--on-failure", "release"][..],
+        &["--on-failure", "release"][..],
+    ] {
+        let w = start(worker(&s, "w", opts, r#"echo run >> "$W/runs"; exit 1"#));
+        let (code, _, err) = finish(w);
+        assert_eq!(code, Some(2), "{opts:?}: {err}");
+        assert!(
+            err.contains("--on-failure release needs an attempt cap")
+                && err.contains("max_attempts"),
+            "{err}"
+        );
+        assert!(!s.scratch().join("runs").exists(), "nothing ran");
+        assert_eq!(s.files(), before, "the store is as it was");
+    }
+    // With a cap it runs, and stops at the cap.
+    s.ok(&["config", "max_attempts", "2"]);
+    let opts = ["--no-wait", "--on-failure", "release"];
+    let (code, _, err) = run(worker(&s, "w", &opts, r#"echo run >> "$W/runs"; exit 1"#));
+    assert_eq!(code, Some(8), "{err}");
+    assert_eq!(read(s.scratch().join("runs")).lines().count(), 2);
+    assert_eq!(s.node(&a)["attempts"], 2);
 }

@@ -41,7 +41,9 @@ impl OnError {
 /// A live claim held for you: renewed about every third of its ttl with the generation it
 /// was granted, finished with that generation. `lost` turns true (and `on_lost` is called
 /// with the refusal) once the store refuses a renew or none succeeded for a whole ttl: the
-/// node is someone else's now, and the work done under the lease must be dropped.
+/// node is someone else's now, and the work done under the lease must be dropped. `lost`
+/// also turns true when finishing the lease is refused because the claim is gone
+/// (`StaleGeneration`, ...), whether or not a renewal had noticed it first.
 #[pyclass(frozen, module = "claimdag._claimdag")]
 pub struct Lease {
     inner: Mutex<Option<claimdag::Lease>>,
@@ -131,12 +133,23 @@ impl Lease {
         let Some(lease) = self.take() else {
             return Err(invalid(py, "this lease was completed or released already"));
         };
-        if let Ok(mut l) = self.lost_at_end.lock() {
+        let lost_at_end = &self.lost_at_end;
+        if let Ok(mut l) = lost_at_end.lock() {
             *l = Some(lease.is_lost());
         }
-        detach(py, move || match status {
-            Some(st) => lease.complete(st, note.as_deref()),
-            None => lease.release().map(|_| ()),
+        detach(py, move || {
+            let done = match status {
+                Some(st) => lease.complete(st, note.as_deref()),
+                None => lease.release().map(|_| ()),
+            };
+            // Refused because the claim is gone (a stale generation...): the lease is lost,
+            // even if its renewal had not noticed yet.
+            if done.as_ref().is_err_and(claimdag::Lease::lost_by) {
+                if let Ok(mut l) = lost_at_end.lock() {
+                    *l = Some(true);
+                }
+            }
+            done
         })
     }
 }

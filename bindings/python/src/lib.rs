@@ -35,7 +35,7 @@ fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> i32 {
 /// that takes an actor also takes `name:NAME`.
 #[pyfunction]
 fn actor(py: Python<'_>, name: &str) -> PyResult<String> {
-    claimdag::Actor::from_name(name.strip_prefix("name:").unwrap_or(name))
+    claimdag::Actor::from_name_arg(name)
         .map(|a| a.hex())
         .map_err(|e| error::to_py_err(py, e))
 }
