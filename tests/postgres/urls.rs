@@ -1,6 +1,7 @@
 //! Connection strings read as libpq reads them, on a real server: a `?host=` that overrides
 //! the URL's host, a `+` kept in a parameter, quoted key=value values, the password taken
-//! from `PGPASSWORD` or a password file, and the other `PG*` variables.
+//! from `PGPASSWORD` or a password file, the other `PG*` variables, and `work` handing its
+//! command the store without the password.
 
 use crate::common::{self, run_limited, Run};
 use crate::{pg, psql, schema_of};
@@ -248,6 +249,65 @@ fn the_other_pg_variables_fill_what_the_string_leaves_out() {
         &env,
     );
     r.refused(7, "\"no_such_db\" does not exist");
+}
+
+#[test]
+fn work_hands_its_command_the_store_without_the_password() {
+    let (_, port) = shared();
+    let schema = fresh_schema();
+    let h = home();
+    let url = format!("postgres://claimdag:{PASSWORD}@127.0.0.1:{port}/claimdag?schema={schema}");
+    let words = format!(
+        "postgres:host=127.0.0.1 port={port} password='{PASSWORD}' dbname=claimdag user=claimdag schema={schema}"
+    );
+    let cases = [
+        (
+            url.clone(),
+            format!("postgres://claimdag@127.0.0.1:{port}/claimdag?schema={schema}"),
+        ),
+        (
+            words,
+            format!(
+                "postgres:host=127.0.0.1 port={port} dbname=claimdag user=claimdag schema={schema}"
+            ),
+        ),
+    ];
+    for (n, (given, handed)) in cases.into_iter().enumerate() {
+        let summary = format!("work {n}");
+        let id = cli_in(h.path(), &url, &["upsert", "--summary", &summary], &[])
+            .ok()
+            .trim()
+            .to_string();
+        let seen = h.path().join("seen");
+        // The command reads the store as it was handed: the password comes from PGPASSWORD,
+        // which it inherits.
+        let script = format!(
+            r#"printf %s "$CLAIMDAG_DIR" >"{}" && exec "{}" --dir "$CLAIMDAG_DIR" show "$CLAIMDAG_NODE" >/dev/null"#,
+            seen.display(),
+            common::bin()
+        );
+        let r = cli_in(
+            h.path(),
+            &given,
+            &[
+                "work",
+                "--actor",
+                "name:w",
+                "--no-wait",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+            &[("PGPASSWORD", PASSWORD)],
+        );
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let dir = std::fs::read_to_string(&seen).unwrap();
+        assert_eq!(dir, handed);
+        assert!(!dir.contains(PASSWORD));
+        let shown = cli_in(h.path(), &url, &["--json", "show", &id], &[]).json();
+        assert_eq!(shown["status"], "done");
+    }
 }
 
 fn write_mode(path: &PathBuf, text: &str, mode: u32) {
