@@ -91,45 +91,8 @@ fn url(arg: &str, start: usize) -> Result<Read, Refusal> {
             p = at + 1;
         }
     }
-    // host[:port][,host[:port]...], each host possibly an [IPv6] address.
-    let (mut hosts, mut ports) = (String::new(), String::new());
     let hosts_at = p;
-    let end = loop {
-        let host;
-        if b.get(p) == Some(&b'[') {
-            let close = (p + 1..b.len())
-                .find(|&i| b[i] == b']')
-                .ok_or("an IPv6 address in the URL lacks its closing ]")?;
-            if close == p + 1 {
-                return Err("an empty IPv6 address [] in the URL".into());
-            }
-            host = &arg[p + 1..close];
-            p = close + 1;
-            if p < b.len() && !matches!(b[p], b':' | b'/' | b'?' | b',') {
-                return Err("a URL's [IPv6] host must be followed by :, /, ? or ,".into());
-            }
-        } else {
-            let stop = (p..b.len())
-                .find(|&i| matches!(b[i], b':' | b'/' | b'?' | b','))
-                .unwrap_or(b.len());
-            host = &arg[p..stop];
-            p = stop;
-        }
-        hosts.push_str(host);
-        if b.get(p) == Some(&b':') {
-            let stop = (p + 1..b.len())
-                .find(|&i| matches!(b[i], b'/' | b'?' | b','))
-                .unwrap_or(b.len());
-            ports.push_str(&arg[p + 1..stop]);
-            p = stop;
-        }
-        if b.get(p) != Some(&b',') {
-            break b.get(p).copied();
-        }
-        p += 1;
-        hosts.push(',');
-        ports.push(',');
-    };
+    let (hosts, ports, end) = netlocs(arg, &mut p)?;
     let parts = hosts_at..p;
     if !hosts.is_empty() {
         let value = decode(&hosts).map_err(|e| format!("{e} in the URL's host"))?;
@@ -164,6 +127,50 @@ fn url(arg: &str, start: usize) -> Result<Read, Refusal> {
         query,
         words_at: None,
     })
+}
+
+/// `host[:port][,host[:port]...]` from byte `*p`, each host possibly an `[IPv6]` address:
+/// the hosts and the ports as comma lists (a port left out is an empty entry, as in libpq),
+/// and the byte that ended them (`/`, `?` or none), with `*p` at it.
+fn netlocs(arg: &str, p: &mut usize) -> Result<(String, String, Option<u8>), Refusal> {
+    let b = arg.as_bytes();
+    let (mut hosts, mut ports) = (String::new(), String::new());
+    loop {
+        let host;
+        if b.get(*p) == Some(&b'[') {
+            let close = (*p + 1..b.len())
+                .find(|&i| b[i] == b']')
+                .ok_or("an IPv6 address in the URL lacks its closing ]")?;
+            if close == *p + 1 {
+                return Err("an empty IPv6 address [] in the URL".into());
+            }
+            host = &arg[*p + 1..close];
+            *p = close + 1;
+            if *p < b.len() && !matches!(b[*p], b':' | b'/' | b'?' | b',') {
+                return Err("a URL's [IPv6] host must be followed by :, /, ? or ,".into());
+            }
+        } else {
+            let stop = (*p..b.len())
+                .find(|&i| matches!(b[i], b':' | b'/' | b'?' | b','))
+                .unwrap_or(b.len());
+            host = &arg[*p..stop];
+            *p = stop;
+        }
+        hosts.push_str(host);
+        if b.get(*p) == Some(&b':') {
+            let stop = (*p + 1..b.len())
+                .find(|&i| matches!(b[i], b'/' | b'?' | b','))
+                .unwrap_or(b.len());
+            ports.push_str(&arg[*p + 1..stop]);
+            *p = stop;
+        }
+        if b.get(*p) != Some(&b',') {
+            return Ok((hosts, ports, b.get(*p).copied()));
+        }
+        *p += 1;
+        hosts.push(',');
+        ports.push(',');
+    }
 }
 
 /// A URL part, %-decoded, unless it is empty (libpq then leaves the setting unset).
