@@ -232,11 +232,14 @@ fn the_other_pg_variables_fill_what_the_string_leaves_out() {
     let (dir, port) = shared();
     let schema = fresh_schema();
     let h = home();
+    // PGSSLMODE=require, as set for a remote server, does not stop a socket connection:
+    // libpq never asks for TLS over a Unix socket.
     let env = [
         ("PGHOST", dir.as_str()),
         ("PGPORT", port.as_str()),
         ("PGUSER", "claimdag"),
         ("PGDATABASE", "claimdag"),
+        ("PGSSLMODE", "require"),
     ];
     let url = format!("postgresql://?schema={schema}");
     cli_in(h.path(), &url, &["upsert", "--summary", "from PG*"], &env).ok();

@@ -204,9 +204,17 @@ impl Target {
         }
         let schema = given.remove("schema").unwrap_or_else(|| "claimdag".into());
         check_schema(&schema)?;
-        let tls = tls(&given, env)?;
         let mut config = postgres::Config::new();
         let servers = servers(&given, env, &mut config)?;
+        // libpq never asks for TLS over a Unix socket, whatever sslmode says.
+        let sockets_only = config
+            .get_hosts()
+            .iter()
+            .all(|h| matches!(h, postgres::config::Host::Unix(_)));
+        let tls = match sockets_only && config.get_hostaddrs().is_empty() {
+            true => Tls::Disable,
+            false => tls(&given, env)?,
+        };
         credentials(&given, env, &servers, &mut config)?;
         tune(&given, &tls, &mut config)?;
         let location = describe(&config, &schema);

@@ -107,6 +107,12 @@ fn a_query_parameter_overrides_the_part_of_the_url_it_names() {
     assert_eq!(t.config.get_ports(), [1, 5432, 3]);
     // A socket directory %-encoded in the host part.
     assert_eq!(hosts(&parse("postgres://%2Frun%2Fpg/db")), ["unix:/run/pg"]);
+    // No TLS over a Unix socket, whatever sslmode says (as libpq).
+    for mode in ["require", "verify-full"] {
+        let t = parse(&format!("postgresql:///db?host=/run/pg&sslmode={mode}"));
+        assert_eq!(t.tls, Tls::Disable);
+        assert_eq!(t.config.get_ssl_mode(), postgres::config::SslMode::Disable);
+    }
 }
 
 #[test]
