@@ -115,7 +115,7 @@ struct Plan {
     role: Option<String>,
     ttl_ms: u64,
     grace: Duration,
-    /// `CLAIMDAG_DIR` for the command: the store as it was given.
+    /// `CLAIMDAG_DIR` for the command: the store as it was given, without a password.
     dir: OsString,
     json: bool,
 }
@@ -142,6 +142,22 @@ struct Tally {
     released: u64,
     lost: u64,
     interrupted: u64,
+}
+
+/// The store for the command's `CLAIMDAG_DIR`: a database's connection string without its
+/// password (the command's environment is visible to others; it finds the password where
+/// this process did when the string had none: `PGPASSWORD` or a password file, inherited).
+#[cfg(feature = "postgres")]
+fn handed_on(dir: OsString) -> Result<OsString> {
+    match dir.to_str().filter(|d| crate::store::is_database(d)) {
+        Some(d) => Ok(crate::store::postgres::Target::without_password(d)?.into()),
+        None => Ok(dir),
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+fn handed_on(dir: OsString) -> Result<OsString> {
+    Ok(dir)
 }
 
 /// Runs the worker loop; returns the exit status.
@@ -182,7 +198,7 @@ pub fn run(
         role: args.role.clone(),
         ttl_ms,
         grace: Duration::from_millis(args.grace.ms()?),
-        dir,
+        dir: handed_on(dir)?,
         json,
     };
     catch_signals();

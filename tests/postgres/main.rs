@@ -13,6 +13,7 @@ mod copy;
 mod faults;
 mod front_door;
 mod race;
+mod urls;
 
 use common::{run_limited, Run};
 use std::time::Duration;
