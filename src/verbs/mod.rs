@@ -227,13 +227,59 @@ pub fn run_printed<V: Verb>(cx: &Ctx<'_>, req: &V, json: bool) -> Result<Printed
 }
 
 /// Parses a verb's arguments from JSON: unknown or mistyped fields are `invalid_input`
-/// naming them.
+/// naming them and what they should be (`renew: gen: invalid value: integer `-1`, expected
+/// a whole number from 0 up`).
 pub fn parse<V: Verb>(args: Value) -> Result<V> {
     let args = match args {
         Value::Null => Value::Object(Default::default()),
         a => a,
     };
-    serde_json::from_value(args).map_err(|e| Error::invalid(format!("{}: {e}", V::NAME)))
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let what = args::plain_expectation(&e.inner().to_string());
+        match e.path().to_string().as_str() {
+            "." | "" => Error::invalid(format!("{}: {what}", V::NAME)),
+            field => Error::invalid(format!("{}: {field}: {what}", V::NAME)),
+        }
+    })
+}
+
+/// How the requests' and replies' JSON Schemas are made, so that the strict converters of
+/// agent frameworks take them: every definition inline (no `$ref` into `$defs`),
+/// `properties` on every object, and no non-standard integer `format` (`uint64`) where the
+/// `minimum` already says it.
+fn schema_of<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .with_transform(PlainSchema)
+        .into_generator();
+    serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or_default()
+}
+
+/// The transform of [`schema_of`], applied to every subschema.
+#[derive(Debug, Clone, Copy)]
+struct PlainSchema;
+
+impl schemars::transform::Transform for PlainSchema {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        if let Some(o) = schema.as_object_mut() {
+            let unsigned = o
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("uint"));
+            if unsigned {
+                o.remove("format");
+            }
+            let object = match o.get("type") {
+                Some(Value::String(t)) => t == "object",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+                _ => false,
+            };
+            if object && !o.contains_key("properties") {
+                o.insert("properties".into(), Value::Object(Default::default()));
+            }
+        }
+        schemars::transform::transform_subschemas(self, schema);
+    }
 }
 
 macro_rules! every_verb {
@@ -261,11 +307,7 @@ macro_rules! every_verb {
             let name = verb.replace('-', "_");
             $(
                 if name == <$ty as Verb>::NAME {
-                    return Some((
-                        serde_json::to_value(schemars::schema_for!($ty)).unwrap_or_default(),
-                        serde_json::to_value(schemars::schema_for!(<$ty as Verb>::Reply))
-                            .unwrap_or_default(),
-                    ));
+                    return Some((schema_of::<$ty>(), schema_of::<<$ty as Verb>::Reply>()));
                 }
             )*
             None
