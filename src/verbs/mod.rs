@@ -282,8 +282,8 @@ pub fn run_printed<V: Verb>(cx: &Ctx<'_>, req: &V, json: bool) -> Result<Printed
 }
 
 /// Parses a verb's arguments from JSON: unknown or mistyped fields are `invalid_input`
-/// naming them and what they should be (`renew: gen: invalid value: integer `-1`, expected
-/// a whole number from 0 up`).
+/// naming them and what they should be (``renew: gen: invalid value: integer `-1`,
+/// expected a whole number from 0 up``).
 pub fn parse<V: Verb>(args: Value) -> Result<V> {
     let args = match args {
         Value::Null => Value::Object(Default::default()),
