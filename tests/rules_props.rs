@@ -175,6 +175,7 @@ fn request(state: &State, op: &Op) -> Request {
             gen: gen_of(state, node_id(n), gen),
             actor: a.map(actor),
             note: None,
+            held: false,
         },
         Op::Reopen { n } => Request::Reopen {
             node: node_id(n),

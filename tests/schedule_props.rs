@@ -159,6 +159,7 @@ fn request(state: &State, op: &Op) -> Request {
             gen: gen(id(n, ws)),
             actor: None,
             note: None,
+            held: false,
         },
         Op::Release { n, ws } => Request::Release {
             node: id(n, ws),
@@ -334,7 +335,7 @@ proptest! {
                 read.apply(&e.change);
                 whole.apply(&e.change);
                 let gen = whole.get(&id).map(|n| n.generation).unwrap_or(0);
-                let done = Request::Complete { node: id, status: Status::Done, gen, actor: None, note: None };
+                let done = Request::Complete { node: id, status: Status::Done, gen, actor: None, note: None, held: false };
                 if let Ok(e) = rules::apply(&whole, &archive, &done, now) {
                     read.apply(&e.change);
                     whole.apply(&e.change);
@@ -346,7 +347,7 @@ proptest! {
             let ids: Vec<Id> = whole.nodes().iter().filter(|n| n.status == Status::Todo).map(|n| n.id).step_by(2).collect();
             for id in ids {
                 let gen = whole.get(&id).map(|n| n.generation).unwrap_or(0);
-                let cancel = Request::Complete { node: id, status: Status::Cancelled, gen, actor: None, note: None };
+                let cancel = Request::Complete { node: id, status: Status::Cancelled, gen, actor: None, note: None, held: false };
                 if let Ok(e) = rules::apply(&whole, &archive, &cancel, now) {
                     read.apply(&e.change);
                     whole.apply(&e.change);

@@ -59,6 +59,7 @@ fn small_state() -> &'static State {
                 gen: 2,
                 actor: None,
                 note: None,
+                held: false,
             },
         );
         s

@@ -153,7 +153,7 @@ pub enum Verb {
     Copy(Described<verbs::Copy>),
     /// Serve the store to agents over the Model Context Protocol (stdio)
     #[command(
-        after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation). The actor\ngiven here (else $CLAIMDAG_ACTOR) is the one the worker tools use when a call\nnames none. The server ends when the client closes stdin."
+        after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation), also as its\ntext. The server acts as the actor given here (else $CLAIMDAG_ACTOR) and in its\nworkspace only: a call naming another is refused; the worker profile ends only\nthe claims it holds. diff_check runs git under the working directory only\n(and --allow-repo DIRs). The server ends when the client closes stdin."
     )]
     Mcp(Described<McpArgs>),
     /// Run a command under a claim, node after node: the lease renews itself, the node is
@@ -286,6 +286,11 @@ pub struct McpArgs {
     /// check), or all
     #[arg(long, value_enum, default_value = "all")]
     pub tools: Profile,
+    /// A directory (and what is below it) the diff_check tool may also run git in, beside
+    /// the working directory the server was started in (repeatable). git runs the commands
+    /// a repository's configuration names (core.fsmonitor): allow only trusted ones.
+    #[arg(long, value_name = "DIR")]
+    pub allow_repo: Vec<std::path::PathBuf>,
 }
 
 #[cfg(test)]

@@ -159,7 +159,13 @@ fn execute(cli: Cli) -> Result<Ran> {
         #[cfg(feature = "mcp")]
         Verb::Mcp(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
-            mcp::serve(store.clone(), cx.workspace.clone(), cx.actor, a.tools)?;
+            let setup = mcp::Setup {
+                workspace: cx.workspace.clone(),
+                actor: cx.actor,
+                profile: a.tools,
+                allow_repos: a.allow_repo.clone(),
+            };
+            mcp::serve(store.clone(), setup)?;
             return Ok(Ran::Exited(0));
         }
     };

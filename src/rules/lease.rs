@@ -242,6 +242,7 @@ impl Tx<'_> {
         status: Status,
         gen: u64,
         actor: Option<Actor>,
+        held: bool,
         note: Option<&str>,
     ) -> Result<Output> {
         if !status.is_terminal() {
@@ -261,7 +262,7 @@ impl Tx<'_> {
             });
         }
         if n.status == Status::Todo {
-            if status != Status::Cancelled {
+            if status != Status::Cancelled || held {
                 return Err(Error::NotClaimed {
                     node: id,
                     status: n.status.to_string(),

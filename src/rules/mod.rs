@@ -72,6 +72,9 @@ pub enum Request {
         gen: u64,
         actor: Option<Actor>,
         note: Option<String>,
+        /// Only a live claim of `actor` may be ended: a `todo` node is `not_claimed` even
+        /// for `cancelled` (a worker ends what it holds; cancelling is a planner's act).
+        held: bool,
     },
     Reopen {
         node: Id,
@@ -228,7 +231,8 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             gen,
             actor,
             note,
-        } => tx.complete(*node, *status, *gen, *actor, note.as_deref())?,
+            held,
+        } => tx.complete(*node, *status, *gen, *actor, *held, note.as_deref())?,
         Request::Reopen { node, gen } => tx.reopen(*node, *gen)?,
         Request::Configure(s) => tx.configure(s)?,
         Request::SetSetting { key, value } => {

@@ -448,6 +448,7 @@ mod tests {
             gen: 2,
             actor: Some(other),
             note: None,
+            held: false,
         };
         put(&mut s, fail, 4000);
         assert_eq!(pending(&rules::view_at(&s, 5000), "", ""), vec![c]);

@@ -330,6 +330,29 @@ impl Store {
             gen,
             actor,
             note: note.map(str::to_string),
+            held: false,
+        })
+        .map(|_| ())
+    }
+
+    /// As [`Store::complete`], for a live claim of `actor` only: a `todo` node is
+    /// `not_claimed` even for `cancelled` (what a worker, which ends only what it holds,
+    /// may do).
+    pub fn complete_held(
+        &self,
+        node: Id,
+        status: Status,
+        gen: u64,
+        actor: Actor,
+        note: Option<&str>,
+    ) -> Result<()> {
+        self.execute(&Request::Complete {
+            node,
+            status,
+            gen,
+            actor: Some(actor),
+            note: note.map(str::to_string),
+            held: true,
         })
         .map(|_| ())
     }

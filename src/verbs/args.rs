@@ -63,10 +63,14 @@ impl<'de> Deserialize<'de> for Dur {
         impl serde::de::Visitor<'_> for V {
             type Value = Dur;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a duration such as \"30s\", \"15m\", \"500ms\", or whole seconds")
+                f.write_str(DURATION)
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Dur, E> {
-                Ok(Dur::Text(s.to_string()))
+                // Read now, so that a malformed one is refused naming its field.
+                match crate::duration::parse_ms(s) {
+                    Ok(_) => Ok(Dur::Text(s.to_string())),
+                    Err(e) => Err(E::custom(e)),
+                }
             }
             fn visit_u64<E: serde::de::Error>(self, secs: u64) -> std::result::Result<Dur, E> {
                 Ok(Dur::Seconds(secs))
@@ -74,7 +78,9 @@ impl<'de> Deserialize<'de> for Dur {
             fn visit_i64<E: serde::de::Error>(self, secs: i64) -> std::result::Result<Dur, E> {
                 match u64::try_from(secs) {
                     Ok(s) => Ok(Dur::Seconds(s)),
-                    Err(_) => Err(E::custom("a duration must not be negative")),
+                    Err(_) => Err(E::custom(format!(
+                        "a duration must not be negative, got {secs}: expected {DURATION}"
+                    ))),
                 }
             }
         }
@@ -96,6 +102,33 @@ impl JsonSchema for Dur {
             ]
         })
     }
+}
+
+/// What a duration argument should be, in the words of an error.
+const DURATION: &str = "a duration such as \"30s\", \"15m\", \"500ms\", or whole seconds";
+
+/// A JSON type error in the user's words: serde's message (`invalid value: integer `-1`,
+/// expected u64`) with the Rust type it expected said as what to write.
+pub(super) fn plain_expectation(message: &str) -> String {
+    const PLAIN: &[(&str, &str)] = &[
+        ("u64", "a whole number from 0 up"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u8", "a whole number from 0 to 255"),
+        ("usize", "a whole number from 0 up"),
+        (
+            "i64",
+            "a whole number from -9223372036854775808 to 9223372036854775807",
+        ),
+        ("i32", "a whole number from -2147483648 to 2147483647"),
+        ("a boolean", "true or false"),
+    ];
+    for (rust, plain) in PLAIN {
+        if let Some(head) = message.strip_suffix(&format!("expected {rust}")) {
+            return format!("{head}expected {plain}");
+        }
+    }
+    message.to_string()
 }
 
 /// The status `complete` finishes a node with: `done`, `failed` or `cancelled`.
@@ -120,7 +153,9 @@ mod tests {
         assert_eq!(d.ms().unwrap(), 30_000);
         assert!(serde_json::from_str::<Dur>("-1").is_err());
         assert!(serde_json::from_str::<Dur>("1.5").is_err());
-        let bad: Dur = serde_json::from_str("\"5x\"").unwrap();
+        let bad = serde_json::from_str::<Dur>("\"5x\"").unwrap_err();
+        assert!(bad.to_string().contains("bad duration"), "{bad}");
+        let bad = Dur::Text("5x".into());
         assert!(bad.ms().unwrap_err().to_string().contains("bad duration"));
         assert!(Dur::Seconds(u64::MAX)
             .ms()

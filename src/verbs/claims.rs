@@ -201,9 +201,14 @@ impl Verb for Complete {
     fn run(&self, cx: &Ctx<'_>) -> Result<Completed> {
         let status = parse_finish_status(&self.status)?;
         let id = cx.node(&self.node)?;
-        let who = cx.opt_actor(self.actor.as_deref(), "actor")?;
-        cx.store
-            .complete(id, status, self.gen, who, self.note.as_deref())?;
+        let note = self.note.as_deref();
+        if cx.bounds.holder_only {
+            let who = cx.actor(self.actor.as_deref(), "actor")?;
+            cx.store.complete_held(id, status, self.gen, who, note)?;
+        } else {
+            let who = cx.opt_actor(self.actor.as_deref(), "actor")?;
+            cx.store.complete(id, status, self.gen, who, note)?;
+        }
         Ok(Completed { id, status })
     }
 }

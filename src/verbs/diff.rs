@@ -69,7 +69,7 @@ impl Verb for DiffCheck {
                 "diff-check: head needs base (--base REF --head REF)",
             ));
         }
-        let git = Git::at(Path::new(self.repo.as_deref().unwrap_or(".")))?;
+        let git = Git::at(&cx.repo(self.repo.as_deref())?)?;
         let (base, changes) = match &self.head {
             Some(h) => git.range(self.base.as_deref().unwrap_or("HEAD"), h)?,
             None => git.work_tree(self.base.as_deref(), self.staged)?,

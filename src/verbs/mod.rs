@@ -58,6 +58,23 @@ pub struct Ctx<'a> {
     /// server, the worker loop and the pane bind one at start). `None`: an actor must be
     /// given.
     pub actor: Option<Actor>,
+    /// What a door that serves an agent holds its requests to (nothing by default).
+    pub bounds: Bounds,
+}
+
+/// What a door holds its requests to, beyond the rules of the store: the MCP server binds
+/// an agent to its actor and workspace, and a worker to the claims it holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bounds {
+    /// Requests act as the context's actor (when it has one) and in its workspace only: an
+    /// argument naming another is `invalid_input`; naming the same one is fine.
+    pub bound: bool,
+    /// `complete` ends only a live claim of the actor: cancelling a `todo` node (a planner's
+    /// act) is refused as for `done`.
+    pub holder_only: bool,
+    /// The directories (canonical) `diff_check` may run git in, each with what is below it;
+    /// `None`: anywhere.
+    pub repos: Option<Vec<std::path::PathBuf>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -68,6 +85,7 @@ impl<'a> Ctx<'a> {
             store,
             workspace: workspace.to_string(),
             actor: None,
+            bounds: Bounds::default(),
         })
     }
 
@@ -106,6 +124,10 @@ impl<'a> Ctx<'a> {
     /// The workspace a request names, checked, or the context's.
     pub fn workspace(&self, given: Option<&str>) -> Result<String> {
         match given {
+            Some(w) if self.bounds.bound && w != self.workspace => Err(Error::invalid(format!(
+                "workspace {w:?}: requests here act in workspace {:?} only (leave workspace out)",
+                self.workspace
+            ))),
             Some(w) => {
                 crate::rules::validate_workspace(w)?;
                 Ok(w.to_string())
@@ -122,7 +144,7 @@ impl<'a> Ctx<'a> {
     /// An actor argument (`what` names it), or the context's actor when none is given.
     pub fn actor(&self, given: Option<&str>, what: &str) -> Result<Actor> {
         match given {
-            Some(a) => Actor::parse_actor(a, what),
+            Some(a) => self.given_actor(a, what),
             None => self.actor.ok_or_else(|| {
                 Error::invalid(format!(
                     "{what} is required: 32 hex characters or name:NAME (or set $CLAIMDAG_ACTOR where it applies)"
@@ -134,9 +156,42 @@ impl<'a> Ctx<'a> {
     /// An optional actor argument: the given one, else the context's, else none.
     pub fn opt_actor(&self, given: Option<&str>, what: &str) -> Result<Option<Actor>> {
         match given {
-            Some(a) => Actor::parse_actor(a, what).map(Some),
+            Some(a) => self.given_actor(a, what).map(Some),
             None => Ok(self.actor),
         }
+    }
+
+    /// An actor a request names: parsed, and when the context is bound, its own actor only.
+    fn given_actor(&self, text: &str, what: &str) -> Result<Actor> {
+        let a = Actor::parse_actor(text, what)?;
+        match self.actor {
+            Some(me) if self.bounds.bound && a != me => Err(Error::invalid(format!(
+                "{what} {text}: requests here act as {me} only (leave {what} out)"
+            ))),
+            _ => Ok(a),
+        }
+    }
+
+    /// The directory `diff_check` runs git in: the one a request names (else the current
+    /// one), which must be one of [`Bounds::repos`] or below them when the door sets them.
+    pub fn repo(&self, given: Option<&str>) -> Result<std::path::PathBuf> {
+        let dir = std::path::PathBuf::from(given.unwrap_or("."));
+        let Some(roots) = &self.bounds.repos else {
+            return Ok(dir);
+        };
+        let real = dir
+            .canonicalize()
+            .map_err(|e| Error::invalid(format!("diff_check: repo {}: {e}", dir.display())))?;
+        if roots.iter().any(|r| real.starts_with(r)) {
+            return Ok(real);
+        }
+        let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        Err(Error::invalid(format!(
+            "diff_check: repo {} is outside the directories git may run in here ({}, and below); \
+             the operator allows more with `claimdag mcp --allow-repo DIR`",
+            dir.display(),
+            roots.join(", ")
+        )))
     }
 }
 
@@ -227,13 +282,59 @@ pub fn run_printed<V: Verb>(cx: &Ctx<'_>, req: &V, json: bool) -> Result<Printed
 }
 
 /// Parses a verb's arguments from JSON: unknown or mistyped fields are `invalid_input`
-/// naming them.
+/// naming them and what they should be (``renew: gen: invalid value: integer `-1`,
+/// expected a whole number from 0 up``).
 pub fn parse<V: Verb>(args: Value) -> Result<V> {
     let args = match args {
         Value::Null => Value::Object(Default::default()),
         a => a,
     };
-    serde_json::from_value(args).map_err(|e| Error::invalid(format!("{}: {e}", V::NAME)))
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let what = args::plain_expectation(&e.inner().to_string());
+        match e.path().to_string().as_str() {
+            "." | "" => Error::invalid(format!("{}: {what}", V::NAME)),
+            field => Error::invalid(format!("{}: {field}: {what}", V::NAME)),
+        }
+    })
+}
+
+/// How the requests' and replies' JSON Schemas are made, so that the strict converters of
+/// agent frameworks take them: every definition inline (no `$ref` into `$defs`),
+/// `properties` on every object, and no non-standard integer `format` (`uint64`) where the
+/// `minimum` already says it.
+fn schema_of<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .with_transform(PlainSchema)
+        .into_generator();
+    serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or_default()
+}
+
+/// The transform of [`schema_of`], applied to every subschema.
+#[derive(Debug, Clone, Copy)]
+struct PlainSchema;
+
+impl schemars::transform::Transform for PlainSchema {
+    fn transform(&mut self, schema: &mut schemars::Schema) {
+        if let Some(o) = schema.as_object_mut() {
+            let unsigned = o
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("uint"));
+            if unsigned {
+                o.remove("format");
+            }
+            let object = match o.get("type") {
+                Some(Value::String(t)) => t == "object",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+                _ => false,
+            };
+            if object && !o.contains_key("properties") {
+                o.insert("properties".into(), Value::Object(Default::default()));
+            }
+        }
+        schemars::transform::transform_subschemas(self, schema);
+    }
 }
 
 macro_rules! every_verb {
@@ -261,11 +362,7 @@ macro_rules! every_verb {
             let name = verb.replace('-', "_");
             $(
                 if name == <$ty as Verb>::NAME {
-                    return Some((
-                        serde_json::to_value(schemars::schema_for!($ty)).unwrap_or_default(),
-                        serde_json::to_value(schemars::schema_for!(<$ty as Verb>::Reply))
-                            .unwrap_or_default(),
-                    ));
+                    return Some((schema_of::<$ty>(), schema_of::<<$ty as Verb>::Reply>()));
                 }
             )*
             None

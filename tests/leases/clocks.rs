@@ -150,6 +150,7 @@ fn request(state: &State, op: &Op, ttl: Option<u64>) -> Option<Request> {
             gen: gen_near(state, n, gen),
             actor: a.map(actor),
             note: None,
+            held: false,
         },
         // With leases that never run out, only `--lease 0` keeps reclaim free of time.
         Op::Reclaim(lease) => Request::Reclaim {

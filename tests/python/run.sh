@@ -15,9 +15,20 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PY="$VENV/bin/python"
 
-echo "== installing the test tools"
+echo "== installing the test tools (and the agent frameworks test_mcp_frameworks loads)"
 "$PY" -m pip install --quiet --progress-bar off --upgrade "pip>=23" "pytest>=7" "mypy>=1.10" \
-    "mcp>=2,<3"
+    "mcp>=2,<3" "openai-agents>=0.24" "pydantic-ai-slim[mcp]>=2.68"
+
+# langchain-mcp-adapters needs the MCP SDK 1.x: an environment of its own, which
+# test_mcp_frameworks runs a script in (it talks to the server only, not the module).
+LC_VENV=.venv-langchain
+if [ ! -x "$LC_VENV/bin/python" ]; then
+    rm -rf "$LC_VENV"
+    "$PYTHON" -m venv "$LC_VENV"
+fi
+"$LC_VENV/bin/python" -m pip install --quiet --progress-bar off --upgrade "pip>=23" \
+    "mcp>=1.24,<2" "langchain-mcp-adapters>=0.3.2"
+export CLAIMDAG_LANGCHAIN_PYTHON="$PWD/$LC_VENV/bin/python"
 
 echo "== pip install . (builds the native module in release mode)"
 "$PY" -m pip install --quiet --progress-bar off .

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import pathlib
+import select
 import subprocess
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
@@ -18,6 +19,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError as McpError
 
 import claimdag
+from conftest import files
 
 A = claimdag.actor("agent-a")
 B = claimdag.actor("agent-b")
@@ -32,10 +34,13 @@ def cli() -> str:
 
 
 @asynccontextmanager
-async def server(d: pathlib.Path, *args: str) -> AsyncIterator[ClientSession]:
+async def server(
+    d: pathlib.Path, *args: str, cwd: pathlib.Path | None = None
+) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=cli(), args=["--dir", str(d), "mcp", *args],
         env={"PATH": os.environ.get("PATH", ""), "CLAIMDAG_ACTOR": "name:agent-a"},
+        cwd=cwd,
     )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -92,7 +97,7 @@ def test_the_fence_through_mcp(store_dir: pathlib.Path) -> None:
             assert not err and got["claimed"]["id"] == parent["id"]
             gen = got["claimed"]["generation"]
             assert gen == 2
-            err, body = await call(s, "claim", node=parent["id"], assignee="name:agent-b")
+            err, body = await call(s, "claim", node=parent["id"])
             assert err and body["code"] == "already_claimed"
             assert body["holder"] == A and body["generation"] == 2
             assert "already claimed by" in body["message"]
@@ -100,11 +105,10 @@ def test_the_fence_through_mcp(store_dir: pathlib.Path) -> None:
             assert handed == {"handed_back": [{"id": parent["id"], "generation": 3}]}
             err, body = await call(s, "complete", node=parent["id"], status="done", gen=gen)
             assert err and body["code"] == "stale_generation" and body["generation"] == 3
-            err, got = await call(s, "claim", node=parent["id"], assignee="name:agent-b")
-            assert not err and got["generation"] == 4
-            err, done = await call(s, "complete", node=parent["id"], status="done",
-                                   gen=4, actor="name:agent-b")
-            assert not err and done["status"] == "done"
+            # Another worker (agent-b, through the Python module) takes the node and ends it.
+            st = claimdag.Store(store_dir)
+            assert st.claim(parent["id"], B) == 4
+            st.complete(parent["id"], 4, "done", actor=B)
             err, ready = await call(s, "ready")
             assert [p["id"] for p in ready["ready"]] == [child["id"]]
             r = await s.call_tool("show", {"node": child["id"][:8]})
@@ -126,7 +130,7 @@ def test_an_agent_checks_its_diff_against_its_claims(
         subprocess.run(["git", "-C", str(repo), *args], check=True, env=env)
 
     async def main() -> None:
-        async with server(store_dir, "--tools", "worker") as s:
+        async with server(store_dir, "--tools", "worker", cwd=tmp_path) as s:
             st = claimdag.Store(str(store_dir))
             st.upsert("the parser", resources=["src/parser/"])
             err, got = await call(s, "claim_next")
@@ -275,3 +279,179 @@ def test_the_server_exits_cleanly_when_stdin_closes_even_mid_call(
     assert p.returncode == 0
     report = store.check()
     assert report.ok and report.nodes in (0, 2000), "the import is all or nothing"
+
+
+def test_a_bound_worker_acts_as_its_actor_in_its_workspace_only(
+    store_dir: pathlib.Path,
+) -> None:
+    st = claimdag.Store(store_dir)
+    theirs = st.upsert("agent-b's node")
+    gen_b = st.claim(theirs, B)
+    todo = st.upsert("a todo node nobody claimed")
+    after = st.upsert("waits on the todo node")
+    st.link(todo, after)
+    elsewhere = st.upsert("a node of another workspace", workspace="other")
+
+    async def main() -> None:
+        async with server(store_dir, "--tools", "worker", "--actor", "name:agent-a") as s:
+            refused = [
+                ("release", {"node": theirs, "gen": gen_b, "actor": "name:agent-b"}),
+                ("release", {"node": theirs, "gen": gen_b, "actor": B}),
+                ("renew", {"node": theirs, "actor": "name:agent-b", "ttl": "365d"}),
+                ("complete", {"node": theirs, "status": "done", "gen": gen_b,
+                              "actor": "name:agent-b"}),
+                ("claim_next", {"assignee": "name:agent-c"}),
+                ("claim_next", {"workspace": "other"}),
+                ("ready", {"workspace": "other"}),
+                ("diff_check", {"actor": "name:agent-b"}),
+                # Cancelling a todo node is a planner's act: a worker ends only what it holds.
+                ("complete", {"node": todo, "status": "cancelled", "gen": 1}),
+                ("complete", {"node": todo, "status": "cancelled", "gen": 1,
+                              "actor": "name:agent-a"}),
+            ]
+            for tool, args in refused:
+                before = files(store_dir)
+                err, body = await call(s, tool, **args)
+                assert err, (tool, args, body)
+                assert body["code"] in ("invalid_input", "not_holder", "not_claimed"), body
+                assert files(store_dir) == before, (tool, args)
+            # Naming its own actor and workspace is fine.
+            err, got = await call(s, "claim_next", assignee="name:agent-a", workspace="")
+            assert not err and got["claimed"]["id"] == todo, got
+            g = got["claimed"]["generation"]
+            err, _ = await call(s, "renew", node=todo, gen=g, actor=A)
+            assert not err
+            err, done = await call(s, "complete", node=todo, status="cancelled", gen=g,
+                                   actor="name:agent-a")
+            assert not err and done["status"] == "cancelled", done
+    run(main())
+    n = st.get(theirs)
+    assert (n.status, n.holder, n.generation) == ("claimed", B, gen_b)
+    assert st.get(after).status == "todo"
+    assert st.get(elsewhere).status == "todo"
+    assert [n.holder for n in st.list(status="claimed", workspace="")] == [B]
+
+
+def test_a_refusal_is_in_the_text_content_too(store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        async with server(store_dir, "--tools", "worker") as s:
+            claimdag.Store(store_dir).upsert("one")
+            _, got = await call(s, "claim_next")
+            node, gen = got["claimed"]["id"], got["claimed"]["generation"]
+            r = await s.call_tool("complete", {"node": node, "status": "done", "gen": gen + 5})
+            assert r.is_error
+            texts = [c.text for c in r.content if hasattr(c, "text")]
+            assert len(texts) == 1
+            # The text is the error body every door gives (SPEC section 4), whole.
+            assert json.loads(texts[0]) == {"error": r.structured_content}
+            assert r.structured_content["code"] == "stale_generation"
+            assert r.structured_content["generation"] == gen
+    run(main())
+
+
+MISTYPED = [
+    ("renew", {"gen": -1}, "gen"),
+    ("renew", {"gen": "two"}, "gen"),
+    ("renew", {"ttl": -5}, "ttl"),
+    ("renew", {"ttl": "forever"}, "ttl"),
+    ("claim_next", {"resume": "yes"}, "resume"),
+    ("upsert", {"summary": "s", "priority": 2**70}, "priority"),
+    ("log", {"since": "yesterday"}, "since"),
+]
+
+
+@pytest.mark.parametrize("tool,args,field", MISTYPED)
+def test_a_mistyped_argument_is_named(
+    store_dir: pathlib.Path, tool: str, args: dict[str, Any], field: str
+) -> None:
+    st = claimdag.Store(store_dir)
+    node = st.upsert("held")
+    st.claim(node, A)
+    if tool == "renew":
+        args = {"node": node, **args}
+
+    async def main() -> None:
+        async with server(store_dir) as s:
+            before = files(store_dir)
+            err, body = await call(s, tool, **args)
+            assert err and body["code"] == "invalid_input", body
+            # The message names the argument and what it should be, in the user's words.
+            assert f"{field}:" in body["message"] or f"{field} " in body["message"], body
+            assert "u64" not in body["message"] and "i64" not in body["message"], body
+            assert files(store_dir) == before
+    run(main())
+
+
+def test_undecodable_lines_and_malformed_params_are_answered(store_dir: pathlib.Path) -> None:
+    p = _raw_server(store_dir)
+    _initialize(p)
+    assert p.stdin is not None and p.stdout is not None
+
+    def ask(line: bytes) -> dict[str, Any]:
+        assert p.stdin is not None and p.stdout is not None
+        p.stdin.write(line + b"\n")
+        p.stdin.flush()
+        # A generous limit: the answer is due at once; none at all is the defect.
+        ready, _, _ = select.select([p.stdout], [], [], 60)
+        if not ready:
+            p.kill()
+            raise AssertionError(f"no answer to {line!r}")
+        answer: dict[str, Any] = json.loads(p.stdout.readline())
+        return answer
+
+    call_ = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"upsert",'
+    bad = ask(call_ % 11 + b'"arguments":{"summary":"\xff"}}}')
+    assert bad["error"]["code"] == -32700 and bad.get("id") in (11, None), bad
+    bad = ask(call_ % 12 + b'"arguments":{"summary":"\\ud800"}}}')
+    assert bad["error"]["code"] == -32700 and bad.get("id") in (12, None), bad
+    for i, params in enumerate([{"name": "upsert", "arguments": ["summary", "x"]},
+                                {"name": "upsert", "arguments": "summary=x"},
+                                {"arguments": {"summary": "x"}}]):
+        msg = {"jsonrpc": "2.0", "id": 20 + i, "method": "tools/call", "params": params}
+        bad = ask(json.dumps(msg).encode())
+        assert bad["id"] == 20 + i and bad["error"]["code"] == -32602, bad
+    ok = ask(call_ % 30 + b'"arguments":{"summary":"after the bad lines"}}}')
+    assert ok["id"] == 30 and ok["result"]["isError"] is False, ok
+    p.communicate(timeout=30)
+    assert p.returncode == 0
+    assert [n.summary for n in claimdag.Store(store_dir).list()] == ["after the bad lines"]
+
+
+def _git_repo(path: pathlib.Path) -> pathlib.Path:
+    path.mkdir(parents=True)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    (path / "README").write_text("r")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", "-C", str(path), *args], check=True, env=env)
+    return path
+
+
+def test_diff_check_runs_git_only_under_the_servers_work_tree(
+    store_dir: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    mine = _git_repo(tmp_path / "mine")
+    (mine / "sub").mkdir()
+    hostile = _git_repo(tmp_path / "hostile")
+    ran = tmp_path / "fsmonitor-ran"
+    # A repository's core.fsmonitor is a command git runs when it looks at the work tree.
+    subprocess.run(["git", "-C", str(hostile), "config", "core.fsmonitor",
+                    f"touch {ran}; false"], check=True)
+
+    async def main() -> None:
+        async with server(store_dir, "--tools", "worker", cwd=mine) as s:
+            for repo in (str(hostile), str(mine / ".." / "hostile"), "../hostile", "/"):
+                err, body = await call(s, "diff_check", repo=repo)
+                assert err and body["code"] == "invalid_input", body
+                assert "--allow-repo" in body["message"], body
+            assert not ran.exists(), "git ran in the other repository"
+            for repo in (None, str(mine), "sub", str(mine / "sub")):
+                err, cov = await call(s, "diff_check", **({} if repo is None else {"repo": repo}))
+                assert not err and cov["uncovered"] == [], (repo, cov)
+        # The operator may allow more.
+        async with server(store_dir, "--tools", "worker", "--allow-repo", str(hostile),
+                          cwd=mine) as s:
+            err, cov = await call(s, "diff_check", repo=str(hostile))
+            assert not err, cov
+            assert ran.exists()
+    run(main())

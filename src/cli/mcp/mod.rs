@@ -3,20 +3,29 @@
 //! schemas are the requests' JSON Schemas, their structured results the replies' JSON (a list
 //! goes under a key, as MCP wants an object), and every call is one `verbs::call` run off
 //! the async executor. A refusal is a tool result with `isError` whose structured content is
-//! the error body of SPEC section 4, so the agent reads why; only a malformed request (an
-//! unknown tool) is a protocol error.
+//! the error body of SPEC section 4 and whose text is that body serialised (`{"error":
+//! {...}}`), so the agent reads why whichever its client shows; only a malformed request
+//! (an unknown tool, params that are not a call) is a protocol error.
+//!
+//! The server holds an agent to what it was started with ([`verbs::Bounds`]): its actor and
+//! its workspace (an argument naming another is `invalid_input`), with the worker profile
+//! the claims it holds (it cannot cancel a node it does not hold), and `diff_check` to git
+//! work trees under the directory it was started in (and those the operator allows).
+
+mod stdio;
 
 pub use super::args::Profile;
 use crate::error::Result;
 use crate::id::Actor;
 use crate::store::Store;
-use crate::verbs::{self, Ctx};
+use crate::verbs::{self, Bounds, Ctx};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
-    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, JsonObject, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -106,7 +115,42 @@ pub struct Server {
     workspace: String,
     actor: Option<Actor>,
     profile: Profile,
+    bounds: Bounds,
     tools: Arc<Vec<Tool>>,
+}
+
+/// What the operator started the server with.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub workspace: String,
+    pub actor: Option<Actor>,
+    pub profile: Profile,
+    /// Directories beside the working directory that `diff_check` may run git in.
+    pub allow_repos: Vec<std::path::PathBuf>,
+}
+
+impl Setup {
+    /// The bounds the server holds agents to: the working directory (and the allowed ones)
+    /// canonical, so that a path of the agent's is compared with what it really names.
+    fn bounds(&self) -> Result<Bounds> {
+        let cwd =
+            std::env::current_dir().map_err(|e| crate::Error::io(std::path::Path::new("."), &e))?;
+        let mut repos = vec![cwd];
+        repos.extend(self.allow_repos.iter().cloned());
+        let repos = repos
+            .iter()
+            .map(|d| {
+                d.canonicalize().map_err(|e| {
+                    crate::Error::invalid(format!("--allow-repo {}: {e}", d.display()))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Bounds {
+            bound: true,
+            holder_only: self.profile == Profile::Worker,
+            repos: Some(repos),
+        })
+    }
 }
 
 /// An object schema: the verb layer's schema, or the reply's under its key when the reply
@@ -133,7 +177,14 @@ fn object_schema(schema: Value, key: Option<&str>) -> JsonObject {
 }
 
 impl Server {
-    pub fn new(store: Store, workspace: String, actor: Option<Actor>, profile: Profile) -> Server {
+    pub fn new(store: Store, setup: Setup) -> Result<Server> {
+        let bounds = setup.bounds()?;
+        let Setup {
+            workspace,
+            actor,
+            profile,
+            ..
+        } = setup;
         let tools = TOOLS
             .iter()
             .filter(|t| profile.offers(t.verb))
@@ -154,22 +205,25 @@ impl Server {
                 Some(tool)
             })
             .collect();
-        Server {
+        Ok(Server {
             store,
             workspace,
             actor,
             profile,
+            bounds,
             tools: Arc::new(tools),
-        }
+        })
     }
 
     /// Runs one verb with JSON arguments off the async executor; a refusal becomes an error
     /// result carrying the error body.
     async fn run(&self, verb: String, args: Value) -> CallToolResult {
         let (store, ws, actor) = (self.store.clone(), self.workspace.clone(), self.actor);
+        let bounds = self.bounds.clone();
         let outcome = tokio::task::spawn_blocking(move || -> Result<verbs::Answer> {
             let mut cx = Ctx::new(&store, &ws)?;
             cx.actor = actor;
+            cx.bounds = bounds;
             verbs::call(&cx, &verb, args)
         })
         .await;
@@ -184,24 +238,45 @@ impl Server {
                 r.content = vec![ContentBlock::text(text)];
                 r
             }
-            Ok(Err(e)) => {
-                let mut r = CallToolResult::structured_error(verbs::error_body(&e));
-                r.content = vec![ContentBlock::text(format!("error: {e}"))];
-                r
-            }
-            Err(join) => {
-                let e = crate::Error::Internal(format!("the tool call panicked: {join}"));
-                CallToolResult::structured_error(verbs::error_body(&e))
-            }
+            Ok(Err(e)) => refusal(&e),
+            Err(join) => refusal(&crate::Error::Internal(format!(
+                "the tool call panicked: {join}"
+            ))),
         }
     }
 }
 
+/// A refused call's result: the error body as structured content, and serialised as the
+/// text (`{"error": {"code", "message", ...}}`, as the CLI writes it with `--json`), for the
+/// clients that give their model only the text.
+fn refusal(e: &crate::Error) -> CallToolResult {
+    let mut r = CallToolResult::structured_error(verbs::error_body(e));
+    r.content = vec![ContentBlock::text(verbs::error_json(e).to_string())];
+    r
+}
+
+/// The methods of MCP a client calls with params: a request of one of them that rmcp could
+/// not read is a malformed call (-32602), not an unknown method.
+const METHODS_WITH_PARAMS: &[&str] = &[
+    "initialize",
+    "tools/call",
+    "tools/list",
+    "prompts/get",
+    "prompts/list",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+];
+
 const INSTRUCTIONS: &str = "claimdag: a shared DAG of work that many agents claim as leases. \
 To work: claim_next (keep the generation it returns), renew while you work, complete with \
 status done or failed and that generation. A stale_generation error means your lease ran out \
-and the node is someone else's now: drop your result. Your actor is bound by the server; \
-tools that take an actor use it when you give none.";
+and the node is someone else's now: drop your result. Your actor and workspace are bound by \
+the server: leave actor, assignee and workspace out (a call naming others is refused).";
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
@@ -242,6 +317,35 @@ impl ServerHandler for Server {
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         Ok(self.run(name, args).await.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CustomResult, McpError> {
+        let method = request.method.as_str();
+        if !METHODS_WITH_PARAMS.contains(&method) {
+            return Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                method.to_string(),
+                None,
+            ));
+        }
+        let why = match method {
+            "tools/call" => {
+                let params = request.params.unwrap_or(Value::Null);
+                match serde_json::from_value::<CallToolRequestParams>(params) {
+                    Err(e) => format!(
+                        "tools/call: malformed params ({e}): they are {{\"name\": TOOL, \
+                         \"arguments\": {{...}}}}, the arguments an object"
+                    ),
+                    Ok(_) => "tools/call: malformed params".to_string(),
+                }
+            }
+            m => format!("{m}: malformed params"),
+        };
+        Err(McpError::invalid_params(why, None))
     }
 
     async fn list_prompts(
@@ -349,13 +453,8 @@ impl ServerHandler for Server {
 }
 
 /// Serves the store on stdin/stdout until the client closes stdin.
-pub fn serve(
-    store: Store,
-    workspace: String,
-    actor: Option<Actor>,
-    profile: Profile,
-) -> Result<()> {
-    let server = Server::new(store, workspace, actor, profile);
+pub fn serve(store: Store, setup: Setup) -> Result<()> {
+    let server = Server::new(store, setup)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -363,7 +462,7 @@ pub fn serve(
         .map_err(|e| crate::Error::Internal(format!("cannot start the MCP runtime: {e}")))?;
     rt.block_on(async move {
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(stdio::Stdio::new())
             .await
             .map_err(|e| crate::Error::Internal(format!("MCP: {e}")))?;
         let _ = running.waiting().await;
