@@ -447,7 +447,11 @@ mod tests {
         });
         let mut out = Vec::new();
         write(&mut out, &state, 7).unwrap();
-        (state, String::from_utf8(out).unwrap())
+        // Without its trailer, as an older writer left it: these tests edit the text, and an
+        // edited file with a trailer is corrupt (its checksums no longer match).
+        let text = String::from_utf8(out).unwrap();
+        let at = text.rfind(r#","lazy":"#).expect("a trailer");
+        (state, format!("{}}}\n", &text[..at]))
     }
 
     fn read_text(text: &str) -> Result<(State, u64)> {
