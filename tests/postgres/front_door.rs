@@ -274,3 +274,32 @@ fn the_pane_and_work_run_on_postgres() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(cli(&url, &["--json", "show", &b]).json()["status"], "done");
 }
+
+#[test]
+fn reserved_words_serve_as_schema_names() {
+    for word in ["user", "order", "end", "default", "table"] {
+        let url = format!("{}&schema={word}", pg::url());
+        let url = if pg::url().contains('?') {
+            url
+        } else {
+            url.replacen('&', "?", 1)
+        };
+        let a = cli(&url, &["upsert", "--summary", &format!("in schema {word}")])
+            .ok()
+            .trim()
+            .to_string();
+        cli(&url, &["claim", &a, "--assignee", &actor(1)]).ok();
+        assert!(cli(&url, &["list"]).ok().contains("claimed"));
+        assert!(
+            cli(&url, &["--json", "log"])
+                .json()
+                .as_array()
+                .unwrap()
+                .len()
+                == 2
+        );
+        assert!(cli(&url, &["check"]).ok().starts_with("ok: 1 live nodes"));
+        assert_eq!(psql(&format!("SELECT count(*) FROM \"{word}\".nodes")), "1");
+        psql(&format!("DROP SCHEMA \"{word}\" CASCADE"));
+    }
+}

@@ -79,3 +79,54 @@ fn eight_processes_never_get_the_same_node() {
     }
     assert!(cli(&url, &["check"]).ok().starts_with("ok"));
 }
+
+#[test]
+fn a_fleet_creating_a_new_store_at_once_all_get_through() {
+    // Six first writes racing on a schema nobody created yet, four times over: every one is
+    // written, and the store is made once.
+    for round in 0..4 {
+        let url = pg::fresh_url();
+        let writers: Vec<_> = (0..6)
+            .map(|w| {
+                let url = url.clone();
+                std::thread::spawn(move || {
+                    cli(&url, &["upsert", "--summary", &format!("first write {w}")])
+                })
+            })
+            .collect();
+        for (w, h) in writers.into_iter().enumerate() {
+            let r = h.join().unwrap();
+            assert_eq!(r.code, Some(0), "round {round}, writer {w}: {}", r.stderr);
+        }
+        assert!(cli(&url, &["check"]).ok().starts_with("ok: 6 live nodes"));
+    }
+}
+
+#[test]
+fn copies_racing_into_one_new_store_leave_exactly_one() {
+    let source = pg::fresh_url();
+    for i in 0..5 {
+        cli(&source, &["upsert", "--summary", &format!("node {i}")]).ok();
+    }
+    let target = pg::fresh_url();
+    let copies: Vec<_> = (0..4)
+        .map(|_| {
+            let (s, t) = (source.clone(), target.clone());
+            std::thread::spawn(move || cli(&s, &["copy", "--from", &s, "--to", &t]))
+        })
+        .collect();
+    let runs: Vec<_> = copies.into_iter().map(|h| h.join().unwrap()).collect();
+    let won = runs.iter().filter(|r| r.code == Some(0)).count();
+    assert_eq!(
+        won,
+        1,
+        "{:?}",
+        runs.iter().map(|r| &r.stderr).collect::<Vec<_>>()
+    );
+    for r in runs.iter().filter(|r| r.code != Some(0)) {
+        r.refused(2, "not an empty store");
+    }
+    assert!(cli(&target, &["check"])
+        .ok()
+        .starts_with("ok: 5 live nodes"));
+}

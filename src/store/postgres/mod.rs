@@ -206,7 +206,7 @@ impl Conn {
     fn absent(&mut self, store: &PgStore, why: Error) -> Result<(Millis, bool)> {
         let exists: bool = self
             .client()?
-            .query_one(sql::EXISTS, &[&format!("{}.store", store.target.schema)])
+            .query_one(sql::EXISTS, &[&store.target.schema])
             .map_err(|e| store.err(e))?
             .get(0);
         if exists {
@@ -294,7 +294,7 @@ impl Conn {
         let schema = store.target.schema.clone();
         let exists: bool = self
             .client()?
-            .query_one(sql::EXISTS, &[&format!("{schema}.store")])
+            .query_one(sql::EXISTS, &[&schema])
             .map_err(|e| store.err(e))?
             .get(0);
         if exists {

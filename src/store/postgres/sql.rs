@@ -1,6 +1,6 @@
 //! The SQL of the PostgreSQL store: the versioned migrations (one file each, applied in one
 //! transaction under an advisory lock), and every query as a named constant. `{schema}` is
-//! replaced by the store's schema, which is checked to need no quoting.
+//! replaced by the store's schema, quoted as an identifier.
 
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -42,15 +42,25 @@ pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, det
 pub const VERSION_OF: &str = "SELECT seq FROM {schema}.store WHERE id = 1";
 /// The server's time when the store does not exist yet.
 pub const NOW: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
-/// Whether the store exists, and its schema version.
-pub const EXISTS: &str = "SELECT to_regclass($1::text) IS NOT NULL";
+/// Whether the store exists (its schema holds a `store` table). Read from the catalog with
+/// the statement's own snapshot, so a store another session just created is seen once its
+/// creation committed (a name lookup may answer from this session's cache of the catalog).
+pub const EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c \
+                          JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                          WHERE n.nspname = $1::text AND c.relname = 'store')";
 pub const SCHEMA_VERSION: &str = "SELECT version FROM {schema}.store WHERE id = 1";
 /// Serialises the creation and migration of one store.
 pub const MIGRATION_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('claimdag:' || $1::text))";
 
-/// A query with the schema filled in.
+/// A query with the schema filled in, quoted as an identifier: a schema named after a
+/// reserved word (`user`, `order`) is a name like any other.
 pub fn q(template: &str, schema: &str) -> String {
-    template.replace("{schema}", schema)
+    template.replace("{schema}", &ident(schema))
+}
+
+/// `name` as a quoted SQL identifier.
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// Creates the store, or brings it to [`VERSION`], in one transaction; refuses a newer one.
@@ -58,10 +68,7 @@ pub fn migrate(client: &mut postgres::Client, schema: &str, location: &str) -> R
     let io = |e: postgres::Error| super::pg_error(location, e);
     let mut tx = client.transaction().map_err(io)?;
     tx.execute(MIGRATION_LOCK, &[&schema]).map_err(io)?;
-    let exists: bool = tx
-        .query_one(EXISTS, &[&format!("{schema}.store")])
-        .map_err(io)?
-        .get(0);
+    let exists: bool = tx.query_one(EXISTS, &[&schema]).map_err(io)?.get(0);
     let current: i32 = if exists {
         tx.query_one(&q(SCHEMA_VERSION, schema), &[])
             .map_err(io)?
