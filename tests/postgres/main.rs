@@ -11,8 +11,11 @@ mod pg;
 
 mod copy;
 mod faults;
+mod fence_time;
 mod front_door;
+mod proxy;
 mod race;
+mod tamper;
 mod urls;
 
 use common::{run_limited, Run};
@@ -45,4 +48,19 @@ pub fn psql(sql: &str) -> String {
 /// The schema of a store URL made by `pg::fresh_url`.
 pub fn schema_of(url: &str) -> String {
     url.rsplit("schema=").next().unwrap_or_default().to_string()
+}
+
+/// The test server's TCP port (its clients on 127.0.0.1 need the password of `claimdag`).
+pub fn server_port() -> u16 {
+    let url = pg::url();
+    let at = url
+        .find("port=")
+        .expect("the test server's URL names its port")
+        + 5;
+    url[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }

@@ -1,0 +1,97 @@
+//! Tables changed by hand with SQL: `check` reads everything back and reports each change
+//! that breaks the store (exit 6), and a write never builds on one that would break the
+//! fence (a generation granted twice).
+
+use super::{cli, pg, psql, schema_of};
+use crate::common::actor;
+
+/// A store with a node claimed at generation 2 (returned with the schema and the URL), and a
+/// second node done.
+fn claimed_store() -> (String, String, String, String) {
+    let url = pg::fresh_url();
+    let a = cli(&url, &["upsert", "--summary", "claimed at two"])
+        .ok()
+        .trim()
+        .to_string();
+    let b = cli(&url, &["upsert", "--summary", "done at two"])
+        .ok()
+        .trim()
+        .to_string();
+    cli(&url, &["config", "max_held", "0"]).ok();
+    cli(&url, &["claim", &a, "--assignee", &actor(1)]).ok();
+    cli(&url, &["claim", &b, "--assignee", &actor(1)]).ok();
+    cli(&url, &["complete", &b, "--status", "done", "--gen", "2"]).ok();
+    assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
+    let schema = schema_of(&url);
+    (url, schema, a, b)
+}
+
+fn check_reports(url: &str, phrase: &str) {
+    let r = cli(url, &["check"]);
+    assert_eq!(r.code, Some(6), "check: {}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains(phrase) || r.stderr.contains(phrase),
+        "check lacks {phrase:?}: {}{}",
+        r.stdout,
+        r.stderr
+    );
+}
+
+#[test]
+#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
+fn a_deleted_node_row_is_reported_and_never_granted_again() {
+    let (url, schema, a, _) = claimed_store();
+    psql(&format!("DELETE FROM {schema}.nodes WHERE id = '{a}'"));
+    check_reports(&url, &a);
+    // Upserting the same summary again would make the node anew at generation 1, and the
+    // next claim would grant generation 2 a second time: refused, nothing written.
+    let seq = psql(&format!("SELECT seq FROM {schema}.store"));
+    cli(&url, &["upsert", "--summary", "claimed at two"]).refused(6, "corrupt");
+    assert_eq!(psql(&format!("SELECT seq FROM {schema}.store")), seq);
+    assert_eq!(
+        psql(&format!(
+            "SELECT count(*) FROM {schema}.nodes WHERE id = '{a}'"
+        )),
+        "0"
+    );
+    // The old holder's complete at generation 2 is not accepted.
+    let r = cli(&url, &["complete", &a, "--status", "done", "--gen", "2"]);
+    assert_ne!(r.code, Some(0), "{}", r.stdout);
+}
+
+#[test]
+#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
+fn a_store_seq_moved_back_is_reported_and_refuses_writes_as_corrupt() {
+    let (url, schema, _, _) = claimed_store();
+    psql(&format!("UPDATE {schema}.store SET seq = seq - 1"));
+    check_reports(&url, "write");
+    let r = cli(&url, &["upsert", "--summary", "one more"]);
+    r.refused(6, "corrupt");
+}
+
+#[test]
+#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
+fn a_deleted_complete_event_is_reported() {
+    let (url, schema, _, b) = claimed_store();
+    psql(&format!(
+        "DELETE FROM {schema}.history WHERE node = '{b}' AND verb = 'complete'"
+    ));
+    check_reports(&url, &b);
+}
+
+#[test]
+#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
+fn columns_that_disagree_with_the_body_are_reported_and_refuse_writes() {
+    for (column, value) in [
+        ("status", "'todo'"),
+        ("generation", "1"),
+        ("holder", "NULL"),
+    ] {
+        let (url, schema, a, _) = claimed_store();
+        psql(&format!(
+            "UPDATE {schema}.nodes SET {column} = {value} WHERE id = '{a}'"
+        ));
+        check_reports(&url, &a);
+        cli(&url, &["upsert", "--summary", "one more"]).refused(6, "corrupt");
+    }
+}
