@@ -94,7 +94,6 @@ fn a_write_that_arrives_late_while_the_lease_still_runs_is_accepted() {
 }
 
 #[test]
-#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
 fn a_server_clock_behind_the_last_write_does_not_stop_writes() {
     let url = pg::fresh_url();
     let a = cli(&url, &["upsert", "--summary", "before the step"])

@@ -390,14 +390,8 @@ impl Backend for PgStore {
     }
 
     fn now(&self) -> Result<Millis> {
-        self.with(|conn, store| {
-            let now: i64 = conn
-                .client()?
-                .query_one(sql::NOW, &[])
-                .map_err(|e| store.err(e))?
-                .get(0);
-            Ok(now as Millis)
-        })
+        // The store's clock: the server's, never before the last write's time.
+        self.with(|conn, store| Ok(conn.sync(store)?.0))
     }
 
     fn write(&self, decide: &mut Decide<'_>) -> Result<()> {

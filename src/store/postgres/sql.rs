@@ -9,6 +9,7 @@ use std::path::Path;
 pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_commit_in_one_round_trip.sql"),
+    include_str!("migrations/0003_clock_never_goes_back.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -24,7 +25,8 @@ pub const COMMIT: &str = "SELECT committed, seq, now_ms, last_now, version, sett
 /// Waits for the store's lock (the pessimistic path, inside a transaction).
 pub const LOCK: &str = "SELECT seq FROM {schema}.store WHERE id = 1 FOR UPDATE";
 /// The store row and the server's time, for a full load.
-pub const STORE_ROW: &str = "SELECT seq, {schema}.now_ms(), version, settings::text, last_now \
+pub const STORE_ROW: &str = "SELECT seq, greatest({schema}.now_ms(), last_now), version, \
+                             settings::text, last_now \
                              FROM {schema}.store WHERE id = 1";
 /// Every node row in creation order, for a full load.
 pub const ALL_NODES: &str = "SELECT archived, body::text FROM {schema}.nodes ORDER BY pos";
