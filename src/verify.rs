@@ -125,9 +125,20 @@ pub fn history_problems(
 ) -> Vec<String> {
     let mut moves: HashMap<Id, u64> = HashMap::new();
     let mut seen: HashMap<Id, bool> = HashMap::new();
+    // Whether a node's last ending or reopening in the history is an ending.
+    let mut ended: HashMap<Id, bool> = HashMap::new();
     for h in history {
         if let Some(id) = h.event.node {
             seen.insert(id, true);
+            match h.event.verb.as_str() {
+                "complete" => {
+                    ended.insert(id, true);
+                }
+                "reopen" => {
+                    ended.insert(id, false);
+                }
+                _ => {}
+            }
             if matches!(
                 h.event.verb.as_str(),
                 "claim" | "release" | "expire" | "reclaim" | "reopen"
@@ -143,6 +154,12 @@ pub fn history_problems(
             out.push(format!("node {} has no history", n.id));
             continue;
         }
+        if n.status.is_terminal() && ended.get(&n.id) != Some(&true) {
+            out.push(format!(
+                "node {} is {} but its history does not record it ending",
+                n.id, n.status
+            ));
+        }
         let expected = 1 + moves.get(&n.id).copied().unwrap_or(0);
         if n.generation != expected {
             out.push(format!(
@@ -150,6 +167,16 @@ pub fn history_problems(
                 n.id, n.generation
             ));
         }
+    }
+    let mut missing: Vec<&Id> = seen
+        .keys()
+        .filter(|id| state.get(id).is_none() && !archive.contains_key(id))
+        .collect();
+    missing.sort();
+    for id in missing {
+        out.push(format!(
+            "the history names node {id}, which the store lacks"
+        ));
     }
     for id in state.archived().keys() {
         if !archive.contains_key(id) {

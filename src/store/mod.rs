@@ -522,6 +522,16 @@ impl Store {
     /// new store (never written): a directory to a database or back. Returns what moved.
     pub fn copy_to(&self, to: &Store) -> Result<Dump> {
         let dump = self.backend.dump()?;
+        if dump.seq == 0 {
+            // Never written: a mistyped directory or schema, not an empty store to copy.
+            return Err(Error::NotFound {
+                what: format!(
+                    "store {} (nothing was ever written there: a mistyped directory or schema?)",
+                    self.location()
+                ),
+                node: None,
+            });
+        }
         to.backend.load(&dump)?;
         Ok(dump)
     }

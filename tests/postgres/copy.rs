@@ -57,7 +57,6 @@ fn copy_moves_a_whole_store_to_postgres_and_back() {
 }
 
 #[test]
-#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
 fn copy_of_a_store_being_written_is_one_snapshot() {
     // The source's history is read late (held back on a slow link) while another client
     // writes: the copy holds the store as of one moment, nodes and history alike, and goes
@@ -109,7 +108,6 @@ fn copy_of_a_store_being_written_is_one_snapshot() {
 }
 
 #[test]
-#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
 fn copy_from_a_store_that_does_not_exist_is_not_found() {
     let s = Store::new();
     let missing_schema = pg::fresh_url();

@@ -70,7 +70,6 @@ fn a_store_seq_moved_back_is_reported_and_refuses_writes_as_corrupt() {
 }
 
 #[test]
-#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
 fn a_deleted_complete_event_is_reported() {
     let (url, schema, _, b) = claimed_store();
     psql(&format!(

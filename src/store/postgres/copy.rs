@@ -27,27 +27,56 @@ const LOAD_HISTORY: &str = "INSERT INTO {schema}.history (seq, i, at, verb, node
 const LOAD_STORE: &str = "UPDATE {schema}.store SET seq = $1::bigint, next_pos = $2::bigint, \
     settings = $3::text::jsonb WHERE id = 1";
 
+/// The whole store read in one snapshot (one REPEATABLE READ transaction): the store row,
+/// the nodes, the archive and the history all as of the same moment, however many writes
+/// land meanwhile. A store that does not exist is a dump at write 0.
 pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
-    let mut fresh = Conn {
-        client: conn.client.take(),
-        ..Conn::default()
+    let schema = store.target.schema.clone();
+    let io = |e: postgres::Error| store.err(e);
+    let mut tx = conn
+        .client()?
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(io)?;
+    let row = match tx.query_one(&sql::q(sql::STORE_ROW, &schema), &[]) {
+        Ok(r) => r,
+        Err(e) if super::missing(&e) => return Ok(Dump::default()),
+        Err(e) => return Err(io(e)),
     };
-    let result = (|| {
-        fresh.full_load(store)?;
-        let archived = super::write::archived(&mut fresh, store)?;
-        let history = super::write::history(&mut fresh, store, None, 0)?;
-        Ok(Dump {
-            seq: fresh.seq,
-            settings: fresh.state.settings.clone(),
-            nodes: fresh.state.nodes().to_vec(),
-            archived,
-            history,
-        })
-    })();
-    conn.client = fresh.client.take();
-    conn.statements.clear();
-    conn.loaded = false;
-    result
+    let (seq, version, settings): (i64, i32, String) = (row.get(0), row.get(2), row.get(3));
+    super::check_version(store, version)?;
+    let mut nodes = Vec::new();
+    for r in tx
+        .query(&sql::q(sql::ALL_NODES, &schema), &[])
+        .map_err(io)?
+    {
+        let (archived, body): (bool, String) = (r.get(0), r.get(1));
+        if !archived {
+            nodes.push(super::parse_node(store, &body)?);
+        }
+    }
+    let archived = tx
+        .query(&sql::q(sql::ARCHIVED, &schema), &[])
+        .map_err(io)?
+        .iter()
+        .map(|r| super::parse_node(store, &r.get::<_, String>(0)))
+        .collect::<Result<Vec<_>>>()?;
+    let history = tx
+        .query(&sql::q(sql::HISTORY, &schema), &[&0i64, &None::<String>])
+        .map_err(io)?
+        .iter()
+        .map(|r| super::write::history_line(store, r))
+        .collect::<Result<Vec<_>>>()?;
+    tx.commit().map_err(io)?;
+    Ok(Dump {
+        seq: seq as u64,
+        settings: super::parse_settings(store, &settings)?,
+        nodes,
+        archived,
+        history,
+    })
 }
 
 pub(super) fn load(conn: &mut Conn, store: &PgStore, dump: &Dump) -> Result<()> {

@@ -243,23 +243,24 @@ pub(super) fn history(
         .client()?
         .query(&stmt, &[&(since as i64), &node])
         .map_err(|e| store.err(e))?;
-    rows.into_iter()
-        .map(|r| {
-            let parse = |s: Option<String>| s.map(|t| Id::parse(&t, "id")).transpose();
-            Ok(HistoryLine {
-                seq: r.get::<_, i64>(0) as u64,
-                i: r.get::<_, i32>(1) as u32,
-                event: crate::model::Event {
-                    at: r.get::<_, i64>(2) as u64,
-                    verb: r.get(3),
-                    node: parse(r.get(4)).map_err(|e| store.corrupt(e.to_string()))?,
-                    actor: parse(r.get(5)).map_err(|e| store.corrupt(e.to_string()))?,
-                    generation: r.get::<_, Option<i64>>(6).map(|g| g as u64),
-                    detail: r.get(7),
-                },
-            })
-        })
-        .collect()
+    rows.iter().map(|r| history_line(store, r)).collect()
+}
+
+/// One row of the `HISTORY` query as a history line.
+pub(super) fn history_line(store: &PgStore, r: &postgres::Row) -> Result<HistoryLine> {
+    let parse = |s: Option<String>| s.map(|t| Id::parse(&t, "id")).transpose();
+    Ok(HistoryLine {
+        seq: r.get::<_, i64>(0) as u64,
+        i: r.get::<_, i32>(1) as u32,
+        event: crate::model::Event {
+            at: r.get::<_, i64>(2) as u64,
+            verb: r.get(3),
+            node: parse(r.get(4)).map_err(|e| store.corrupt(e.to_string()))?,
+            actor: parse(r.get(5)).map_err(|e| store.corrupt(e.to_string()))?,
+            generation: r.get::<_, Option<i64>>(6).map(|g| g as u64),
+            detail: r.get(7),
+        },
+    })
 }
 
 /// Reads everything afresh and verifies the invariants, as the embedded `check` does.
