@@ -252,7 +252,6 @@ fn kill_connections() {
 }
 
 #[test]
-#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
 fn work_finishes_its_node_after_its_connection_was_killed() {
     // The server drops `work`'s connection while its command runs (pg_terminate_backend, as
     // a restart or an idle timeout would): the lease is still valid, so the finished work is
@@ -293,7 +292,6 @@ fn work_finishes_its_node_after_its_connection_was_killed() {
 }
 
 #[test]
-#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
 fn a_lease_object_renews_and_completes_after_its_connection_was_killed() {
     let (url, _dir, _turn) = pg::fresh_own();
     let s = open(&url);
@@ -307,10 +305,14 @@ fn a_lease_object_renews_and_completes_after_its_connection_was_killed() {
         .lease_next("", me, None, 60_000)
         .unwrap()
         .expect("a ready node");
+    // Killed while idle between calls, as between a lease's renewals.
+    let idle = || std::thread::sleep(Duration::from_millis(1500));
     kill_connections();
+    idle();
     s.renew(lease.id(), me, Some(lease.generation()), None)
         .unwrap();
     kill_connections();
+    idle();
     assert!(!lease.is_lost());
     let id = lease.id();
     lease.complete(Status::Done, None).unwrap();

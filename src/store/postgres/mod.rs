@@ -32,6 +32,9 @@ use std::sync::{Mutex, MutexGuard};
 const RACES: usize = 8;
 /// Serialization failures and deadlocks retried before giving up.
 const RETRIES: usize = 16;
+/// A connection idle this long costs one round trip (a check that it is alive) before its
+/// next use.
+const IDLE_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A PostgreSQL store.
 pub struct PgStore {
@@ -65,6 +68,9 @@ struct Conn {
     last_now: u64,
     /// The schema version was checked (and the store migrated) on this connection.
     checked: bool,
+    /// When the connection was last used: one idle longer than [`IDLE_CHECK`] is checked
+    /// before it is used again.
+    last_used: Option<std::time::Instant>,
 }
 
 /// An error from the server or the connection, naming the store (never its password).
@@ -130,6 +136,19 @@ impl PgStore {
     /// which may be behind) and made again by the next call.
     fn with<R>(&self, f: impl FnOnce(&mut Conn, &PgStore) -> Result<R>) -> Result<R> {
         let mut conn = self.conn();
+        // A connection that sat idle may have been dropped by the server (a restart, an idle
+        // timeout, pg_terminate_backend) without this side knowing yet: check it before
+        // sending anything, so that a write is never sent on a dead connection and lost as
+        // `io` (a lease object or `work` would take its still-valid lease for lost).
+        if conn.last_used.is_some_and(|t| t.elapsed() >= IDLE_CHECK) {
+            let alive = conn
+                .client
+                .as_mut()
+                .is_some_and(|c| c.is_valid(std::time::Duration::from_secs(10)).is_ok());
+            if !alive {
+                *conn = Conn::default();
+            }
+        }
         if conn.client.as_ref().is_none_or(|c| c.is_closed()) {
             let tls = tls::connector(&self.target.tls)?;
             let client = self.target.config.connect(tls).map_err(|e| {
@@ -147,6 +166,8 @@ impl PgStore {
         let result = conn.check_schema(self).and_then(|()| f(&mut conn, self));
         if conn.client.as_ref().is_some_and(|c| c.is_closed()) {
             *conn = Conn::default();
+        } else {
+            conn.last_used = Some(std::time::Instant::now());
         }
         result
     }
