@@ -256,6 +256,19 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
 
 /// A read-only view of the state at `now` with every expired claim handed back, as the next
 /// write will see it. Used by `next` and `ready`.
+/// The first time after `now` at which the rules would see `state` differently by time
+/// alone (the next lease to run out), if any. A decision made at `now` holds until then: a
+/// store that commits it later (a slow link, a paused process) must refuse it from that time
+/// on and have it decided again.
+pub fn valid_until(state: &State, now: Millis) -> Option<Millis> {
+    state
+        .claimed_ids()
+        .iter()
+        .filter_map(|id| state.get(id)?.lease_end())
+        .filter(|end| *end > now)
+        .min()
+}
+
 pub fn view_at(state: &State, now: Millis) -> Tx<'_> {
     Tx::begin(state, now)
 }

@@ -59,13 +59,11 @@ fn late_write(verb: &[&str]) {
 }
 
 #[test]
-#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
 fn a_complete_that_reaches_the_server_after_the_lease_ran_out_is_refused() {
     late_write(&["complete", "ID", "--status", "done", "--gen", "2"]);
 }
 
 #[test]
-#[ignore = "a known defect of the PostgreSQL backend, not fixed yet: fails today"]
 fn a_renew_that_reaches_the_server_after_the_lease_ran_out_is_refused() {
     late_write(&["renew", "ID", "--gen", "2", "--ttl", "1h"]);
 }

@@ -18,10 +18,10 @@ pub const VERSION: i32 = MIGRATIONS.len() as i32;
 /// Changes since a write, with the server's time and the last write's (one snapshot).
 pub const SINCE: &str =
     "SELECT seq, now_ms, version, settings, nodes, last_now FROM {schema}.since($1::bigint)";
-/// Commits one write decided on the state as of write `$1` at server time `$2`; or answers
-/// what was written since.
+/// Commits one write decided on the state as of write `$1` at server time `$2`, which holds
+/// until `$3` (the next lease to run out, or NULL); or answers what was written since.
 pub const COMMIT: &str = "SELECT committed, seq, now_ms, last_now, version, settings, nodes \
-                          FROM {schema}.commit2($1::bigint, $2::bigint, $3::text)";
+                          FROM {schema}.commit3($1::bigint, $2::bigint, $3::bigint, $4::text)";
 /// Waits for the store's lock (the pessimistic path, inside a transaction).
 pub const LOCK: &str = "SELECT seq FROM {schema}.store WHERE id = 1 FOR UPDATE";
 /// The store row and the server's time, for a full load.

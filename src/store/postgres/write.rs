@@ -164,9 +164,15 @@ fn commit(
     let body = serde_json::to_string(&change)
         .map_err(|e| Error::Internal(format!("a change does not serialise: {e}")))?;
     let expected = conn.seq as i64;
+    // The decision holds until the rules would see the state it was made on differently by
+    // time alone; the server refuses it from then on, judged by its own clock at commit.
+    let valid_until = crate::rules::valid_until(&conn.state, decided_at).map(|t| t as i64);
     let row = conn
         .client()?
-        .query_one(&stmt, &[&expected, &(decided_at as i64), &body])
+        .query_one(
+            &stmt,
+            &[&expected, &(decided_at as i64), &valid_until, &body],
+        )
         .map_err(pg(store))?;
     let (committed, seq, now, last_now): (bool, i64, i64, i64) =
         (row.get(0), row.get(1), row.get(2), row.get(3));
@@ -176,7 +182,7 @@ fn commit(
         conn.seq = seq as u64;
         return Ok(Attempt::Committed);
     }
-    if locked {
+    if locked && seq as u64 != conn.seq {
         return Err(Retry::Fail(Error::Internal(
             "the store moved on while its lock was held".into(),
         )));
