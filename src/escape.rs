@@ -14,7 +14,7 @@ pub fn is_escaped(c: char) -> bool {
 }
 
 /// Keeps text on one line and inert: `\n`, `\r` and `\t` are written as those escapes,
-/// every other character of [`is_escaped`] as `\u{hex}`.
+/// every other character of `is_escaped` as `\u{hex}`.
 pub fn one_line(text: &str) -> String {
     if !text.chars().any(is_escaped) {
         return text.to_string();

@@ -4,7 +4,7 @@
 //! the generation it was granted when CMD exits. A lost lease stops CMD's process group
 //! (TERM, then KILL after the grace) and leaves the node alone; SIGINT, SIGTERM or SIGHUP
 //! to the worker are forwarded to CMD, and the claims are handed back before it exits.
-//! Each command runs under a [`Guard`], which ends only once nothing the command started is
+//! Each command runs under a `Guard`, which ends only once nothing the command started is
 //! left: a node is never finished, nor handed back, while a process of its command runs.
 //!
 //! Everything it asks the store goes through [`Store`] and the pure rules; the node's text

@@ -359,7 +359,7 @@ fn help(f: &mut Frame<'_>, area: Rect) {
 }
 
 /// One frame as plain text (`--dump`): `width` columns, and enough rows for every node and
-/// the details unless `height` is given. A forest longer than [`DUMP_ROWS`] is drawn in
+/// the details unless `height` is given. A forest longer than `DUMP_ROWS` is drawn in
 /// frames of that many rows whose lines are joined: the same text as one tall frame.
 pub fn dump(app: &App<'_>, width: u16, height: Option<u16>) -> String {
     let width = width.max(MIN_WIDTH);
