@@ -118,27 +118,9 @@ fn connections_killed_mid_transaction_lose_nothing_committed() {
     let stop = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(Mutex::new(Seen::default()));
     let handles = workers(&url, 4, &stop, &seen);
-    let killer_url = pg::own_url().to_string();
     for _ in 0..8 {
         std::thread::sleep(Duration::from_millis(150));
-        let out = std::process::Command::new("psql")
-            .arg(&killer_url)
-            .args([
-                "-X",
-                "-q",
-                "-t",
-                "-A",
-                "-c",
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                    WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        kill_connections();
     }
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
@@ -227,8 +209,8 @@ fn clients_with_skewed_clocks_agree_on_the_server_clock() {
     assert_eq!(s.now().unwrap() / 10_000, server_ms as u64 / 10_000);
 }
 
-/// Kills every claimdag connection to the server this binary started.
-fn kill_connections() {
+/// Kills every claimdag connection to the server this binary started; returns how many.
+fn kill_connections() -> i64 {
     let out = std::process::Command::new("psql")
         .arg(pg::own_url())
         .args([
@@ -247,8 +229,15 @@ fn kill_connections() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let killed: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    assert!(killed >= 1, "a claimdag connection was there to kill");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// Kills the claimdag connections of one idle handle, which must be there.
+fn kill_idle_connection() {
+    assert!(
+        kill_connections() >= 1,
+        "a claimdag connection was there to kill"
+    );
 }
 
 #[test]
@@ -278,7 +267,7 @@ fn work_finishes_its_node_after_its_connection_was_killed() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    kill_connections();
+    kill_idle_connection();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -307,11 +296,11 @@ fn a_lease_object_renews_and_completes_after_its_connection_was_killed() {
         .expect("a ready node");
     // Killed while idle between calls, as between a lease's renewals.
     let idle = || std::thread::sleep(Duration::from_millis(1500));
-    kill_connections();
+    kill_idle_connection();
     idle();
     s.renew(lease.id(), me, Some(lease.generation()), None)
         .unwrap();
-    kill_connections();
+    kill_idle_connection();
     idle();
     assert!(!lease.is_lost());
     let id = lease.id();
