@@ -324,15 +324,7 @@ impl Store {
         actor: Option<Actor>,
         note: Option<&str>,
     ) -> Result<()> {
-        self.execute(&Request::Complete {
-            node,
-            status,
-            gen,
-            actor,
-            note: note.map(str::to_string),
-            held: false,
-        })
-        .map(|_| ())
+        self.finish(node, status, gen, actor, note, false)
     }
 
     /// As [`Store::complete`], for a live claim of `actor` only: a `todo` node is
@@ -346,13 +338,25 @@ impl Store {
         actor: Actor,
         note: Option<&str>,
     ) -> Result<()> {
+        self.finish(node, status, gen, Some(actor), note, true)
+    }
+
+    fn finish(
+        &self,
+        node: Id,
+        status: Status,
+        gen: u64,
+        actor: Option<Actor>,
+        note: Option<&str>,
+        held: bool,
+    ) -> Result<()> {
         self.execute(&Request::Complete {
             node,
             status,
             gen,
-            actor: Some(actor),
+            actor,
             note: note.map(str::to_string),
-            held: true,
+            held,
         })
         .map(|_| ())
     }
