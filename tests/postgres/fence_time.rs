@@ -18,7 +18,7 @@ fn through(proxy: &Proxy, url: &str) -> String {
 }
 
 /// The texts of the statement that commits a write (any version of the schema).
-const COMMIT_STATEMENT: &[&str] = &[".commit2(", ".commit3("];
+const COMMIT_STATEMENT: &[&str] = &[".commit2(", ".commit3(", ".commit4("];
 
 /// The lease runs 3 s; the write's statement is held back 6 s on its way to the server.
 fn late_write(verb: &[&str]) {

@@ -1,7 +1,7 @@
 //! The PostgreSQL backend (SPEC section 8): the same rules over a database several machines
 //! share. The rules are not in SQL: each handle keeps the state in memory, lets the rules
 //! decide on it at a time read off the server's clock, and commits the change in one
-//! statement (`commit2` in the migrations) that locks the store's row and accepts the write
+//! statement (`commit4` in the migrations) that locks the store's row and accepts the write
 //! only if no other write came in between and that time lies between the last write's and
 //! the server's clock; then it writes the rows. Otherwise it answers the rows written since,
 //! in the same round trip, and the handle decides again; after a few such races it takes
@@ -195,7 +195,7 @@ impl Conn {
     /// exists. Rows that are not claimdag's nodes are `corrupt`.
     fn sync(&mut self, store: &PgStore) -> Result<(Millis, bool)> {
         if !self.loaded {
-            return self.full_load(store);
+            return self.full_load(store, None);
         }
         let stmt = match self.stmt(store, sql::SINCE) {
             Ok(s) => s,
@@ -246,8 +246,14 @@ impl Conn {
         Ok((now as Millis, false))
     }
 
-    /// Reads the whole store in one snapshot.
-    fn full_load(&mut self, store: &PgStore) -> Result<(Millis, bool)> {
+    /// Reads the whole store in one snapshot. Rows changed by hand in a way that breaks the
+    /// store (see [`tampering`]) are `corrupt`; `check` passes `found` to have them listed
+    /// instead.
+    fn full_load(
+        &mut self,
+        store: &PgStore,
+        found: Option<&mut Vec<String>>,
+    ) -> Result<(Millis, bool)> {
         let schema = store.target.schema.clone();
         let client = self.client()?;
         let mut tx = client
@@ -267,21 +273,34 @@ impl Conn {
         let (seq, now, version, settings, last_now): (i64, i64, i32, String, i64) =
             (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
         check_version(store, version)?;
+        let rows = tx
+            .query(&sql::q(sql::ALL_NODES, &schema), &[])
+            .map_err(|e| store.err(e))?;
+        let last = tx
+            .query_one(&sql::q(sql::LAST_WRITES, &schema), &[])
+            .map_err(|e| store.err(e))?;
+        tx.commit().map_err(|e| store.err(e))?;
+        let mut problems = tampering(seq, (last.get(0), last.get(1)));
         let mut live = Vec::new();
         let mut stubs = crate::id::IdMap::default();
-        for r in tx
-            .query(&sql::q(sql::ALL_NODES, &schema), &[])
-            .map_err(|e| store.err(e))?
-        {
+        for r in rows {
             let (archived, body): (bool, String) = (r.get(0), r.get(1));
             let node = parse_node(store, &body)?;
+            problems.extend(columns_disagree(&node, (r.get(2), r.get(3), r.get(4))));
             if archived {
                 stubs.insert(node.id, ArchivedStub::of(&node));
             } else {
                 live.push(node);
             }
         }
-        tx.commit().map_err(|e| store.err(e))?;
+        match found {
+            Some(found) => found.extend(problems),
+            None => {
+                if let Some(first) = problems.into_iter().next() {
+                    return Err(store.corrupt(first));
+                }
+            }
+        }
         let settings = parse_settings(store, &settings)?;
         let count = live.len();
         self.state = State::from_parts(settings, live, stubs);
@@ -373,6 +392,42 @@ fn check_version(store: &PgStore, version: i32) -> Result<()> {
         return Err(sql::newer(store.target.location(), version));
     }
     Ok(())
+}
+
+/// The store row moved back by hand: the history or a node row names a write past the last
+/// one (`seq`), which the next write would number again.
+fn tampering(seq: i64, (history, nodes): (i64, i64)) -> Vec<String> {
+    let mut out = Vec::new();
+    if history > seq {
+        out.push(format!(
+            "the history holds write {history}, past the store's last write {seq}: the store row was changed by hand"
+        ));
+    }
+    if nodes > seq {
+        out.push(format!(
+            "a node row was changed by write {nodes}, past the store's last write {seq}: the store row was changed by hand"
+        ));
+    }
+    out
+}
+
+/// A node row whose status, generation or holder column says other than its body: it was
+/// edited by hand, and which of the two is meant is unknown.
+fn columns_disagree(
+    node: &Node,
+    (status, generation, holder): (String, i64, Option<String>),
+) -> Option<String> {
+    let body_status = serde_json::to_value(node.status).ok();
+    let body_holder = node.holder.map(|h| h.hex());
+    let same = body_status.as_ref().and_then(|v| v.as_str()) == Some(status.as_str())
+        && generation == node.generation as i64
+        && holder == body_holder;
+    (!same).then(|| {
+        format!(
+            "node {}: its status, generation or holder column disagrees with its body: the row was changed by hand",
+            node.id.hex()
+        )
+    })
 }
 
 fn parse_node(store: &PgStore, body: &str) -> Result<Node> {

@@ -10,6 +10,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_commit_in_one_round_trip.sql"),
     include_str!("migrations/0003_clock_never_goes_back.sql"),
+    include_str!("migrations/0004_never_build_on_tampering.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -19,17 +20,24 @@ pub const VERSION: i32 = MIGRATIONS.len() as i32;
 pub const SINCE: &str =
     "SELECT seq, now_ms, version, settings, nodes, last_now FROM {schema}.since($1::bigint)";
 /// Commits one write decided on the state as of write `$1` at server time `$2`, which holds
-/// until `$3` (the next lease to run out, or NULL); or answers what was written since.
-pub const COMMIT: &str = "SELECT committed, seq, now_ms, last_now, version, settings, nodes \
-                          FROM {schema}.commit3($1::bigint, $2::bigint, $3::bigint, $4::text)";
+/// until `$3` (the next lease to run out, or NULL); or answers what was written since, or
+/// the tampering it refuses to build on (`problem`).
+pub const COMMIT: &str =
+    "SELECT committed, seq, now_ms, last_now, version, settings, nodes, problem \
+     FROM {schema}.commit4($1::bigint, $2::bigint, $3::bigint, $4::text)";
 /// Waits for the store's lock (the pessimistic path, inside a transaction).
 pub const LOCK: &str = "SELECT seq FROM {schema}.store WHERE id = 1 FOR UPDATE";
 /// The store row and the server's time, for a full load.
 pub const STORE_ROW: &str = "SELECT seq, greatest({schema}.now_ms(), last_now), version, \
                              settings::text, last_now \
                              FROM {schema}.store WHERE id = 1";
-/// Every node row in creation order, for a full load.
-pub const ALL_NODES: &str = "SELECT archived, body::text FROM {schema}.nodes ORDER BY pos";
+/// Every node row in creation order, for a full load, with the columns that must agree with
+/// the body.
+pub const ALL_NODES: &str = "SELECT archived, body::text, status, generation, holder \
+                             FROM {schema}.nodes ORDER BY pos";
+/// The last write the history and the node rows name: neither may be past the store's.
+pub const LAST_WRITES: &str = "SELECT (SELECT coalesce(max(seq), 0) FROM {schema}.history), \
+                               (SELECT coalesce(max(seq), 0) FROM {schema}.nodes)";
 /// The archived nodes, by creation time then the write that archived them.
 pub const ARCHIVED: &str = "SELECT body::text FROM {schema}.nodes WHERE archived \
                             ORDER BY created_at, archived_seq, pos";

@@ -177,6 +177,9 @@ fn commit(
     let (committed, seq, now, last_now): (bool, i64, i64, i64) =
         (row.get(0), row.get(1), row.get(2), row.get(3));
     conn.saw_clock(now, last_now);
+    if let Some(problem) = row.get::<_, Option<String>>(7) {
+        return Err(Retry::Fail(store.corrupt(problem)));
+    }
     if committed {
         conn.state.apply(&change);
         conn.seq = seq as u64;
@@ -275,8 +278,9 @@ pub(super) fn check(conn: &mut Conn, store: &PgStore) -> Result<Report> {
         client: conn.client.take(),
         ..Conn::default()
     };
+    let mut tampered = Vec::new();
     let result = (|| {
-        let (_, exists) = fresh.full_load(store)?;
+        let (_, exists) = fresh.full_load(store, Some(&mut tampered))?;
         let history = if exists {
             history(&mut fresh, store, None, 0)?
         } else {
@@ -291,7 +295,8 @@ pub(super) fn check(conn: &mut Conn, store: &PgStore) -> Result<Report> {
             Default::default()
         };
         let s = &fresh.state;
-        let mut problems = crate::verify::problems(s);
+        let mut problems = std::mem::take(&mut tampered);
+        problems.extend(crate::verify::problems(s));
         problems.extend(crate::verify::history_problems(s, &history, &archive));
         Ok(Report {
             nodes: s.len(),
