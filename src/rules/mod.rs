@@ -16,6 +16,10 @@ mod lease;
 mod plan;
 mod validate;
 
+#[cfg(test)]
+mod pick_tests;
+
+pub use crate::schedule::ready::{attempt_cap, readiness, Readiness};
 pub use plan::{Plan, PlanNode};
 use validate::{check_line, check_list, check_ttl};
 pub use validate::{
@@ -289,77 +293,6 @@ pub fn display(state: &State, node: &Node, now: Millis) -> Display {
     }
 }
 
-/// Why a `todo` node is or is not ready.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Readiness {
-    Ready,
-    /// Hard prerequisites that ended `failed` or `cancelled`.
-    Blocked(Vec<Id>),
-    /// Prerequisites still open (or unknown).
-    Waiting(Vec<Id>),
-    OutOfAttempts {
-        attempts: u32,
-        max_attempts: u32,
-    },
-}
-
-impl Readiness {
-    /// A sentence for `show` and for `not_ready` errors.
-    pub fn explain(&self) -> String {
-        let ids = |v: &[Id]| v.iter().map(|i| i.hex()).collect::<Vec<_>>().join(", ");
-        match self {
-            Readiness::Ready => "ready".to_string(),
-            Readiness::Blocked(v) => format!(
-                "blocked: prerequisite(s) ended failed or cancelled: {}",
-                ids(v)
-            ),
-            Readiness::Waiting(v) => format!("waiting on open prerequisite(s): {}", ids(v)),
-            Readiness::OutOfAttempts {
-                attempts,
-                max_attempts,
-            } => format!("out of attempts ({attempts} of {max_attempts})"),
-        }
-    }
-}
-
-/// The attempt cap of a node: its own, else the store's.
-pub fn attempt_cap(settings: &Settings, node: &Node) -> Option<u32> {
-    node.max_attempts.or(settings.max_attempts)
-}
-
-/// Readiness of a `todo` node, given how to look up a prerequisite's status.
-pub fn readiness(
-    status_of: &dyn Fn(&Id) -> Option<Status>,
-    settings: &Settings,
-    node: &Node,
-) -> Readiness {
-    let mut blocked = Vec::new();
-    let mut waiting = Vec::new();
-    for (dep, soft) in node.prerequisites() {
-        match status_of(&dep) {
-            Some(Status::Done) => {}
-            Some(s) if soft && s.is_terminal() => {}
-            Some(Status::Failed | Status::Cancelled) => blocked.push(dep),
-            _ => waiting.push(dep),
-        }
-    }
-    if !blocked.is_empty() {
-        return Readiness::Blocked(blocked);
-    }
-    if !waiting.is_empty() {
-        return Readiness::Waiting(waiting);
-    }
-    if let Some(cap) = attempt_cap(settings, node) {
-        if node.attempts >= cap {
-            return Readiness::OutOfAttempts {
-                attempts: node.attempts,
-                max_attempts: cap,
-            };
-        }
-    }
-    Readiness::Ready
-}
-
 /// A transaction over a borrowed state: reads see the state with this transaction's changes
 /// on top; nothing is written until the caller commits what `Tx::finish` returns.
 pub struct Tx<'a> {
@@ -581,5 +514,32 @@ impl<'a> Tx<'a> {
             self.event("config", None, None, None);
         }
         Ok(Output::Unit)
+    }
+}
+
+impl crate::schedule::PickView for Tx<'_> {
+    fn get(&self, id: &Id) -> Option<&Node> {
+        Tx::get(self, id)
+    }
+    fn nodes(&self) -> impl Iterator<Item = &Node> + '_ {
+        Tx::nodes(self)
+    }
+    fn readiness(&self, node: &Node) -> Readiness {
+        Tx::readiness(self, node)
+    }
+    fn changed(&self) -> &[Node] {
+        Tx::changed(self)
+    }
+    fn is_changed(&self, id: &Id) -> bool {
+        Tx::is_changed(self, id)
+    }
+    fn kept_order(&self) -> Option<&crate::schedule::index::Index> {
+        if !self.only_hand_backs() {
+            return None;
+        }
+        self.state.schedule_if_warm()
+    }
+    fn order_index(&self) -> &crate::schedule::index::Index {
+        self.state.schedule()
     }
 }

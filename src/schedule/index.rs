@@ -12,7 +12,7 @@
 
 use crate::id::{Id, IdMap};
 use crate::model::{Node, Settings, Status};
-use crate::rules::{readiness, Readiness};
+use super::ready::{readiness, Readiness};
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 

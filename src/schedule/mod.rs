@@ -6,11 +6,31 @@
 //! everything from the nodes, and the property tests hold the two to the same answers.
 
 pub mod index;
+pub mod ready;
 
 use crate::id::{Id, IdMap};
 use crate::model::{Node, Status};
-use crate::rules::{Readiness, Tx};
+use index::Index;
+use ready::Readiness;
 use std::cmp::Ordering;
+
+/// What picking reads: the live nodes as a transaction sees them (the state under it with
+/// its changes on top), and the pick order the state keeps up to date. The rules' `Tx`
+/// is the one implementation.
+pub trait PickView {
+    fn get(&self, id: &Id) -> Option<&Node>;
+    /// Every live node as this view sees it, in creation order.
+    fn nodes(&self) -> impl Iterator<Item = &Node> + '_;
+    fn readiness(&self, node: &Node) -> Readiness;
+    /// The nodes this view changed over the state under it (new ones included).
+    fn changed(&self) -> &[Node];
+    fn is_changed(&self, id: &Id) -> bool;
+    /// The state's kept pick order when it holds for every node this view did not change
+    /// and is built (or worth building now); `None`: compute from the nodes.
+    fn kept_order(&self) -> Option<&Index>;
+    /// The state's kept pick order, built if it is not yet.
+    fn order_index(&self) -> &Index;
+}
 
 /// A ready node as `next` would rank it.
 #[derive(
@@ -69,7 +89,7 @@ impl Critical<'_> {
 
 /// Computes critical paths over `workspace`'s unfinished nodes in `O(nodes + links)`, with
 /// the links held in flat arrays (one allocation each, whatever the DAG's size).
-pub fn critical<'a>(tx: &'a Tx<'_>, workspace: &str) -> Critical<'a> {
+pub fn critical<'a, V: PickView>(tx: &'a V, workspace: &str) -> Critical<'a> {
     let nodes: Vec<&Node> = tx
         .nodes()
         .filter(|n| n.workspace == workspace && !n.status.is_terminal())
@@ -137,7 +157,7 @@ pub fn critical<'a>(tx: &'a Tx<'_>, workspace: &str) -> Critical<'a> {
 }
 
 /// Ready candidates of `workspace` for `role` (nodes of that role or of none), unsorted.
-fn candidates(cp: &Critical<'_>, tx: &Tx<'_>, role: &str) -> Vec<usize> {
+fn candidates<V: PickView>(cp: &Critical<'_>, tx: &V, role: &str) -> Vec<usize> {
     (0..cp.nodes.len())
         .filter(|&i| {
             let n = cp.nodes[i];
@@ -159,7 +179,7 @@ fn rank(cp: &Critical<'_>, role: &str, i: usize, j: usize) -> Ordering {
 }
 
 /// Ready nodes of `workspace` whose role is `role` or "", best first.
-pub fn order(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
+pub fn order<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Pick> {
     match indexed(tx, workspace, role, usize::MAX) {
         Some(c) => c.iter().map(|c| pick_of(tx, c)).collect(),
         None => order_full(tx, workspace, role),
@@ -167,7 +187,7 @@ pub fn order(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
 }
 
 /// The ready node `next` picks.
-pub fn best(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
+pub fn best<V: PickView>(tx: &V, workspace: &str, role: &str) -> Option<Pick> {
     match indexed(tx, workspace, role, 1) {
         Some(c) => c.first().map(|c| pick_of(tx, c)),
         None => best_full(tx, workspace, role),
@@ -175,7 +195,7 @@ pub fn best(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
 }
 
 /// [`order`] computed from the nodes alone: every critical path, every candidate ranked.
-pub fn order_full(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
+pub fn order_full<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Pick> {
     let cp = critical(tx, workspace);
     let mut picks = candidates(&cp, tx, role);
     picks.sort_unstable_by(|&i, &j| rank(&cp, role, i, j));
@@ -183,7 +203,7 @@ pub fn order_full(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Pick> {
 }
 
 /// [`best`] computed from the nodes alone, without ranking the others.
-pub fn best_full(tx: &Tx<'_>, workspace: &str, role: &str) -> Option<Pick> {
+pub fn best_full<V: PickView>(tx: &V, workspace: &str, role: &str) -> Option<Pick> {
     let cp = critical(tx, workspace);
     candidates(&cp, tx, role)
         .into_iter()
@@ -214,11 +234,8 @@ fn cand_rank(a: &Cand, b: &Cand) -> Ordering {
 
 /// Up to `limit` ready candidates, best first, read from the index: `None` when the
 /// transaction changed more than expired claims (then only a full computation is exact).
-fn indexed(tx: &Tx<'_>, workspace: &str, role: &str, limit: usize) -> Option<Vec<Cand>> {
-    if !tx.only_hand_backs() {
-        return None;
-    }
-    let ix = tx.base().schedule_if_warm()?;
+fn indexed<V: PickView>(tx: &V, workspace: &str, role: &str, limit: usize) -> Option<Vec<Cand>> {
+    let ix = tx.kept_order()?;
     let cand = |id: Id, node: &Node| -> Option<Cand> {
         Some(Cand {
             id,
@@ -255,8 +272,8 @@ fn indexed(tx: &Tx<'_>, workspace: &str, role: &str, limit: usize) -> Option<Vec
 }
 
 /// A candidate with its critical path (followed through the index) and summary.
-fn pick_of(tx: &Tx<'_>, c: &Cand) -> Pick {
-    let ix = tx.base().schedule();
+fn pick_of<V: PickView>(tx: &V, c: &Cand) -> Pick {
+    let ix = tx.order_index();
     let mut path = vec![c.id];
     let mut at = c.id;
     while let Some(next) = ix.next_on_path(&at) {
@@ -276,7 +293,7 @@ fn pick_of(tx: &Tx<'_>, c: &Cand) -> Pick {
 /// that a waiting `todo` node of that role depends on, directly or through other open
 /// nodes. Empty when nothing anyone holds can bring such work: a worker that finds nothing
 /// ready may then stop instead of waiting. `tx` sees expired claims handed back already.
-pub fn pending(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Id> {
+pub fn pending<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Id> {
     let mine = |n: &Node| n.workspace == workspace && (n.role == role || n.role.is_empty());
     let mut found: Vec<Id> = Vec::new();
     let mut seen: IdMap<()> = IdMap::default();
@@ -306,195 +323,4 @@ pub fn pending(tx: &Tx<'_>, workspace: &str, role: &str) -> Vec<Id> {
         }
     }
     found
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::State;
-    use crate::rules::{self, Output, Request, Upsert};
-
-    /// A DAG with chains, priorities and roles, so every tie-break has work to do.
-    fn state() -> State {
-        let mut s = State::default();
-        let mut ids = Vec::new();
-        for i in 0..40u64 {
-            let u = Upsert {
-                summary: format!("node {i}"),
-                priority: Some((i % 3) as i64),
-                estimate: Some(1 + i % 4),
-                role: Some(if i % 5 == 0 {
-                    "review".into()
-                } else {
-                    String::new()
-                }),
-                ..Upsert::default()
-            };
-            let e = rules::apply(&s, &rules::NoArchive, &Request::Upsert(u), 1000 + i).unwrap();
-            if let Output::Upserted { id, .. } = e.output {
-                ids.push(id);
-            }
-            s.apply(&e.change);
-        }
-        for i in 0..40usize {
-            if i % 4 != 0 {
-                let req = Request::Link {
-                    parent: ids[i],
-                    child: ids[(i * 7 + 3) % 40],
-                    soft: i % 3 == 0,
-                };
-                if let Ok(e) = rules::apply(&s, &rules::NoArchive, &req, 5000) {
-                    s.apply(&e.change);
-                }
-            }
-        }
-        s
-    }
-
-    #[test]
-    fn best_agrees_with_the_full_order() {
-        let s = state();
-        for role in ["", "review"] {
-            let tx = rules::view_at(&s, 9000);
-            let full: Vec<Id> = order(&tx, "", role).into_iter().map(|p| p.id).collect();
-            assert!(full.len() > 3, "the fixture has several ready nodes");
-            assert_eq!(best(&tx, "", role).map(|p| p.id), full.first().copied());
-        }
-    }
-
-    #[test]
-    fn longest_critical_path_then_priority_first() {
-        let s = state();
-        let tx = rules::view_at(&s, 9000);
-        let picks = order(&tx, "", "");
-        for w in picks.windows(2) {
-            assert!(w[0].critical >= w[1].critical);
-        }
-        for p in &picks {
-            let sum: u64 = p.path.iter().map(|id| s.get(id).unwrap().estimate).sum();
-            assert_eq!(
-                sum, p.critical,
-                "the path's estimates add up to its critical length"
-            );
-        }
-    }
-    /// Applies `req` to `s` at `now`; returns what it answered.
-    fn put(s: &mut State, req: Request, now: u64) -> Output {
-        let e = rules::apply(s, &rules::NoArchive, &req, now).unwrap();
-        s.apply(&e.change);
-        e.output
-    }
-
-    fn node(s: &mut State, summary: &str, role: &str) -> Id {
-        let u = Upsert {
-            summary: summary.into(),
-            role: Some(role.into()),
-            ..Upsert::default()
-        };
-        match put(s, Request::Upsert(u), 1000) {
-            Output::Upserted { id, .. } => id,
-            o => panic!("upsert answered {o:?}"),
-        }
-    }
-
-    #[test]
-    fn pending_names_the_claims_that_may_still_bring_work() {
-        use crate::id::Actor;
-        let mut s = State::default();
-        let (a, b, r) = (
-            node(&mut s, "a", ""),
-            node(&mut s, "b", ""),
-            node(&mut s, "r", "review"),
-        );
-        let (c, d) = (node(&mut s, "c", "review"), node(&mut s, "d", ""));
-        for (parent, child) in [(a, b), (c, d)] {
-            put(
-                &mut s,
-                Request::Link {
-                    parent,
-                    child,
-                    soft: false,
-                },
-                1000,
-            );
-        }
-        let other = Actor::from_name("other").unwrap();
-        for (i, n) in [a, r, c].into_iter().enumerate() {
-            let actor = if i == 0 {
-                other
-            } else {
-                Actor::from_name(&format!("w{i}")).unwrap()
-            };
-            let claim = Request::Claim {
-                node: n,
-                actor,
-                gen: None,
-                ttl_ms: Some(60_000),
-            };
-            put(&mut s, claim, 2000);
-        }
-        // a: b waits on it. c: of another role, but d (of mine) waits on it. r: nothing of
-        // mine waits on it, and its role is not mine.
-        let tx = rules::view_at(&s, 3000);
-        assert_eq!(pending(&tx, "", ""), vec![a, c]);
-        assert_eq!(pending(&tx, "", "review"), vec![a, r, c]);
-        // Once the lease ran out, the claims are handed back: nothing is pending, a is ready.
-        let tx = rules::view_at(&s, 2000 + 60_000);
-        assert!(pending(&tx, "", "").is_empty());
-        // a failed: b is blocked for good, so only c is left to wait for.
-        let fail = Request::Complete {
-            node: a,
-            status: Status::Failed,
-            gen: 2,
-            actor: Some(other),
-            note: None,
-            held: false,
-        };
-        put(&mut s, fail, 4000);
-        assert_eq!(pending(&rules::view_at(&s, 5000), "", ""), vec![c]);
-    }
-}
-
-#[cfg(test)]
-mod index_tests {
-    use super::*;
-    use crate::model::State;
-    use crate::rules::{self, Output, Request, Upsert};
-
-    fn put(s: &mut State, req: Request) -> Output {
-        let e = rules::apply(s, &rules::NoArchive, &req, 1000).unwrap();
-        s.apply(&e.change);
-        e.output
-    }
-
-    fn node(s: &mut State, summary: &str) -> Id {
-        let u = Upsert {
-            summary: summary.into(),
-            ..Upsert::default()
-        };
-        match put(s, Request::Upsert(u)) {
-            Output::Upserted { id, .. } => id,
-            o => panic!("{o:?}"),
-        }
-    }
-
-    #[test]
-    fn a_tie_on_the_critical_path_goes_to_the_newer_waiter_as_in_the_full_computation() {
-        let mut s = State::default();
-        let (a, b, c) = (node(&mut s, "a"), node(&mut s, "b"), node(&mut s, "c"));
-        for child in [b, c] {
-            put(
-                &mut s,
-                Request::Link {
-                    parent: a,
-                    child,
-                    soft: false,
-                },
-            );
-        }
-        let tx = rules::view_at(&s, 2000);
-        let full = best_full(&tx, "", "").unwrap();
-        assert_eq!(full.path, vec![a, c]);
-        assert_eq!(best(&tx, "", "").unwrap(), full);
-    }
 }

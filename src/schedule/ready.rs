@@ -1,0 +1,76 @@
+//! Whether a `todo` node is ready: its prerequisites and its attempt cap (docs/reference.md,
+//! "Display words").
+
+use crate::id::Id;
+use crate::model::{Node, Settings, Status};
+
+/// Why a `todo` node is or is not ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    Ready,
+    /// Hard prerequisites that ended `failed` or `cancelled`.
+    Blocked(Vec<Id>),
+    /// Prerequisites still open (or unknown).
+    Waiting(Vec<Id>),
+    OutOfAttempts {
+        attempts: u32,
+        max_attempts: u32,
+    },
+}
+
+impl Readiness {
+    /// A sentence for `show` and for `not_ready` errors.
+    pub fn explain(&self) -> String {
+        let ids = |v: &[Id]| v.iter().map(|i| i.hex()).collect::<Vec<_>>().join(", ");
+        match self {
+            Readiness::Ready => "ready".to_string(),
+            Readiness::Blocked(v) => format!(
+                "blocked: prerequisite(s) ended failed or cancelled: {}",
+                ids(v)
+            ),
+            Readiness::Waiting(v) => format!("waiting on open prerequisite(s): {}", ids(v)),
+            Readiness::OutOfAttempts {
+                attempts,
+                max_attempts,
+            } => format!("out of attempts ({attempts} of {max_attempts})"),
+        }
+    }
+}
+
+/// The attempt cap of a node: its own, else the store's.
+pub fn attempt_cap(settings: &Settings, node: &Node) -> Option<u32> {
+    node.max_attempts.or(settings.max_attempts)
+}
+
+/// Readiness of a `todo` node, given how to look up a prerequisite's status.
+pub fn readiness(
+    status_of: &dyn Fn(&Id) -> Option<Status>,
+    settings: &Settings,
+    node: &Node,
+) -> Readiness {
+    let mut blocked = Vec::new();
+    let mut waiting = Vec::new();
+    for (dep, soft) in node.prerequisites() {
+        match status_of(&dep) {
+            Some(Status::Done) => {}
+            Some(s) if soft && s.is_terminal() => {}
+            Some(Status::Failed | Status::Cancelled) => blocked.push(dep),
+            _ => waiting.push(dep),
+        }
+    }
+    if !blocked.is_empty() {
+        return Readiness::Blocked(blocked);
+    }
+    if !waiting.is_empty() {
+        return Readiness::Waiting(waiting);
+    }
+    if let Some(cap) = attempt_cap(settings, node) {
+        if node.attempts >= cap {
+            return Readiness::OutOfAttempts {
+                attempts: node.attempts,
+                max_attempts: cap,
+            };
+        }
+    }
+    Readiness::Ready
+}
