@@ -2,9 +2,10 @@
 //! soft links dashed, the longest critical path drawn thick and red.
 
 use crate::id::Id;
-use crate::model::{Display, Millis, Node, State};
+use crate::model::{Display, Millis, Node};
 use crate::rules;
 use crate::schedule;
+use crate::state::State;
 use std::collections::HashSet;
 use std::fmt::Write;
 

@@ -31,7 +31,6 @@
 //! - [`verbs`]: every verb as a typed request and reply, with one JSON shape and one text
 //!   form; the CLI, C, Python and MCP front doors all go through it.
 
-pub mod base;
 pub mod duration;
 pub mod error;
 mod escape;
@@ -41,6 +40,7 @@ pub mod lease;
 pub mod model;
 pub mod rules;
 pub mod schedule;
+pub mod state;
 pub mod store;
 pub mod verbs;
 pub mod verify;
@@ -52,8 +52,9 @@ pub mod cli;
 pub use error::{Code, Error, Result};
 pub use id::{Actor, Id};
 pub use lease::Lease;
-pub use model::{Display, Node, Settings, State, Status};
+pub use model::{Display, Node, Settings, Status};
 pub use rules::{Output, Request, Upsert};
 pub use schedule::Pick;
+pub use state::State;
 pub use store::{ListFilter, Store};
 pub use view::NodeView;

@@ -3,7 +3,8 @@
 //! and the pick order a snapshot stores is the one its nodes give.
 
 use crate::id::Id;
-use crate::model::{State, Status};
+use crate::model::Status;
+use crate::state::State;
 use std::collections::HashMap;
 
 /// Every broken invariant, one sentence each; empty when the state is sound.

@@ -2,8 +2,9 @@
 //! and why it is not ready.
 
 use crate::id::{Actor, Id};
-use crate::model::{Display, Millis, Node, State, Status};
+use crate::model::{Display, Millis, Node, Status};
 use crate::rules;
+use crate::state::State;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -7,8 +7,9 @@
 //! that a refused call leaves the files byte for byte as they were, and that a fresh load
 //! of the files equals the state the writer holds in memory.
 
-use claimdag::model::{Node, State, Status};
+use claimdag::model::{Node, Status};
 use claimdag::rules::{self, Output, Plan, PlanNode, Readiness, Request, Upsert};
+use claimdag::state::State;
 use claimdag::store::{Clock, Tuning};
 use claimdag::{Error, Id, Settings, Store};
 use proptest::prelude::*;

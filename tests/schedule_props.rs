@@ -3,9 +3,10 @@
 //! fresh build, and `order`/`best` (read from it) give exactly what `order_full`/`best_full`
 //! give, for every workspace and role, now and after the leases ran out.
 
-use claimdag::model::{Node, State, Status};
+use claimdag::model::{Node, Status};
 use claimdag::rules::{self, Plan, PlanNode, Request, Upsert};
 use claimdag::schedule;
+use claimdag::state::State;
 use claimdag::store::snapshot;
 use claimdag::{Id, Settings};
 use proptest::prelude::*;

@@ -8,8 +8,9 @@
 
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id, IdMap};
-use crate::model::{Change, Display, Event, Millis, Node, Settings, State, Status};
+use crate::model::{Change, Display, Event, Millis, Node, Settings, Status};
 
+use crate::state::State;
 mod archive;
 mod edit;
 mod lease;

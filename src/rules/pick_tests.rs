@@ -4,9 +4,9 @@
 mod tests {
     use crate::id::Id;
     use crate::model::Status;
-    use crate::schedule::*;
-    use crate::model::State;
     use crate::rules::{self, Output, Request, Upsert};
+    use crate::schedule::*;
+    use crate::state::State;
 
     /// A DAG with chains, priorities and roles, so every tie-break has work to do.
     fn state() -> State {
@@ -151,9 +151,9 @@ mod tests {
 
 mod index_tests {
     use crate::id::Id;
-    use crate::schedule::*;
-    use crate::model::State;
     use crate::rules::{self, Output, Request, Upsert};
+    use crate::schedule::*;
+    use crate::state::State;
 
     fn put(s: &mut State, req: Request) -> Output {
         let e = rules::apply(s, &rules::NoArchive, &req, 1000).unwrap();

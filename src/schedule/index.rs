@@ -10,13 +10,11 @@
 //! check that the incremental one always equals a fresh build and that the picks it gives
 //! equal the full recomputation of [`super::order_full`].
 
+use super::ready::{readiness, Readiness};
 use crate::id::{Id, IdMap};
 use crate::model::{Node, Settings, Status};
-use super::ready::{readiness, Readiness};
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
-
-mod stored;
 
 /// Where a ready node sits in the pick order of its workspace and role: longest critical
 /// path, then higher priority, then older (its creation number), then its id.
@@ -40,21 +38,28 @@ pub trait Lookup {
 /// The derived pick order of a state (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub struct Index {
+    p: Parts,
+}
+
+/// What an [`Index`] holds, for a store that keeps it in its own format (a snapshot's
+/// stored pick order): [`Index::parts`] and [`Index::from_parts`].
+#[derive(Debug, Clone, Default)]
+pub struct Parts {
     /// The next creation number.
-    seq: u64,
+    pub seq: u64,
     /// Each live node's creation number.
-    order: IdMap<u64>,
+    pub order: IdMap<u64>,
     /// Live nodes waiting on each node (live, archived or unknown), each once.
-    waiters: IdMap<Vec<Id>>,
+    pub waiters: IdMap<Vec<Id>>,
     /// The critical path length of every unfinished live node.
-    critical: IdMap<u64>,
+    pub critical: IdMap<u64>,
     /// A number for each (workspace, role) that has had a ready node.
-    groups: std::collections::HashMap<(String, String), usize>,
+    pub groups: std::collections::HashMap<(String, String), usize>,
     /// Ready `todo` nodes of each group, in pick order (numbers compare faster than the
     /// workspace and role strings would, at every step of a tree search).
-    ready: Vec<BTreeSet<ReadyKey>>,
+    pub ready: Vec<BTreeSet<ReadyKey>>,
     /// Each ready node's group and key.
-    keyed: IdMap<(usize, ReadyKey)>,
+    pub keyed: IdMap<(usize, ReadyKey)>,
 }
 
 /// An index built the second time a pick asks for it: the first pick of a state is
@@ -144,10 +149,10 @@ impl Index {
     pub fn build(nodes: &[Node], st: &dyn Lookup) -> Index {
         let mut ix = Index::default();
         for n in nodes {
-            ix.order.insert(n.id, ix.seq);
-            ix.seq += 1;
+            ix.p.order.insert(n.id, ix.p.seq);
+            ix.p.seq += 1;
             for p in prereqs(n) {
-                ix.waiters.entry(p).or_default().push(n.id);
+                ix.p.waiters.entry(p).or_default().push(n.id);
             }
         }
         // Critical paths from the leaves up (see `settle`).
@@ -177,7 +182,7 @@ impl Index {
             .collect();
         while let Some(id) = ready.pop() {
             let c = self.compute(st, &id);
-            self.critical.insert(id, c);
+            self.p.critical.insert(id, c);
             for p in st.node(&id).map(prereqs).unwrap_or_default() {
                 if let Some(c) = left.get_mut(&p) {
                     *c -= 1;
@@ -190,7 +195,7 @@ impl Index {
     }
 
     fn waiters_of(&self, id: &Id) -> &[Id] {
-        self.waiters.get(id).map_or(&[], |v| v.as_slice())
+        self.p.waiters.get(id).map_or(&[], |v| v.as_slice())
     }
 
     /// `id`'s critical path length from its waiters' current values.
@@ -199,7 +204,7 @@ impl Index {
         let below = self
             .waiters_of(id)
             .iter()
-            .filter_map(|w| self.critical.get(w))
+            .filter_map(|w| self.p.critical.get(w))
             .max()
             .copied()
             .unwrap_or(0);
@@ -208,12 +213,12 @@ impl Index {
 
     /// The critical path length of an unfinished live node.
     pub fn critical(&self, id: &Id) -> Option<u64> {
-        self.critical.get(id).copied()
+        self.p.critical.get(id).copied()
     }
 
     /// The creation number of a live node (older nodes have smaller ones).
     pub fn order(&self, id: &Id) -> Option<u64> {
-        self.order.get(id).copied()
+        self.p.order.get(id).copied()
     }
 
     /// The ready nodes of `workspace` with role exactly `role`, best first.
@@ -222,8 +227,14 @@ impl Index {
         workspace: &str,
         role: &str,
     ) -> impl Iterator<Item = &'a ReadyKey> + 'a {
-        let group = self.groups.get(&(workspace.to_string(), role.to_string()));
-        group.and_then(|&g| self.ready.get(g)).into_iter().flatten()
+        let group = self
+            .p
+            .groups
+            .get(&(workspace.to_string(), role.to_string()));
+        group
+            .and_then(|&g| self.p.ready.get(g))
+            .into_iter()
+            .flatten()
     }
 
     /// The next node on `id`'s critical path: the unfinished waiter with the longest one
@@ -231,15 +242,15 @@ impl Index {
     pub fn next_on_path(&self, id: &Id) -> Option<Id> {
         self.waiters_of(id)
             .iter()
-            .filter_map(|w| Some((self.critical.get(w)?, self.order.get(w)?, *w)))
+            .filter_map(|w| Some((self.p.critical.get(w)?, self.p.order.get(w)?, *w)))
             .max_by_key(|&(c, o, _)| (*c, *o))
             .map(|(_, _, w)| w)
     }
 
     /// Puts `id` in or out of the ready set, with its current key.
     fn rekey(&mut self, st: &dyn Lookup, id: &Id) {
-        if let Some((g, k)) = self.keyed.remove(id) {
-            self.ready[g].remove(&k);
+        if let Some((g, k)) = self.p.keyed.remove(id) {
+            self.p.ready[g].remove(&k);
         }
         let Some(n) = st.node(id) else { return };
         if n.status != Status::Todo
@@ -247,7 +258,8 @@ impl Index {
         {
             return;
         }
-        let (Some(&critical), Some(&order)) = (self.critical.get(id), self.order.get(id)) else {
+        let (Some(&critical), Some(&order)) = (self.p.critical.get(id), self.p.order.get(id))
+        else {
             return;
         };
         let k = ReadyKey {
@@ -256,17 +268,19 @@ impl Index {
             order,
             id: *id,
         };
-        let g = match self.groups.get(&(n.workspace.clone(), n.role.clone())) {
+        let g = match self.p.groups.get(&(n.workspace.clone(), n.role.clone())) {
             Some(&g) => g,
             None => {
-                self.ready.push(BTreeSet::new());
-                let g = self.ready.len() - 1;
-                self.groups.insert((n.workspace.clone(), n.role.clone()), g);
+                self.p.ready.push(BTreeSet::new());
+                let g = self.p.ready.len() - 1;
+                self.p
+                    .groups
+                    .insert((n.workspace.clone(), n.role.clone()), g);
                 g
             }
         };
-        self.ready[g].insert(k);
-        self.keyed.insert(*id, (g, k));
+        self.p.ready[g].insert(k);
+        self.p.keyed.insert(*id, (g, k));
     }
 
     /// Recomputes critical path lengths from `start` up through the prerequisites, as far
@@ -276,13 +290,13 @@ impl Index {
         while let Some(id) = work.pop() {
             let open = st.node(&id).is_some_and(|n| !n.status.is_terminal());
             let new = open.then(|| self.compute(st, &id));
-            let old = self.critical.get(&id).copied();
+            let old = self.p.critical.get(&id).copied();
             if new == old {
                 continue;
             }
             match new {
-                Some(c) => self.critical.insert(id, c),
-                None => self.critical.remove(&id),
+                Some(c) => self.p.critical.insert(id, c),
+                None => self.p.critical.remove(&id),
             };
             self.rekey(st, &id);
             if let Some(n) = st.node(&id) {
@@ -296,18 +310,18 @@ impl Index {
     pub fn update(&mut self, st: &dyn Lookup, old: Option<&Node>, new: &Node) {
         let id = new.id;
         if old.is_none() {
-            self.order.insert(id, self.seq);
-            self.seq += 1;
+            self.p.order.insert(id, self.p.seq);
+            self.p.seq += 1;
         }
         let before = old.map(prereqs).unwrap_or_default();
         let after = prereqs(new);
         for p in before.iter().filter(|p| !after.contains(p)) {
-            if let Some(v) = self.waiters.get_mut(p) {
+            if let Some(v) = self.p.waiters.get_mut(p) {
                 v.retain(|w| *w != id);
             }
         }
         for p in after.iter().filter(|p| !before.contains(p)) {
-            self.waiters.entry(*p).or_default().push(id);
+            self.p.waiters.entry(*p).or_default().push(id);
         }
         // Its own length (its estimate or status may have moved), and the prerequisites
         // that gained or lost it as a waiter; the chains above them as far as they change.
@@ -359,18 +373,18 @@ impl Index {
         for (old, id) in changed {
             let Some(new) = st.node(id) else { continue };
             if old.is_none() {
-                self.order.insert(*id, self.seq);
-                self.seq += 1;
+                self.p.order.insert(*id, self.p.seq);
+                self.p.seq += 1;
             }
             let before = old.as_ref().map(prereqs).unwrap_or_default();
             let after = prereqs(new);
             for p in before.iter().filter(|p| !after.contains(p)) {
-                if let Some(v) = self.waiters.get_mut(p) {
+                if let Some(v) = self.p.waiters.get_mut(p) {
                     v.retain(|w| w != id);
                 }
             }
             for p in after.iter().filter(|p| !before.contains(p)) {
-                self.waiters.entry(*p).or_default().push(*id);
+                self.p.waiters.entry(*p).or_default().push(*id);
             }
             seeds.push(*id);
             seeds.extend(before.iter().chain(after.iter()).copied());
@@ -390,7 +404,7 @@ impl Index {
         let open = |id: &Id| st.node(id).is_some_and(|n| !n.status.is_terminal());
         let mut left: IdMap<usize> = IdMap::default();
         for id in region.keys() {
-            self.critical.remove(id);
+            self.p.critical.remove(id);
             if open(id) {
                 let inside = self
                     .waiters_of(id)
@@ -412,16 +426,16 @@ impl Index {
     /// `node` left the live state (archived): it is terminal, so only its bookkeeping goes.
     /// The nodes waiting on it keep it as a waiter key: it may come back.
     pub fn remove(&mut self, node: &Node) {
-        self.order.remove(&node.id);
-        self.critical.remove(&node.id);
-        if let Some((g, k)) = self.keyed.remove(&node.id) {
-            self.ready[g].remove(&k);
+        self.p.order.remove(&node.id);
+        self.p.critical.remove(&node.id);
+        if let Some((g, k)) = self.p.keyed.remove(&node.id) {
+            self.p.ready[g].remove(&k);
         }
         for p in prereqs(node) {
-            if let Some(v) = self.waiters.get_mut(&p) {
+            if let Some(v) = self.p.waiters.get_mut(&p) {
                 v.retain(|w| *w != node.id);
                 if v.is_empty() {
-                    self.waiters.remove(&p);
+                    self.p.waiters.remove(&p);
                 }
             }
         }
@@ -434,31 +448,41 @@ impl Index {
         }
     }
 
+    /// What the index holds (to store it in another format).
+    pub fn parts(&self) -> &Parts {
+        &self.p
+    }
+
+    /// An index made of stored parts (see [`Index::parts`]).
+    pub fn from_parts(p: Parts) -> Index {
+        Index { p }
+    }
+
     /// Differences from a fresh build, for the tests: empty when the index is exact.
     pub fn differences(&self, nodes: &[Node], st: &dyn Lookup) -> Vec<String> {
         let fresh = Index::build(nodes, st);
         let mut out = Vec::new();
-        if self.critical != fresh.critical {
+        if self.p.critical != fresh.p.critical {
             out.push(format!(
                 "critical: {:?} != fresh {:?}",
-                self.critical, fresh.critical
+                self.p.critical, fresh.p.critical
             ));
         }
         // Each ready node with its key and its (workspace, role), whatever the group numbers.
         let keys = |ix: &Index| {
             let name = |g: usize| {
-                ix.groups
+                ix.p.groups
                     .iter()
                     .find(|(_, &v)| v == g)
                     .map(|(k, _)| k.clone())
             };
-            let mut v: Vec<_> = ix
-                .ready
-                .iter()
-                .enumerate()
-                .flat_map(|(g, set)| set.iter().map(move |k| (g, *k)))
-                .map(|(g, k)| (k.id, k.critical, k.priority, name(g)))
-                .collect();
+            let mut v: Vec<_> =
+                ix.p.ready
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(g, set)| set.iter().map(move |k| (g, *k)))
+                    .map(|(g, k)| (k.id, k.critical, k.priority, name(g)))
+                    .collect();
             v.sort();
             v
         };
@@ -470,16 +494,16 @@ impl Index {
             ));
         }
         let waiters = |ix: &Index| {
-            let mut v: Vec<(Id, Vec<Id>)> = ix
-                .waiters
-                .iter()
-                .filter(|(_, w)| !w.is_empty())
-                .map(|(p, w)| {
-                    let mut w = w.clone();
-                    w.sort();
-                    (*p, w)
-                })
-                .collect();
+            let mut v: Vec<(Id, Vec<Id>)> =
+                ix.p.waiters
+                    .iter()
+                    .filter(|(_, w)| !w.is_empty())
+                    .map(|(p, w)| {
+                        let mut w = w.clone();
+                        w.sort();
+                        (*p, w)
+                    })
+                    .collect();
             v.sort();
             v
         };

@@ -5,8 +5,9 @@
 
 use crate::error::Result;
 use crate::id::Id;
-use crate::model::{Change, HistoryLine, Millis, Node, State};
+use crate::model::{Change, HistoryLine, Millis, Node};
 use crate::rules::Archive;
+use crate::state::State;
 use std::path::Path;
 
 /// Decides one write: the current state, its archive and the lease clock's time in, the

@@ -9,8 +9,9 @@
 //! - With leases longer than any jump, nothing depends on time: the same calls give the same
 //!   answers and the same generations under a steady clock and under one that jumps about.
 
-use claimdag::model::{State, Status};
+use claimdag::model::Status;
 use claimdag::rules::{self, Output, Request, Upsert};
+use claimdag::state::State;
 use claimdag::store::{Clock, Tuning};
 use claimdag::{Id, Settings, Store};
 use proptest::prelude::*;

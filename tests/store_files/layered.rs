@@ -4,7 +4,8 @@
 //! all of its nodes at once; and a snapshot whose bytes were changed in any way is
 //! `corrupt`, never read through a stale index or as changed.
 
-use claimdag::model::{ArchivedStub, Change, Node, State, Status};
+use claimdag::model::{ArchivedStub, Change, Node, Status};
+use claimdag::state::State;
 use claimdag::store::snapshot;
 use claimdag::{Id, Settings};
 use proptest::prelude::*;

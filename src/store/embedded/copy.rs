@@ -6,7 +6,8 @@ use super::fsutil::{self, Mode};
 use super::logs::ArchiveLine;
 use super::{journal, snapshot, ARCHIVE, HISTORY, JOURNAL, LOCK, SNAPSHOT};
 use crate::error::{Error, Result};
-use crate::model::{ArchivedStub, State};
+use crate::model::ArchivedStub;
+use crate::state::State;
 use crate::store::backend::Dump;
 use std::path::Path;
 

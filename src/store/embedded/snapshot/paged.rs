@@ -14,15 +14,17 @@
 //! nodes' list (12) and how long it is (12). A page is 64 KiB of the file; every page is
 //! read at most once and checked against its CRC-32 (IEEE) before anything in it is used.
 //! A file without a trailer (an older writer) is read whole, as before; so is one whose
-//! trailer does not describe it, once [`Base::pages`] finds every page as it was written
+//! trailer does not describe it, once [`Paged::pages`] finds every page as it was written
 //! (a page that fails, the head's and those where the nodes' list and the index end
 //! included, makes the snapshot `corrupt`). A page read later that fails its checksum, or a
-//! node that does not decode, damages the state ([`Base::damage`]): the store then reports
+//! node that does not decode, damages the state ([`Paged::damage`]): the store then reports
 //! the snapshot `corrupt` and throws away what was read or decided on it.
 
-use crate::id::{lower_hex_u64 as hex, Id, IdMap};
+use crate::id::{lower_hex_u64 as hex, Id};
 use crate::model::Node;
-use crate::schedule::index::{Index, Lookup};
+use crate::schedule::index::Index;
+use crate::state::frozen::{Damage, Frozen};
+use crate::state::layered::Layered;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -45,7 +47,7 @@ pub struct Layout {
     pub page: u64,
     /// The CRC-32 of each page of the bytes before the trailer, 8 hex characters each.
     pub pages: String,
-    /// Where the stored pick order (`crate::schedule::index`) starts and its length, when
+    /// Where the stored pick order ([`super::pick`]) starts and its length, when
     /// the snapshot has one (after the index).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pick_at: Option<u64>,
@@ -109,15 +111,7 @@ impl std::ops::Deref for Checked {
     }
 }
 
-/// Why a base could not give what it was asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Damage {
-    pub why: String,
-    /// An I/O error (not corruption).
-    pub io: bool,
-}
-
-/// What a snapshot's trailer says of its pages ([`Base::pages`]).
+/// What a snapshot's trailer says of its pages ([`Paged::pages`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pages {
     /// No trailer where the file's last bytes point (an older writer, or none at all).
@@ -129,7 +123,7 @@ pub enum Pages {
 }
 
 /// The nodes of a snapshot, read and decoded on demand.
-pub struct Base {
+pub struct Paged {
     src: Source,
     /// The bytes before the trailer: what the pages cover.
     covered: u64,
@@ -145,9 +139,9 @@ pub struct Base {
     damage: OnceLock<Damage>,
 }
 
-impl std::fmt::Debug for Base {
+impl std::fmt::Debug for Paged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Base").field("count", &self.len()).finish()
+        f.debug_struct("Paged").field("count", &self.len()).finish()
     }
 }
 
@@ -194,13 +188,13 @@ impl Slots {
 
 /// The head of a snapshot with an index (everything before its nodes, then `[]}`) and its
 /// base; the source back when it has no index that matches.
-pub type Opened = Result<(Vec<u8>, Base), Source>;
+pub type Opened = Result<(Vec<u8>, Paged), Source>;
 
-impl Base {
+impl Paged {
     /// Reads the trailer and the head of `src`. `Err(src)`: read the file whole.
     pub fn open(src: Source) -> Opened {
-        match Base::layout(&src) {
-            Some((layout, covered)) => Base::with(src, &layout, covered),
+        match Paged::layout(&src) {
+            Some((layout, covered)) => Paged::with(src, &layout, covered),
             None => Err(src),
         }
     }
@@ -229,7 +223,7 @@ impl Base {
     /// Every page of `src` checked against its trailer, for a file that is not read through
     /// its index: a snapshot whose trailer is there is read only as it was written.
     pub fn pages(src: &Source) -> std::io::Result<Pages> {
-        let Some((layout, covered)) = Base::layout(src) else {
+        let Some((layout, covered)) = Paged::layout(src) else {
             return Ok(Pages::NoTrailer);
         };
         let bytes = src.read(0..covered)?;
@@ -278,7 +272,7 @@ impl Base {
         let mut pages = Vec::new();
         pages.resize_with(crcs.len(), OnceLock::new);
         let decoded = Slots::new((entries / ENTRY as u64) as usize);
-        let base = Base {
+        let base = Paged {
             src,
             covered,
             crcs,
@@ -314,10 +308,6 @@ impl Base {
     /// The source back, to read it whole.
     pub fn into_source(self) -> Source {
         self.src
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.decoded.len == 0
     }
 
     /// Why something asked of this base could not be given, if anything could not.
@@ -645,11 +635,6 @@ impl Base {
         self.nodes.end - self.nodes.start
     }
 
-    /// Marks the base damaged for a reason found by a reader of its bytes.
-    pub fn damage_with(&self, why: String) {
-        self.damaged(why, false);
-    }
-
     /// The id of entry `i`.
     fn id(&self, i: usize) -> Option<Id> {
         let e = self.entry(i)?;
@@ -718,240 +703,98 @@ fn names(json: &[u8], id: &Id) -> bool {
     })
 }
 
-/// A base and what changed since it was read: the live nodes of a state that was loaded
-/// from a snapshot and has not needed all of its nodes at once yet.
-#[derive(Debug, Clone)]
-pub struct Layered {
-    base: std::sync::Arc<Base>,
-    /// Later values of base nodes that are still live.
-    over: IdMap<Node>,
-    /// Base nodes archived since (one put again after that is in `added`).
-    gone: IdMap<()>,
-    /// Nodes put since that are not live base nodes, in the order they were put: after the
-    /// base nodes in creation order, as in a state holding every node.
-    added: Vec<Node>,
-    added_at: IdMap<usize>,
-}
-
-impl Layered {
-    pub fn new(base: Base) -> Layered {
-        Layered {
-            base: std::sync::Arc::new(base),
-            over: IdMap::default(),
-            gone: IdMap::default(),
-            added: Vec::new(),
-            added_at: IdMap::default(),
-        }
+impl Frozen for Paged {
+    fn len(&self) -> usize {
+        Paged::len(self)
     }
-
-    /// The base entry of a live base node.
-    fn live_entry(&self, id: &Id) -> Option<usize> {
-        if self.gone.contains_key(id) {
-            return None;
-        }
-        self.base.find(id)
+    fn find(&self, id: &Id) -> Option<usize> {
+        Paged::find(self, id)
     }
-
-    pub fn get(&self, id: &Id) -> Option<&Node> {
-        if let Some(&i) = self.added_at.get(id) {
-            return Some(&self.added[i]);
-        }
-        if let Some(n) = self.over.get(id) {
-            return Some(n);
-        }
-        self.live_entry(id).and_then(|e| self.base.node(e))
+    fn node(&self, e: usize) -> Option<&Node> {
+        Paged::node(self, e)
     }
-
-    /// Why the base could not give something it was asked for, if it could not.
-    pub fn damage(&self) -> Option<&Damage> {
-        self.base.damage()
+    fn id(&self, e: usize) -> Option<Id> {
+        Paged::id(self, e)
     }
-
-    /// See [`Base::verify`].
-    pub fn verify(&self) {
-        self.base.verify()
+    fn check_entry(&self, e: usize) {
+        self.check_pages_of(e)
     }
-
-    pub fn len(&self) -> usize {
-        self.base.len() - self.gone.len() + self.added.len()
+    fn position(&self, e: usize) -> Option<u64> {
+        self.offset(e)
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    fn all(&self) -> Vec<Node> {
+        Paged::all(self)
     }
-
-    /// Puts `node` in place of its live value (or after the others); returns the value it
-    /// replaced. A value only the snapshot holds is decoded for that only when `old` (the
-    /// pick order needs it); either way the pages it sits in are checked: a change replayed
-    /// from the journal onto a page that fails its checksum damages the state.
-    pub fn replace(&mut self, node: Node, old: bool) -> Option<Node> {
-        let id = node.id;
-        if let Some(&i) = self.added_at.get(&id) {
-            return Some(std::mem::replace(&mut self.added[i], node));
-        }
-        match self.live_entry(&id) {
-            Some(e) => match self.over.insert(id, node) {
-                Some(prev) => Some(prev),
-                None if old => self.base.node(e).cloned(),
-                None => {
-                    self.base.check_pages_of(e);
-                    None
-                }
-            },
-            None => {
-                self.added_at.insert(id, self.added.len());
-                self.added.push(node);
+    fn first_at_or_after(&self, prefix: &str) -> usize {
+        Paged::first_at_or_after(self, prefix)
+    }
+    fn entry_starts_with(&self, e: usize, prefix: &str) -> bool {
+        Paged::entry_starts_with(self, e, prefix)
+    }
+    fn damage(&self) -> Option<&Damage> {
+        Paged::damage(self)
+    }
+    fn verify(&self) {
+        Paged::verify(self)
+    }
+    fn has_stored_order(&self) -> bool {
+        self.has_pick()
+    }
+    fn stored_order(&self, max_attempts: Option<u32>) -> Option<Index> {
+        // Entries that cannot be read damage the snapshot themselves.
+        let entries = || self.entries();
+        let end = self.nodes_len();
+        let decoded =
+            self.with_pick(|text| super::pick::decode(text, max_attempts, entries, end))?;
+        match decoded {
+            Ok(ix) => ix,
+            Err(why) => {
+                self.damaged(format!("the stored pick order does not read: {why}"), false);
                 None
             }
         }
     }
-
-    /// Takes nodes out of the live nodes.
-    pub fn remove<'a>(&mut self, ids: impl Iterator<Item = &'a Id>) {
-        let mut out = IdMap::default();
-        for id in ids {
-            if self.added_at.contains_key(id) {
-                out.insert(*id, ());
-            } else if self.live_entry(id).is_some() {
-                self.over.remove(id);
-                self.gone.insert(*id, ());
-            }
-        }
-        if !out.is_empty() {
-            self.added.retain(|n| !out.contains_key(&n.id));
-            self.added_at = self
-                .added
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.id, i))
-                .collect();
-        }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
+}
 
-    /// Whether the snapshot stores its pick order.
-    pub fn has_stored_pick(&self) -> bool {
-        self.base.has_pick()
-    }
-
-    /// The snapshot's stored pick order brought up to date with the changes since
-    /// ([`Index::catch_up`]): `None` when it has none, or when it was decided under another
-    /// `max_attempts` than `st`'s (build it from the nodes then). A stored order that does
-    /// not read damages the base.
-    pub fn stored_pick(&self, st: &dyn Lookup) -> Option<Index> {
-        // Entries that cannot be read damage the base themselves.
-        let entries = || self.base.entries();
-        let cap = st.settings().max_attempts;
-        let end = self.base.nodes_len();
-        let decoded = self
-            .base
-            .with_pick(|text| Index::decode(text, cap, entries, end))?;
-        let mut ix = match decoded {
-            Ok(ix) => ix?,
-            Err(why) => {
-                self.base
-                    .damage_with(format!("the stored pick order does not read: {why}"));
-                return None;
-            }
-        };
-        let was = |id: &Id| self.base.find(id).and_then(|e| self.base.node(e)).cloned();
-        let mut gone = Vec::with_capacity(self.gone.len());
-        for id in self.gone.keys() {
-            gone.push(was(id)?);
-        }
-        let mut changed = Vec::with_capacity(self.over.len() + self.added.len());
-        for id in self.over.keys() {
-            changed.push((Some(was(id)?), *id));
-        }
-        changed.extend(self.added.iter().map(|n| (None, n.id)));
-        ix.catch_up(st, &gone, &changed);
-        Some(ix)
-    }
-
-    /// Where a live node stands in creation order.
-    pub fn position(&self, id: &Id) -> Option<(u8, u64)> {
-        if let Some(&i) = self.added_at.get(id) {
-            return Some((1, i as u64));
-        }
-        self.live_entry(id)
-            .and_then(|e| self.base.offset(e))
-            .map(|at| (0, at))
-    }
-
-    /// Every live node in creation order, for a snapshot writer: a node the snapshot holds
-    /// and nothing changed since is given as its bytes there, not decoded and encoded
-    /// again. Only when the snapshot's bytes read as its writer puts them (every page of the
-    /// nodes' list passes its checksum, the index's entries tile the list, and each node
-    /// copied starts with the id its entry names); `false`, with nothing given to `f`,
-    /// otherwise: the caller then writes every node from its value, as read from the list.
-    pub fn pieces(
-        &self,
-        f: &mut dyn FnMut(Piece<'_>) -> std::io::Result<()>,
-    ) -> std::io::Result<bool> {
-        let Some((list, spans)) = self.base.list_and_spans() else {
-            return Ok(false);
-        };
-        // In range once the spans tile the list.
-        let json = |at: u64, len: u64| &list[at as usize..(at + len) as usize];
-        let changed = |id: &Id| self.gone.contains_key(id) || self.over.contains_key(id);
-        if !tiles(&list, &spans)
-            || !spans
-                .iter()
-                .all(|&(id, at, len)| changed(&id) || names(json(at, len), &id))
-        {
-            return Ok(false);
-        }
-        for (id, at, len) in spans {
-            if self.gone.contains_key(&id) {
-                continue;
-            }
-            match self.over.get(&id) {
-                Some(later) => f(Piece::Node(later))?,
-                None => f(Piece::Bytes {
-                    id,
-                    json: json(at, len),
-                })?,
-            }
-        }
-        for n in &self.added {
-            f(Piece::Node(n))?;
-        }
-        Ok(true)
-    }
-
-    /// Every live node in creation order.
-    pub fn all(&self) -> Vec<Node> {
-        let mut nodes = self.base.all();
-        if !self.gone.is_empty() || !self.over.is_empty() {
-            nodes.retain(|n| !self.gone.contains_key(&n.id));
-            for n in nodes.iter_mut() {
-                if let Some(later) = self.over.get(&n.id) {
-                    *n = later.clone();
-                }
-            }
-        }
-        nodes.extend(self.added.iter().cloned());
-        nodes
-    }
-
-    /// The ids of live nodes that start with `prefix` (hex), at most `most` of them.
-    pub fn with_prefix(&self, prefix: &str, most: usize) -> Vec<Id> {
-        let mut out: Vec<Id> = self
-            .added
+/// Every live node of `layered` (read from `paged`) in creation order, for a snapshot
+/// writer: a node the snapshot holds and nothing changed since is given as its bytes there,
+/// not decoded and encoded again. Only when the snapshot's bytes read as its writer puts
+/// them (every page of the nodes' list passes its checksum, the index's entries tile the
+/// list, and each node copied starts with the id its entry names); `false`, with nothing
+/// given to `f`, otherwise: the caller then writes every node from its value.
+pub fn pieces(
+    paged: &Paged,
+    layered: &Layered,
+    f: &mut dyn FnMut(Piece<'_>) -> std::io::Result<()>,
+) -> std::io::Result<bool> {
+    let Some((list, spans)) = paged.list_and_spans() else {
+        return Ok(false);
+    };
+    // In range once the spans tile the list.
+    let json = |at: u64, len: u64| &list[at as usize..(at + len) as usize];
+    let changed = |id: &Id| layered.change_of(id).is_some();
+    if !tiles(&list, &spans)
+        || !spans
             .iter()
-            .map(|n| n.id)
-            .filter(|id| id.starts_with_hex(prefix))
-            .collect();
-        let first = self.base.first_at_or_after(prefix);
-        for e in first..self.base.len() {
-            if out.len() >= most || !self.base.entry_starts_with(e, prefix) {
-                break;
-            }
-            match self.base.id(e) {
-                Some(id) if !self.gone.contains_key(&id) => out.push(id),
-                _ => {}
-            }
-        }
-        out.truncate(most);
-        out
+            .all(|&(id, at, len)| changed(&id) || names(json(at, len), &id))
+    {
+        return Ok(false);
     }
+    for (id, at, len) in spans {
+        match layered.change_of(&id) {
+            Some(None) => continue,
+            Some(Some(later)) => f(Piece::Node(later))?,
+            None => f(Piece::Bytes {
+                id,
+                json: json(at, len),
+            })?,
+        }
+    }
+    for n in layered.added() {
+        f(Piece::Node(n))?;
+    }
+    Ok(true)
 }

@@ -12,15 +12,18 @@
 //! snapshot without it, or with a wrong one, reads the same). `claimed` (before the nodes)
 //! lists the claimed nodes; after the nodes come an index of them by id and a trailer of
 //! page checksums, so that a reader reads and decodes only the nodes it is asked for (see
-//! [`crate::base`]). A snapshot without them (an older writer) is read whole; one whose
+//! [`paged`]). A snapshot without them (an older writer) is read whole; one whose
 //! trailer is there but does not describe it is read whole only if every page still matches
 //! its checksum, and is `corrupt` otherwise. Readers of format 2 that know none of these
 //! fields ignore them.
 
-use crate::base;
+mod paged;
+mod pick;
+
 use crate::error::{Error, Result};
 use crate::id::{Id, IdMap};
-use crate::model::{ArchivedStub, Node, Settings, State};
+use crate::model::{ArchivedStub, Node, Settings};
+use crate::state::State;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeSet;
@@ -73,11 +76,11 @@ struct Counted<'a> {
 impl Write for Counted<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         // Up to the end of the current page at most, so that a page's bytes are one hash.
-        let room = (base::PAGE - self.at % base::PAGE) as usize;
+        let room = (paged::PAGE - self.at % paged::PAGE) as usize;
         let n = self.w.write(&buf[..buf.len().min(room)])?;
         self.page.update(&buf[..n]);
         self.at += n as u64;
-        if self.at.is_multiple_of(base::PAGE) && n > 0 {
+        if self.at.is_multiple_of(paged::PAGE) && n > 0 {
             let done = std::mem::take(&mut self.page);
             self.pages.push(done.finalize());
         }
@@ -121,17 +124,17 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
     out.write_all(b"[")?;
     // A node read through the last snapshot's index and not changed since is copied as it
     // is there, not decoded and encoded again.
-    state.pieces(&mut |piece| {
+    each_piece(state, &mut |piece| {
         if !index.is_empty() {
             out.write_all(b",")?;
         }
         let start = out.at;
         let id = match piece {
-            base::Piece::Bytes { id, json } => {
+            paged::Piece::Bytes { id, json } => {
                 out.write_all(json)?;
                 id
             }
-            base::Piece::Node(n) => {
+            paged::Piece::Node(n) => {
                 serde_json::to_writer(&mut out, n)?;
                 n.id
             }
@@ -151,7 +154,7 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
     out.write_all(b",\"index\":")?;
     let index_at = out.at;
     index.sort_unstable_by_key(|e| e.0);
-    let mut text = Vec::with_capacity(index.len() * base::ENTRY + 2);
+    let mut text = Vec::with_capacity(index.len() * paged::ENTRY + 2);
     text.push(b'"');
     for (id, at, len) in &index {
         write!(text, "{}{at:012x}{len:012x}", id.hex())?;
@@ -162,9 +165,11 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
     let mut pick_at = None;
     let stored = pick.then(|| {
         let sorted: Vec<Id> = index.iter().map(|e| e.0).collect();
-        state
-            .schedule_to_store()
-            .encode(&sorted, state.settings.max_attempts)
+        pick::encode(
+            &state.schedule_to_store(),
+            &sorted,
+            state.settings.max_attempts,
+        )
     });
     if let Some(pick) = stored.flatten() {
         out.write_all(b",\"pick\":")?;
@@ -173,15 +178,15 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
     }
     let covered = out.at;
     let mut pages = std::mem::take(&mut out.pages);
-    if !covered.is_multiple_of(base::PAGE) {
+    if !covered.is_multiple_of(paged::PAGE) {
         pages.push(std::mem::take(&mut out.page).finalize());
     }
-    let layout = base::Layout {
+    let layout = paged::Layout {
         nodes_at,
         nodes_len,
         index_at,
         index_len,
-        page: base::PAGE,
+        page: paged::PAGE,
         pages: pages.iter().map(|c| format!("{c:08x}")).collect(),
         from: format!("{covered:016x}"),
         pick_len: pick_at.map(|at| covered - at),
@@ -193,9 +198,30 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
     w.write_all(b"}\n")
 }
 
+/// Every live node of `state` in creation order: one read through this store's last
+/// snapshot and not changed since comes as its bytes there when those read as they should
+/// ([`paged::pieces`]); the others as values. When the snapshot's nodes cannot be read the
+/// state is damaged and `f` may not have seen every node.
+fn each_piece(
+    state: &State,
+    f: &mut dyn FnMut(paged::Piece<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    if let Some(l) = state.frozen_layer() {
+        if let Some(p) = l.frozen().as_any().downcast_ref::<paged::Paged>() {
+            if paged::pieces(p, l, f)? {
+                return Ok(());
+            }
+        }
+    }
+    for n in state.nodes() {
+        f(paged::Piece::Node(n))?;
+    }
+    Ok(())
+}
+
 /// Reads a snapshot; anything malformed is `corrupt`.
 pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
-    match layered(base::Source::Bytes(bytes.to_vec())) {
+    match layered(paged::Source::Bytes(bytes.to_vec())) {
         Ok(read) => Ok(read),
         Err(src) => read_unlayered(&src, bytes, path),
     }
@@ -204,7 +230,7 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
 /// Reads the snapshot file `f`: through its index when it has one that matches (reading
 /// only its trailer and head now, the pages of the nodes asked for later), whole otherwise.
 pub fn read_file(f: std::fs::File, path: &Path) -> Result<(State, u64)> {
-    let src = match layered(base::Source::File(f)) {
+    let src = match layered(paged::Source::File(f)) {
         Ok(read) => return Ok(read),
         Err(src) => src,
     };
@@ -220,9 +246,9 @@ pub fn read_file(f: std::fs::File, path: &Path) -> Result<(State, u64)> {
 /// the file's last bytes point, means the file changed after it was written (damage, or an
 /// edit): `corrupt`, never read as it now is. A snapshot without a trailer (an older
 /// writer) is read whole.
-fn read_unlayered(src: &base::Source, bytes: &[u8], path: &Path) -> Result<(State, u64)> {
-    let pages = base::Base::pages(src).map_err(|e| super::fsutil::describe(path, &e))?;
-    if let base::Pages::Fail(at) = pages {
+fn read_unlayered(src: &paged::Source, bytes: &[u8], path: &Path) -> Result<(State, u64)> {
+    let pages = paged::Paged::pages(src).map_err(|e| super::fsutil::describe(path, &e))?;
+    if let paged::Pages::Fail(at) = pages {
         return Err(Error::corrupt(
             path,
             format!(
@@ -231,7 +257,7 @@ fn read_unlayered(src: &base::Source, bytes: &[u8], path: &Path) -> Result<(Stat
         ));
     }
     let (read, trailer) = read_whole(bytes, path)?;
-    if trailer && pages == base::Pages::NoTrailer {
+    if trailer && pages == paged::Pages::NoTrailer {
         return Err(Error::corrupt(
             path,
             "its trailer (\"lazy\") is not where the file's last bytes point: the file was \
@@ -243,8 +269,8 @@ fn read_unlayered(src: &base::Source, bytes: &[u8], path: &Path) -> Result<(Stat
 
 /// A state over the snapshot's nodes, read as they are asked for, when its trailer says it
 /// is as a writer made it; the source back otherwise.
-fn layered(src: base::Source) -> std::result::Result<(State, u64), base::Source> {
-    let (head, b) = base::Base::open(src)?;
+fn layered(src: paged::Source) -> std::result::Result<(State, u64), paged::Source> {
+    let (head, b) = paged::Paged::open(src)?;
     let parsed = std::str::from_utf8(&head).ok().and_then(|t| parse(t).ok());
     match parsed {
         Some(In {
@@ -255,9 +281,10 @@ fn layered(src: base::Source) -> std::result::Result<(State, u64), base::Source>
             count: Some(count),
             claimed: Some(claimed),
             ..
-        }) if (OLDEST_FORMAT..=FORMAT).contains(&format) && count == b.len() as u64 => {
-            Ok((State::layered(settings, b, claimed, archived), seq))
-        }
+        }) if (OLDEST_FORMAT..=FORMAT).contains(&format) && count == b.len() as u64 => Ok((
+            State::layered(settings, std::sync::Arc::new(b), claimed, archived),
+            seq,
+        )),
         _ => Err(b.into_source()),
     }
 }
