@@ -121,7 +121,7 @@ fn find_cycle(state: &State) -> Option<Id> {
 /// hand-backs recorded for it, and every archived stub has its node in the archive.
 pub fn history_problems(
     state: &State,
-    history: &[crate::store::HistoryLine],
+    history: &[crate::model::HistoryLine],
     archive: &HashMap<Id, crate::model::Node>,
 ) -> Vec<String> {
     let mut moves: HashMap<Id, u64> = HashMap::new();

@@ -100,3 +100,22 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// step: all of it is there afterwards, or none.
     fn load(&self, dump: &Dump) -> Result<()>;
 }
+
+/// Where the time comes from. The rules never read a clock; a backend asks this (or its
+/// server) once per call.
+pub trait Clock: Send + Sync {
+    fn now_ms(&self) -> Millis;
+}
+
+/// The system clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> Millis {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as Millis)
+            .unwrap_or(0)
+    }
+}

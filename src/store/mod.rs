@@ -5,16 +5,18 @@
 
 mod backend;
 pub mod embedded;
+mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod query;
 
 pub use crate::model::HistoryLine;
-pub use backend::{Backend, Decide, Dump, Need, Report, View};
+pub use backend::{Backend, Clock, Decide, Dump, Need, Report, SystemClock, View};
 pub use embedded::{
     fault, journal, snapshot, EmbeddedStore, Logs, Tuning, ARCHIVE, COMPACT_MIN_BYTES, HISTORY,
     JOURNAL, LOCK, SNAPSHOT,
 };
+pub use open::is_database;
 pub use query::{ListFilter, STATUS_WORDS};
 
 use crate::error::{Error, Result};
@@ -27,25 +29,6 @@ use crate::state::State;
 use crate::view::NodeView;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Where the time comes from. The rules never read a clock; a backend asks this (or its
-/// server) once per call.
-pub trait Clock: Send + Sync {
-    fn now_ms(&self) -> Millis;
-}
-
-/// The system clock.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> Millis {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as Millis)
-            .unwrap_or(0)
-    }
-}
 
 /// The default store directory (SPEC section 1): `$CLAIMDAG_DIR`, else
 /// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`. Empty variables count as unset.
@@ -103,27 +86,6 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens the store at `dir`, or at the default directory when `None`. Nothing is
-    /// created until the first write.
-    ///
-    /// A location that starts with `postgres://`, `postgresql://` or `postgres:` (here or in
-    /// `$CLAIMDAG_DIR`) is a PostgreSQL store (SPEC section 8); anything else a directory.
-    pub fn open(dir: Option<&Path>) -> Result<Store> {
-        let dir = match dir {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => default_dir()?,
-        };
-        if let Some(url) = dir.to_str().filter(|s| is_database(s)) {
-            return open_database(url);
-        }
-        Ok(Store::from_backend(Arc::new(EmbeddedStore::open(dir))))
-    }
-
-    /// Opens a store directory with explicit tuning and clock.
-    pub fn with(dir: PathBuf, tuning: Tuning, clock: Arc<dyn Clock>) -> Store {
-        Store::from_backend(Arc::new(EmbeddedStore::new(dir, tuning, clock)))
-    }
-
     /// A store over any backend.
     pub fn from_backend(backend: Arc<dyn Backend>) -> Store {
         Store { backend }
@@ -540,25 +502,6 @@ impl Store {
         to.backend.load(&dump)?;
         Ok(dump)
     }
-}
-
-/// True when a store location names a database rather than a directory.
-pub fn is_database(location: &str) -> bool {
-    location.starts_with("postgres://")
-        || location.starts_with("postgresql://")
-        || location.starts_with("postgres:")
-}
-
-#[cfg(feature = "postgres")]
-fn open_database(url: &str) -> Result<Store> {
-    Ok(Store::from_backend(Arc::new(postgres::PgStore::open(url)?)))
-}
-
-#[cfg(not(feature = "postgres"))]
-fn open_database(_url: &str) -> Result<Store> {
-    Err(Error::invalid(
-        "this claimdag was built without PostgreSQL support (the postgres feature)",
-    ))
 }
 
 fn generation(o: Output) -> Result<u64> {

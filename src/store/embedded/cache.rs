@@ -5,7 +5,7 @@ use super::fault::crash;
 use super::fsutil::{self, FileId, Mode};
 use super::journal::{self, Head, Record};
 use super::logs::{read_all, read_logs, ArchiveFiles, Logs};
-use super::{snapshot, Tuning, JOURNAL, LOCK, SNAPSHOT};
+use super::{snapshot, Tuning, COMPACT_LOCK, JOURNAL, LOCK, SNAPSHOT};
 use crate::error::{Error, Result};
 use crate::model::Millis;
 use crate::state::State;
@@ -42,7 +42,7 @@ pub struct Embedded {
     pub(super) replayed: u64,
     /// This cache, as a writer, looked for the temporaries an unfinished compaction left
     /// (the first write of a handle that changes the store does:
-    /// [`super::compact::remove_stale_temporaries`]).
+    /// [`remove_stale_temporaries`]).
     pub(super) swept: bool,
 }
 
@@ -210,7 +210,7 @@ impl Embedded {
         if !self.swept {
             // Under the write lock, by a write that changes the store (a refused one changes
             // no file).
-            super::compact::remove_stale_temporaries(dir);
+            remove_stale_temporaries(dir);
             self.swept = true;
         }
         let rec = Record {
@@ -665,4 +665,30 @@ pub(super) fn lock_is_at_path(lock: &File, dir: &Path) -> bool {
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+/// Removes the temporaries (`snapshot.json.tmp`, `journal.tmp`) that a compaction left when
+/// it did not finish (killed, or out of space): they hold room that writes need, and a write
+/// that fails for lack of room never compacts. Called by a writer opening the store, under
+/// the write lock; only when no compaction runs (`compact.lock` is free: otherwise they are
+/// its own), and never anything but a file or a link.
+fn remove_stale_temporaries(dir: &Path) {
+    let stale: Vec<std::path::PathBuf> = [SNAPSHOT, JOURNAL]
+        .iter()
+        .map(|n| dir.join(format!("{n}.tmp")))
+        .filter(|t| std::fs::symlink_metadata(t).is_ok_and(|m| !m.is_dir()))
+        .collect();
+    if stale.is_empty() {
+        return;
+    }
+    let Ok(guard) = fsutil::open(&dir.join(COMPACT_LOCK), Mode::ReadWriteCreate) else {
+        return;
+    };
+    if guard.try_lock().is_err() {
+        return;
+    }
+    let _compacting = Held(&guard);
+    for t in &stale {
+        let _ = std::fs::remove_file(t);
+    }
 }

@@ -153,32 +153,6 @@ impl Embedded {
     }
 }
 
-/// Removes the temporaries (`snapshot.json.tmp`, `journal.tmp`) that a compaction left when
-/// it did not finish (killed, or out of space): they hold room that writes need, and a write
-/// that fails for lack of room never compacts. Called by a writer opening the store, under
-/// the write lock; only when no compaction runs (`compact.lock` is free: otherwise they are
-/// its own), and never anything but a file or a link.
-pub(super) fn remove_stale_temporaries(dir: &Path) {
-    let stale: Vec<std::path::PathBuf> = [SNAPSHOT, JOURNAL]
-        .iter()
-        .map(|n| dir.join(format!("{n}.tmp")))
-        .filter(|t| std::fs::symlink_metadata(t).is_ok_and(|m| !m.is_dir()))
-        .collect();
-    if stale.is_empty() {
-        return;
-    }
-    let Ok(guard) = fsutil::open(&dir.join(COMPACT_LOCK), Mode::ReadWriteCreate) else {
-        return;
-    };
-    if guard.try_lock().is_err() {
-        return;
-    }
-    let _compacting = Held(&guard);
-    for t in &stale {
-        let _ = std::fs::remove_file(t);
-    }
-}
-
 /// Appends complete lines to a side file, first dropping a torn last line.
 fn append_lines(dir: &Path, name: &str, lines: &[u8]) -> Result<()> {
     if lines.is_empty() {

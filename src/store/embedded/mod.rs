@@ -23,7 +23,7 @@ pub mod snapshot;
 pub use logs::{ArchiveLine, Logs};
 
 use super::backend::{Backend, Decide, Dump, Need, Report, View};
-use super::{Clock, SystemClock};
+use super::backend::{Clock, SystemClock};
 use crate::error::Result;
 use crate::id::Id;
 use crate::model::{HistoryLine, Millis};

@@ -1,0 +1,52 @@
+//! The one place that names the backends: which one a location opens.
+
+use super::backend::Clock;
+use super::embedded::{EmbeddedStore, Tuning};
+use super::{default_dir, Store};
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+impl Store {
+    /// Opens the store at `dir`, or at the default directory when `None`. Nothing is
+    /// created until the first write.
+    ///
+    /// A location that starts with `postgres://`, `postgresql://` or `postgres:` (here or in
+    /// `$CLAIMDAG_DIR`) is a PostgreSQL store (SPEC section 8); anything else a directory.
+    pub fn open(dir: Option<&Path>) -> Result<Store> {
+        let dir = match dir {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => default_dir()?,
+        };
+        if let Some(url) = dir.to_str().filter(|s| is_database(s)) {
+            return open_database(url);
+        }
+        Ok(Store::from_backend(Arc::new(EmbeddedStore::open(dir))))
+    }
+
+    /// Opens a store directory with explicit tuning and clock.
+    pub fn with(dir: PathBuf, tuning: Tuning, clock: Arc<dyn Clock>) -> Store {
+        Store::from_backend(Arc::new(EmbeddedStore::new(dir, tuning, clock)))
+    }
+}
+
+/// True when a store location names a database rather than a directory.
+pub fn is_database(location: &str) -> bool {
+    location.starts_with("postgres://")
+        || location.starts_with("postgresql://")
+        || location.starts_with("postgres:")
+}
+
+#[cfg(feature = "postgres")]
+fn open_database(url: &str) -> Result<Store> {
+    Ok(Store::from_backend(Arc::new(
+        super::postgres::PgStore::open(url)?,
+    )))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_database(_url: &str) -> Result<Store> {
+    Err(crate::error::Error::invalid(
+        "this claimdag was built without PostgreSQL support (the postgres feature)",
+    ))
+}
