@@ -120,62 +120,17 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
     out.write_all(&head)?;
     out.write_all(b",\"nodes\":")?;
     let nodes_at = out.at;
-    let mut index: Vec<(Id, u64, u64)> = Vec::with_capacity(state.len());
-    out.write_all(b"[")?;
-    // A node read through the last snapshot's index and not changed since is copied as it
-    // is there, not decoded and encoded again.
-    each_piece(state, &mut |piece| {
-        if !index.is_empty() {
-            out.write_all(b",")?;
-        }
-        let start = out.at;
-        let id = match piece {
-            paged::Piece::Bytes { id, json } => {
-                out.write_all(json)?;
-                id
-            }
-            paged::Piece::Node(n) => {
-                serde_json::to_writer(&mut out, n)?;
-                n.id
-            }
-        };
-        index.push((id, start - nodes_at, out.at - start));
-        Ok(())
-    })?;
-    out.write_all(b"]")?;
-    if let Some(d) = state.damage() {
-        // A state whose snapshot could not be read is not the store's state: never write it.
-        return Err(std::io::Error::other(format!(
-            "the state is damaged: {}",
-            d.why
-        )));
-    }
+    let mut index = write_nodes(&mut out, state)?;
     let nodes_len = out.at - nodes_at;
     out.write_all(b",\"index\":")?;
     let index_at = out.at;
     index.sort_unstable_by_key(|e| e.0);
-    let mut text = Vec::with_capacity(index.len() * paged::ENTRY + 2);
-    text.push(b'"');
-    for (id, at, len) in &index {
-        write!(text, "{}{at:012x}{len:012x}", id.hex())?;
-    }
-    text.push(b'"');
-    out.write_all(&text)?;
+    write_index(&mut out, &index)?;
     let index_len = out.at - index_at;
-    let mut pick_at = None;
-    let stored = pick.then(|| {
-        let sorted: Vec<Id> = index.iter().map(|e| e.0).collect();
-        pick::encode(
-            &state.schedule_to_store(),
-            &sorted,
-            state.settings.max_attempts,
-        )
-    });
-    if let Some(pick) = stored.flatten() {
-        out.write_all(b",\"pick\":")?;
-        pick_at = Some(out.at);
-        out.write_all(&pick)?;
-    }
+    let pick_at = match pick {
+        true => write_pick(&mut out, state, &index)?,
+        false => None,
+    };
     let covered = out.at;
     let mut pages = std::mem::take(&mut out.pages);
     if !covered.is_multiple_of(paged::PAGE) {
@@ -196,6 +151,74 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
     w.write_all(b",\"lazy\":")?;
     serde_json::to_writer(&mut *w, &layout)?;
     w.write_all(b"}\n")
+}
+
+/// Writes the nodes' list; returns each node's id, where its bytes start in the list and
+/// how many they are, in list order.
+fn write_nodes(out: &mut Counted<'_>, state: &State) -> std::io::Result<Vec<(Id, u64, u64)>> {
+    let nodes_at = out.at;
+    let mut index: Vec<(Id, u64, u64)> = Vec::with_capacity(state.len());
+    out.write_all(b"[")?;
+    // A node read through the last snapshot's index and not changed since is copied as it
+    // is there, not decoded and encoded again.
+    each_piece(state, &mut |piece| {
+        if !index.is_empty() {
+            out.write_all(b",")?;
+        }
+        let start = out.at;
+        let id = match piece {
+            paged::Piece::Bytes { id, json } => {
+                out.write_all(json)?;
+                id
+            }
+            paged::Piece::Node(n) => {
+                serde_json::to_writer(&mut *out, n)?;
+                n.id
+            }
+        };
+        index.push((id, start - nodes_at, out.at - start));
+        Ok(())
+    })?;
+    out.write_all(b"]")?;
+    if let Some(d) = state.damage() {
+        // A state whose snapshot could not be read is not the store's state: never write it.
+        return Err(std::io::Error::other(format!(
+            "the state is damaged: {}",
+            d.why
+        )));
+    }
+    Ok(index)
+}
+
+/// Writes the index of the nodes by id (`sorted` by id): one entry of [`paged::ENTRY`] hex
+/// characters each.
+fn write_index(out: &mut Counted<'_>, sorted: &[(Id, u64, u64)]) -> std::io::Result<()> {
+    let mut text = Vec::with_capacity(sorted.len() * paged::ENTRY + 2);
+    text.push(b'"');
+    for (id, at, len) in sorted {
+        write!(text, "{}{at:012x}{len:012x}", id.hex())?;
+    }
+    text.push(b'"');
+    out.write_all(&text)
+}
+
+/// Writes the stored pick order, following the index entries (`sorted` by id); returns
+/// where it starts, or `None` when the order names a node the snapshot lacks (then readers
+/// build it from the nodes).
+fn write_pick(
+    out: &mut Counted<'_>,
+    state: &State,
+    sorted: &[(Id, u64, u64)],
+) -> std::io::Result<Option<u64>> {
+    let ids: Vec<Id> = sorted.iter().map(|e| e.0).collect();
+    let order = state.schedule_to_store();
+    let Some(bytes) = pick::encode(&order, &ids, state.settings.max_attempts) else {
+        return Ok(None);
+    };
+    out.write_all(b",\"pick\":")?;
+    let at = out.at;
+    out.write_all(&bytes)?;
+    Ok(Some(at))
 }
 
 /// Every live node of `state` in creation order: one read through this store's last

@@ -505,7 +505,7 @@ impl Paged {
             return Vec::new();
         };
         let mut de = serde_json::Deserializer::from_slice(&list);
-        match crate::store::snapshot::nodes_with_capacity(&mut de, self.len()) {
+        match super::nodes_with_capacity(&mut de, self.len()) {
             Ok(nodes) if nodes.len() == self.len() => nodes,
             Ok(nodes) => {
                 let why = format!(

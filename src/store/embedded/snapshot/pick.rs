@@ -126,13 +126,21 @@ pub fn decode(
         seq: creation_end,
         ..Parts::default()
     };
-    // Each group's ready keys, gathered and then built into their sets in one go.
-    let mut ready: Vec<Vec<ReadyKey>> = vec![Vec::new(); stored.groups.len()];
     for (g, key) in stored.groups.into_iter().enumerate() {
         if ix.groups.insert(key, g).is_some() {
             return Err(format!("group {g} is named twice"));
         }
     }
+    read_nodes(&mut ix, &entries, nodes)?;
+    read_waiters(&mut ix, &entries, stored.waiters.as_bytes())?;
+    Ok(Some(Index::from_parts(ix)))
+}
+
+/// Reads the nodes' records (one per index entry) into `ix`: creation order, critical
+/// path lengths, and the ready nodes of each group.
+fn read_nodes(ix: &mut Parts, entries: &[(Id, u64)], nodes: &[u8]) -> Result<(), String> {
+    // Each group's ready keys, gathered and then built into their sets in one go.
+    let mut ready: Vec<Vec<ReadyKey>> = vec![Vec::new(); ix.groups.len()];
     ix.order.reserve(entries.len());
     ix.critical.reserve(entries.len());
     let ready_flag = b'0' + (CRITICAL | READY);
@@ -174,7 +182,11 @@ pub fn decode(
             BTreeSet::from_iter(keys)
         })
         .collect();
-    let mut w = stored.waiters.as_bytes();
+    Ok(())
+}
+
+/// Reads the waiters (see the module documentation) into `ix`.
+fn read_waiters(ix: &mut Parts, entries: &[(Id, u64)], mut w: &[u8]) -> Result<(), String> {
     let take = |w: &mut &[u8], n: usize| -> Result<u64, String> {
         let (head, rest) = w.split_at_checked(n).ok_or("the waiters are cut short")?;
         *w = rest;
@@ -210,7 +222,7 @@ pub fn decode(
             return Err(format!("the waiters of {} are given twice", p.hex()));
         }
     }
-    Ok(Some(Index::from_parts(ix)))
+    Ok(())
 }
 
 /// Appends the low `digits` hex digits of `v`, lowercase.
