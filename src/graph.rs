@@ -2,7 +2,7 @@
 //! soft links dashed, the longest critical path drawn thick and red.
 
 use crate::id::Id;
-use crate::model::{Display, Millis, Node};
+use crate::model::{DisplayWord, Millis, Node};
 use crate::rules;
 use crate::schedule;
 use crate::state::State;
@@ -26,31 +26,31 @@ impl Format {
 }
 
 /// Fill colour of each display word.
-pub fn colour(d: Display) -> &'static str {
+pub fn colour(d: DisplayWord) -> &'static str {
     match d {
-        Display::Ready => "#b7e1a1",
-        Display::Blocked => "#f4a6a6",
-        Display::Todo => "#e6e6e6",
-        Display::Claimed => "#9ec9f0",
-        Display::Expired => "#f7c56b",
-        Display::Done => "#6fbf73",
-        Display::Failed => "#e57373",
-        Display::Cancelled => "#bdbdbd",
+        DisplayWord::Ready => "#b7e1a1",
+        DisplayWord::Blocked => "#f4a6a6",
+        DisplayWord::Todo => "#e6e6e6",
+        DisplayWord::Claimed => "#9ec9f0",
+        DisplayWord::Expired => "#f7c56b",
+        DisplayWord::Done => "#6fbf73",
+        DisplayWord::Failed => "#e57373",
+        DisplayWord::Cancelled => "#bdbdbd",
     }
 }
 
-const DISPLAYS: [Display; 8] = [
-    Display::Ready,
-    Display::Blocked,
-    Display::Todo,
-    Display::Claimed,
-    Display::Expired,
-    Display::Done,
-    Display::Failed,
-    Display::Cancelled,
+const DISPLAYS: [DisplayWord; 8] = [
+    DisplayWord::Ready,
+    DisplayWord::Blocked,
+    DisplayWord::Todo,
+    DisplayWord::Claimed,
+    DisplayWord::Expired,
+    DisplayWord::Done,
+    DisplayWord::Failed,
+    DisplayWord::Cancelled,
 ];
 
-fn label(n: &Node, d: Display) -> String {
+fn label(n: &Node, d: DisplayWord) -> String {
     let mut s: String = n.summary.chars().take(48).collect();
     if n.summary.chars().count() > 48 {
         s.push_str("...");
@@ -78,7 +78,7 @@ struct Drawing<'a> {
 }
 
 impl Drawing<'_> {
-    fn display(&self, n: &Node) -> Display {
+    fn display(&self, n: &Node) -> DisplayWord {
         rules::display(self.state, n, self.now)
     }
 
@@ -93,7 +93,7 @@ fn short(id: &Id) -> String {
 
 /// Renders `workspace`'s live nodes: unfinished ones, plus finished ones when `all`.
 pub fn render(state: &State, workspace: &str, all: bool, format: Format, now: Millis) -> String {
-    let tx = rules::view_at(state, now);
+    let tx = rules::read_at(state, now);
     let nodes: Vec<&Node> = state
         .nodes()
         .iter()

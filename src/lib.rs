@@ -36,7 +36,7 @@ pub mod error;
 mod escape;
 pub mod graph;
 pub mod id;
-pub mod lease;
+
 pub mod model;
 pub mod rules;
 pub mod schedule;
@@ -51,10 +51,10 @@ pub mod cli;
 
 pub use error::{Code, Error, Result};
 pub use id::{Actor, Id};
-pub use lease::Lease;
-pub use model::{Display, Node, Settings, Status};
+pub use model::{DisplayWord, Node, Settings, Status};
 pub use rules::{Output, Request, Upsert};
 pub use schedule::Pick;
 pub use state::State;
+pub use store::lease::Lease;
 pub use store::{ListFilter, Store};
 pub use view::NodeView;

@@ -59,7 +59,7 @@ impl std::fmt::Display for Status {
 /// The derived display word (SPEC section 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Display {
+pub enum DisplayWord {
     Ready,
     Blocked,
     Todo,
@@ -70,17 +70,17 @@ pub enum Display {
     Cancelled,
 }
 
-impl Display {
+impl DisplayWord {
     pub fn as_str(self) -> &'static str {
         match self {
-            Display::Ready => "ready",
-            Display::Blocked => "blocked",
-            Display::Todo => "todo",
-            Display::Claimed => "claimed",
-            Display::Expired => "expired",
-            Display::Done => "done",
-            Display::Failed => "failed",
-            Display::Cancelled => "cancelled",
+            DisplayWord::Ready => "ready",
+            DisplayWord::Blocked => "blocked",
+            DisplayWord::Todo => "todo",
+            DisplayWord::Claimed => "claimed",
+            DisplayWord::Expired => "expired",
+            DisplayWord::Done => "done",
+            DisplayWord::Failed => "failed",
+            DisplayWord::Cancelled => "cancelled",
         }
     }
 }

@@ -12,8 +12,8 @@ pub fn problems(state: &State) -> Vec<String> {
     let mut out = Vec::new();
     // The pick order a snapshot stores, brought up to date with the journal, is the one its
     // nodes give (asked for before anything decodes every node, so that it is the stored one).
-    let drift = if state.has_stored_pick() {
-        state.schedule().differences(state.nodes(), state)
+    let drift = if state.has_stored_order() {
+        state.pick_order().differences(state.nodes(), state)
     } else {
         Vec::new()
     };

@@ -2,7 +2,7 @@
 //! and why it is not ready.
 
 use crate::id::{Actor, Id};
-use crate::model::{Display, Millis, Node, Status};
+use crate::model::{DisplayWord, Millis, Node, Status};
 use crate::rules;
 use crate::state::State;
 use serde::{Deserialize, Serialize};
@@ -11,7 +11,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeView {
     pub node: Node,
-    pub display: Display,
+    pub display: DisplayWord,
     pub ready: bool,
     /// Why a `todo` node is not ready (or is blocked); `None` otherwise.
     pub why: Option<String>,
@@ -21,7 +21,7 @@ impl NodeView {
     pub fn of(state: &State, node: &Node, now: Millis) -> NodeView {
         let display = rules::display(state, node, now);
         let why = match (node.status, display) {
-            (Status::Todo, Display::Ready) => None,
+            (Status::Todo, DisplayWord::Ready) => None,
             (Status::Todo, _) => {
                 Some(rules::readiness(&|id| state.status_of(id), &state.settings, node).explain())
             }
@@ -30,7 +30,7 @@ impl NodeView {
         NodeView {
             node: node.clone(),
             display,
-            ready: display == Display::Ready,
+            ready: display == DisplayWord::Ready,
             why,
         }
     }
@@ -52,7 +52,7 @@ struct Shape<'a> {
     deps: &'a [Id],
     soft_deps: &'a [Id],
     status: Status,
-    display: Display,
+    display: DisplayWord,
     ready: bool,
     why: &'a Option<String>,
     generation: u64,
@@ -132,7 +132,7 @@ struct Owned {
     soft_deps: Vec<Id>,
     status: Status,
     /// The derived word: ready, blocked, todo, claimed, expired, done, failed, cancelled.
-    display: Display,
+    display: DisplayWord,
     ready: bool,
     /// Why a todo node is not ready (or is blocked).
     why: Option<String>,

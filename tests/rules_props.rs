@@ -329,7 +329,7 @@ fn check_step(
         }
     }
     // Only ready nodes are granted; the grant becomes the holder.
-    let view = rules::view_at(before, now);
+    let view = rules::read_at(before, now);
     let granted: Option<(Id, Id, u64)> = match (req, result) {
         (Request::Claim { node, actor, .. }, Ok(Output::Generation(g))) => {
             Some((*node, *actor, *g))

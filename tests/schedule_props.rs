@@ -1,4 +1,4 @@
-//! The pick order the state keeps up to date (`schedule::index`) against the full
+//! The pick order the state keeps up to date (`schedule::pick_order`) against the full
 //! recomputation, over random DAGs and random changes: after every change the index equals a
 //! fresh build, and `order`/`best` (read from it) give exactly what `order_full`/`best_full`
 //! give, for every workspace and role, now and after the leases ran out.
@@ -214,10 +214,10 @@ fn request(state: &State, op: &Op) -> Request {
 
 /// The index equals a fresh build, and its picks equal the full recomputation.
 fn check(state: &State, now: u64) -> Result<(), TestCaseError> {
-    let diff = state.schedule().differences(state.nodes(), state);
+    let diff = state.pick_order().differences(state.nodes(), state);
     prop_assert!(diff.is_empty(), "the index drifted: {:?}", diff);
     for t in [now, now + 5_000] {
-        let tx = rules::view_at(state, t);
+        let tx = rules::read_at(state, t);
         for ws in WORKSPACES {
             for role in ROLES {
                 prop_assert_eq!(
@@ -260,7 +260,7 @@ proptest! {
         let reloaded = State::from_parts(state.settings.clone(), state.nodes().to_vec(), state.archived().clone());
         for ws in WORKSPACES {
             for role in ROLES {
-                let (a, b) = (rules::view_at(&state, now), rules::view_at(&reloaded, now));
+                let (a, b) = (rules::read_at(&state, now), rules::read_at(&reloaded, now));
                 prop_assert_eq!(schedule::order(&a, ws, role), schedule::order(&b, ws, role));
             }
         }
@@ -313,10 +313,10 @@ proptest! {
         snapshot::write_with(&mut bytes, &whole, 1, store).unwrap();
         let (mut read, _) = snapshot::read(&bytes, std::path::Path::new("snapshot.json")).unwrap();
         prop_assert!(read.is_layered());
-        prop_assert_eq!(read.has_stored_pick(), store);
+        prop_assert_eq!(read.has_stored_order(), store);
         if early {
             // Taken from the snapshot now, then kept up to date change by change.
-            let _ = read.schedule();
+            let _ = read.pick_order();
         }
         let mut cap_moved = false;
         for (op, dt) in &after {
@@ -371,10 +371,10 @@ proptest! {
         // Nothing asked for every node of the read state: its pick order comes from the
         // snapshot (unless the attempt cap moved, when it is built from the nodes).
         prop_assert!(read.is_layered() || (early && cap_moved) || !store);
-        let diff = read.schedule().differences(whole.nodes(), &whole);
+        let diff = read.pick_order().differences(whole.nodes(), &whole);
         prop_assert!(diff.is_empty(), "the stored pick order drifted: {:?}", diff);
         for t in [now, now + 5_000] {
-            let (r, w) = (rules::view_at(&read, t), rules::view_at(&whole, t));
+            let (r, w) = (rules::read_at(&read, t), rules::read_at(&whole, t));
             for ws in WORKSPACES {
                 for role in ROLES {
                     prop_assert_eq!(schedule::order(&r, ws, role), schedule::order_full(&w, ws, role));

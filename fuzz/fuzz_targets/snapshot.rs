@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = state.get(id);
         }
         // The pick order, from what the snapshot stores when it stores one.
-        let _ = state.schedule();
+        let _ = state.pick_order();
         let count = state.nodes().len();
         let mut out = Vec::new();
         let written = snapshot::write(&mut out, &state, seq);
@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
         for n in state.nodes() {
             assert_eq!(again.get(&n.id), Some(n), "a node reads back differently by id");
         }
-        let drift = again.schedule().differences(again.nodes(), &again);
+        let drift = again.pick_order().differences(again.nodes(), &again);
         assert!(drift.is_empty(), "a written pick order reads back wrong: {drift:?}");
     }
 });

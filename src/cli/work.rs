@@ -13,8 +13,8 @@
 use super::guard::Guard;
 use crate::error::{Code, Error, Result};
 use crate::id::{Actor, Id};
-use crate::lease::Lease;
 use crate::model::Status;
+use crate::store::lease::Lease;
 use crate::store::Store;
 use crate::verbs::{Dur, Outcome, Reply, Worked};
 use std::ffi::OsString;

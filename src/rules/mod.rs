@@ -8,12 +8,12 @@
 
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id, IdMap};
-use crate::model::{Change, Display, Event, Millis, Node, Settings, Status};
+use crate::model::{Change, DisplayWord, Event, Millis, Node, Settings, Status};
 
 use crate::state::State;
 mod archive;
+mod claims;
 mod edit;
-mod lease;
 mod plan;
 mod validate;
 
@@ -259,8 +259,6 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
     })
 }
 
-/// A read-only view of the state at `now` with every expired claim handed back, as the next
-/// write will see it. Used by `next` and `ready`.
 /// The first time after `now` at which the rules would see `state` differently by time
 /// alone (the next lease to run out), if any. A decision made at `now` holds until then: a
 /// store that commits it later (a slow link, a paused process) must refuse it from that time
@@ -274,22 +272,24 @@ pub fn valid_until(state: &State, now: Millis) -> Option<Millis> {
         .min()
 }
 
-pub fn view_at(state: &State, now: Millis) -> Tx<'_> {
+/// The state as of `now` with every expired claim handed back, as the next write will see
+/// it, to read (`next`, `ready`, the critical path).
+pub fn read_at(state: &State, now: Millis) -> Tx<'_> {
     Tx::begin(state, now)
 }
 
 /// The derived display word of a node (SPEC section 2).
-pub fn display(state: &State, node: &Node, now: Millis) -> Display {
+pub fn display(state: &State, node: &Node, now: Millis) -> DisplayWord {
     match node.status {
-        Status::Claimed if node.is_expired(now) => Display::Expired,
-        Status::Claimed => Display::Claimed,
-        Status::Done => Display::Done,
-        Status::Failed => Display::Failed,
-        Status::Cancelled => Display::Cancelled,
+        Status::Claimed if node.is_expired(now) => DisplayWord::Expired,
+        Status::Claimed => DisplayWord::Claimed,
+        Status::Done => DisplayWord::Done,
+        Status::Failed => DisplayWord::Failed,
+        Status::Cancelled => DisplayWord::Cancelled,
         Status::Todo => match readiness(&|id| state.status_of(id), &state.settings, node) {
-            Readiness::Ready => Display::Ready,
-            Readiness::Blocked(_) => Display::Blocked,
-            Readiness::Waiting(_) | Readiness::OutOfAttempts { .. } => Display::Todo,
+            Readiness::Ready => DisplayWord::Ready,
+            Readiness::Blocked(_) => DisplayWord::Blocked,
+            Readiness::Waiting(_) | Readiness::OutOfAttempts { .. } => DisplayWord::Todo,
         },
     }
 }
@@ -360,11 +360,6 @@ impl<'a> Tx<'a> {
             ))),
             _ => Ok(()),
         }
-    }
-
-    /// The state this transaction reads under its changes.
-    pub fn base(&self) -> &State {
-        self.state
     }
 
     /// True when `id` was changed by this transaction.
@@ -534,13 +529,13 @@ impl crate::schedule::PickView for Tx<'_> {
     fn is_changed(&self, id: &Id) -> bool {
         Tx::is_changed(self, id)
     }
-    fn kept_order(&self) -> Option<&crate::schedule::index::Index> {
+    fn kept_order(&self) -> Option<&crate::schedule::pick_order::PickOrder> {
         if !self.only_hand_backs() {
             return None;
         }
-        self.state.schedule_if_warm()
+        self.state.pick_order_if_warm()
     }
-    fn order_index(&self) -> &crate::schedule::index::Index {
-        self.state.schedule()
+    fn order_index(&self) -> &crate::schedule::pick_order::PickOrder {
+        self.state.pick_order()
     }
 }

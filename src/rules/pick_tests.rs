@@ -49,7 +49,7 @@ mod tests {
     fn best_agrees_with_the_full_order() {
         let s = state();
         for role in ["", "review"] {
-            let tx = rules::view_at(&s, 9000);
+            let tx = rules::read_at(&s, 9000);
             let full: Vec<Id> = order(&tx, "", role).into_iter().map(|p| p.id).collect();
             assert!(full.len() > 3, "the fixture has several ready nodes");
             assert_eq!(best(&tx, "", role).map(|p| p.id), full.first().copied());
@@ -59,7 +59,7 @@ mod tests {
     #[test]
     fn longest_critical_path_then_priority_first() {
         let s = state();
-        let tx = rules::view_at(&s, 9000);
+        let tx = rules::read_at(&s, 9000);
         let picks = order(&tx, "", "");
         for w in picks.windows(2) {
             assert!(w[0].critical >= w[1].critical);
@@ -129,11 +129,11 @@ mod tests {
         }
         // a: b waits on it. c: of another role, but d (of mine) waits on it. r: nothing of
         // mine waits on it, and its role is not mine.
-        let tx = rules::view_at(&s, 3000);
+        let tx = rules::read_at(&s, 3000);
         assert_eq!(pending(&tx, "", ""), vec![a, c]);
         assert_eq!(pending(&tx, "", "review"), vec![a, r, c]);
         // Once the lease ran out, the claims are handed back: nothing is pending, a is ready.
-        let tx = rules::view_at(&s, 2000 + 60_000);
+        let tx = rules::read_at(&s, 2000 + 60_000);
         assert!(pending(&tx, "", "").is_empty());
         // a failed: b is blocked for good, so only c is left to wait for.
         let fail = Request::Complete {
@@ -145,7 +145,7 @@ mod tests {
             held: false,
         };
         put(&mut s, fail, 4000);
-        assert_eq!(pending(&rules::view_at(&s, 5000), "", ""), vec![c]);
+        assert_eq!(pending(&rules::read_at(&s, 5000), "", ""), vec![c]);
     }
 }
 
@@ -186,7 +186,7 @@ mod index_tests {
                 },
             );
         }
-        let tx = rules::view_at(&s, 2000);
+        let tx = rules::read_at(&s, 2000);
         let full = best_full(&tx, "", "").unwrap();
         assert_eq!(full.path, vec![a, c]);
         assert_eq!(best(&tx, "", "").unwrap(), full);

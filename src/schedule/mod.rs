@@ -1,16 +1,16 @@
 //! Picking work (SPEC section 7), pure: the critical path of every unfinished node and the
 //! order in which `next`, `ready` and `claim-next` offer ready nodes.
 //!
-//! [`best`] and [`order`] read the pick order the state keeps up to date ([`index`]), so they
+//! [`best`] and [`order`] read the pick order the state keeps up to date ([`pick_order`]), so they
 //! cost what they return, not the DAG's size; [`best_full`] and [`order_full`] recompute
 //! everything from the nodes, and the property tests hold the two to the same answers.
 
-pub mod index;
+pub mod pick_order;
 pub mod ready;
 
 use crate::id::{Id, IdMap};
 use crate::model::{Node, Status};
-use index::Index;
+use pick_order::PickOrder;
 use ready::Readiness;
 use std::cmp::Ordering;
 
@@ -27,9 +27,9 @@ pub trait PickView {
     fn is_changed(&self, id: &Id) -> bool;
     /// The state's kept pick order when it holds for every node this view did not change
     /// and is built (or worth building now); `None`: compute from the nodes.
-    fn kept_order(&self) -> Option<&Index>;
+    fn kept_order(&self) -> Option<&PickOrder>;
     /// The state's kept pick order, built if it is not yet.
-    fn order_index(&self) -> &Index;
+    fn order_index(&self) -> &PickOrder;
 }
 
 /// A ready node as `next` would rank it.
@@ -95,15 +95,15 @@ pub fn critical<'a, V: PickView>(tx: &'a V, workspace: &str) -> Critical<'a> {
         .filter(|n| n.workspace == workspace && !n.status.is_terminal())
         .collect();
     let n = nodes.len();
-    let mut index: IdMap<u32> = IdMap::with_capacity_and_hasher(n, Default::default());
+    let mut slot: IdMap<u32> = IdMap::with_capacity_and_hasher(n, Default::default());
     for (i, node) in nodes.iter().enumerate() {
-        index.insert(node.id, i as u32);
+        slot.insert(node.id, i as u32);
     }
     // Links between unfinished nodes, as (prerequisite, waiting node) pairs.
     let mut links: Vec<(u32, u32)> = Vec::new();
     for (i, node) in nodes.iter().enumerate() {
         for (dep, _) in node.prerequisites() {
-            if let Some(&d) = index.get(&dep) {
+            if let Some(&d) = slot.get(&dep) {
                 links.push((d, i as u32));
             }
         }
@@ -211,7 +211,7 @@ pub fn best_full<V: PickView>(tx: &V, workspace: &str, role: &str) -> Option<Pic
         .map(|i| cp.pick(i))
 }
 
-/// A ready candidate as the index ranks it.
+/// A ready candidate as the pick order ranks it.
 #[derive(Debug, Clone, Copy)]
 struct Cand {
     id: Id,
@@ -232,7 +232,7 @@ fn cand_rank(a: &Cand, b: &Cand) -> Ordering {
         .then(a.order.cmp(&b.order))
 }
 
-/// Up to `limit` ready candidates, best first, read from the index: `None` when the
+/// Up to `limit` ready candidates, best first, read from the pick order: `None` when the
 /// transaction changed more than expired claims (then only a full computation is exact).
 fn indexed<V: PickView>(tx: &V, workspace: &str, role: &str, limit: usize) -> Option<Vec<Cand>> {
     let ix = tx.kept_order()?;
@@ -245,7 +245,7 @@ fn indexed<V: PickView>(tx: &V, workspace: &str, role: &str, limit: usize) -> Op
             order: ix.order(&id)?,
         })
     };
-    // The claims this transaction handed back are ready again (the index has them claimed).
+    // The claims this transaction handed back are ready again (the pick order has them claimed).
     let mut out: Vec<Cand> = tx
         .changed()
         .iter()
@@ -271,7 +271,7 @@ fn indexed<V: PickView>(tx: &V, workspace: &str, role: &str, limit: usize) -> Op
     Some(out)
 }
 
-/// A candidate with its critical path (followed through the index) and summary.
+/// A candidate with its critical path (followed through the pick order) and summary.
 fn pick_of<V: PickView>(tx: &V, c: &Cand) -> Pick {
     let ix = tx.order_index();
     let mut path = vec![c.id];

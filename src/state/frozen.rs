@@ -5,7 +5,7 @@
 
 use crate::id::Id;
 use crate::model::Node;
-use crate::schedule::index::Index;
+use crate::schedule::pick_order::PickOrder;
 
 /// Why a frozen set of nodes could not give what it was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,7 @@ pub trait Frozen: std::fmt::Debug + Send + Sync {
     fn has_stored_order(&self) -> bool;
     /// The pick order it carries, as of when it was frozen: `None` when it has none, or it
     /// was decided under another `max_attempts` (one that does not read damages the set).
-    fn stored_order(&self, max_attempts: Option<u32>) -> Option<Index>;
+    fn stored_order(&self, max_attempts: Option<u32>) -> Option<PickOrder>;
     /// The concrete set, for the store that made it (to copy its bytes through).
     fn as_any(&self) -> &dyn std::any::Any;
 }

@@ -5,27 +5,27 @@
 use super::frozen::{Damage, Frozen};
 use crate::id::{Id, IdMap};
 use crate::model::Node;
-use crate::schedule::index::{Index, Lookup};
+use crate::schedule::pick_order::{Lookup, PickOrder};
 use std::sync::Arc;
 
 /// A frozen set of nodes and what changed since it was read.
 #[derive(Debug, Clone)]
 pub struct Layered {
-    base: Arc<dyn Frozen>,
-    /// Later values of base nodes that are still live.
+    frozen: Arc<dyn Frozen>,
+    /// Later values of frozen nodes that are still live.
     over: IdMap<Node>,
-    /// Base nodes archived since (one put again after that is in `added`).
+    /// Frozen nodes archived since (one put again after that is in `added`).
     gone: IdMap<()>,
-    /// Nodes put since that are not live base nodes, in the order they were put: after the
-    /// base nodes in creation order, as in a state holding every node.
+    /// Nodes put since that are not live frozen nodes, in the order they were put: after the
+    /// frozen nodes in creation order, as in a state holding every node.
     added: Vec<Node>,
     added_at: IdMap<usize>,
 }
 
 impl Layered {
-    pub fn new(base: Arc<dyn Frozen>) -> Layered {
+    pub fn new(frozen: Arc<dyn Frozen>) -> Layered {
         Layered {
-            base,
+            frozen,
             over: IdMap::default(),
             gone: IdMap::default(),
             added: Vec::new(),
@@ -33,12 +33,12 @@ impl Layered {
         }
     }
 
-    /// The base entry of a live base node.
+    /// The frozen set entry of a live frozen node.
     fn live_entry(&self, id: &Id) -> Option<usize> {
         if self.gone.contains_key(id) {
             return None;
         }
-        self.base.find(id)
+        self.frozen.find(id)
     }
 
     pub fn get(&self, id: &Id) -> Option<&Node> {
@@ -48,21 +48,21 @@ impl Layered {
         if let Some(n) = self.over.get(id) {
             return Some(n);
         }
-        self.live_entry(id).and_then(|e| self.base.node(e))
+        self.live_entry(id).and_then(|e| self.frozen.node(e))
     }
 
-    /// Why the base could not give something it was asked for, if it could not.
+    /// Why the frozen set could not give something it was asked for, if it could not.
     pub fn damage(&self) -> Option<&Damage> {
-        self.base.damage()
+        self.frozen.damage()
     }
 
     /// See [`Frozen::verify`].
     pub fn verify(&self) {
-        self.base.verify()
+        self.frozen.verify()
     }
 
     pub fn len(&self) -> usize {
-        self.base.len() - self.gone.len() + self.added.len()
+        self.frozen.len() - self.gone.len() + self.added.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -81,9 +81,9 @@ impl Layered {
         match self.live_entry(&id) {
             Some(e) => match self.over.insert(id, node) {
                 Some(prev) => Some(prev),
-                None if old => self.base.node(e).cloned(),
+                None if old => self.frozen.node(e).cloned(),
                 None => {
-                    self.base.check_entry(e);
+                    self.frozen.check_entry(e);
                     None
                 }
             },
@@ -118,17 +118,22 @@ impl Layered {
     }
 
     /// Whether the snapshot stores its pick order.
-    pub fn has_stored_pick(&self) -> bool {
-        self.base.has_stored_order()
+    pub fn has_stored_order(&self) -> bool {
+        self.frozen.has_stored_order()
     }
 
     /// The snapshot's stored pick order brought up to date with the changes since
-    /// ([`Index::catch_up`]): `None` when it has none, or when it was decided under another
+    /// ([`PickOrder::catch_up`]): `None` when it has none, or when it was decided under another
     /// `max_attempts` than `st`'s (build it from the nodes then). A stored order that does
-    /// not read damages the base.
-    pub fn stored_pick(&self, st: &dyn Lookup) -> Option<Index> {
-        let mut ix = self.base.stored_order(st.settings().max_attempts)?;
-        let was = |id: &Id| self.base.find(id).and_then(|e| self.base.node(e)).cloned();
+    /// not read damages the frozen set.
+    pub fn stored_order(&self, st: &dyn Lookup) -> Option<PickOrder> {
+        let mut ix = self.frozen.stored_order(st.settings().max_attempts)?;
+        let was = |id: &Id| {
+            self.frozen
+                .find(id)
+                .and_then(|e| self.frozen.node(e))
+                .cloned()
+        };
         let mut gone = Vec::with_capacity(self.gone.len());
         for id in self.gone.keys() {
             gone.push(was(id)?);
@@ -148,13 +153,13 @@ impl Layered {
             return Some((1, i as u64));
         }
         self.live_entry(id)
-            .and_then(|e| self.base.position(e))
+            .and_then(|e| self.frozen.position(e))
             .map(|at| (0, at))
     }
 
     /// The frozen nodes under the changes.
     pub fn frozen(&self) -> &dyn Frozen {
-        &*self.base
+        &*self.frozen
     }
 
     /// What changed a frozen node since it was read: `None`, nothing; `Some(None)`, it was
@@ -173,7 +178,7 @@ impl Layered {
 
     /// Every live node in creation order.
     pub fn all(&self) -> Vec<Node> {
-        let mut nodes = self.base.all();
+        let mut nodes = self.frozen.all();
         if !self.gone.is_empty() || !self.over.is_empty() {
             nodes.retain(|n| !self.gone.contains_key(&n.id));
             for n in nodes.iter_mut() {
@@ -194,12 +199,12 @@ impl Layered {
             .map(|n| n.id)
             .filter(|id| id.starts_with_hex(prefix))
             .collect();
-        let first = self.base.first_at_or_after(prefix);
-        for e in first..self.base.len() {
-            if out.len() >= most || !self.base.entry_starts_with(e, prefix) {
+        let first = self.frozen.first_at_or_after(prefix);
+        for e in first..self.frozen.len() {
+            if out.len() >= most || !self.frozen.entry_starts_with(e, prefix) {
                 break;
             }
-            match self.base.id(e) {
+            match self.frozen.id(e) {
                 Some(id) if !self.gone.contains_key(&id) => out.push(id),
                 _ => {}
             }

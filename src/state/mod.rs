@@ -7,7 +7,7 @@ pub mod layered;
 
 use crate::id::{Id, IdMap};
 use crate::model::{ArchivedStub, Change, Node, Settings, Status};
-use crate::schedule::index::{Index, Lazy, Lookup};
+use crate::schedule::pick_order::{Lazy, Lookup, PickOrder};
 use frozen::{Damage, Frozen};
 use layered::Layered;
 use std::collections::BTreeSet;
@@ -27,11 +27,11 @@ pub struct State {
     pub settings: Settings,
     /// Every live node, in creation order (unless `layered`).
     nodes: Vec<Node>,
-    index: IdMap<usize>,
+    slots: IdMap<usize>,
     claimed: BTreeSet<Id>,
     archived: IdMap<ArchivedStub>,
     /// The pick order, built when first asked for, then kept up to date by every change.
-    sched: Lazy,
+    order: Lazy,
     /// The live nodes, when they are a snapshot's plus the changes since.
     layered: Option<Layered>,
     /// Every live node of a layered state, once asked for.
@@ -79,18 +79,18 @@ impl State {
         mut nodes: Vec<Node>,
         archived: IdMap<ArchivedStub>,
     ) -> State {
-        let mut index = IdMap::with_capacity_and_hasher(nodes.len(), Default::default());
+        let mut slots = IdMap::with_capacity_and_hasher(nodes.len(), Default::default());
         let mut claimed = BTreeSet::new();
         let mut duplicates = false;
         for (i, n) in nodes.iter().enumerate() {
             if n.status == Status::Claimed {
                 claimed.insert(n.id);
             }
-            duplicates |= index.insert(n.id, i).is_some();
+            duplicates |= slots.insert(n.id, i).is_some();
         }
         if duplicates {
             // A later copy of an id replaces the earlier one; callers compare the counts.
-            let mut seen = IdMap::with_capacity_and_hasher(index.len(), Default::default());
+            let mut seen = IdMap::with_capacity_and_hasher(slots.len(), Default::default());
             let mut i = nodes.len();
             while i > 0 {
                 i -= 1;
@@ -98,12 +98,12 @@ impl State {
                     nodes.remove(i);
                 }
             }
-            index = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+            slots = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         }
         State {
             settings,
             nodes,
-            index,
+            slots,
             claimed,
             archived,
             ..State::default()
@@ -113,7 +113,7 @@ impl State {
     /// A state over a frozen set of nodes (a snapshot's), decoded when asked for.
     pub fn layered(
         settings: Settings,
-        base: Arc<dyn Frozen>,
+        frozen: Arc<dyn Frozen>,
         claimed: BTreeSet<Id>,
         archived: IdMap<ArchivedStub>,
     ) -> State {
@@ -121,7 +121,7 @@ impl State {
             settings,
             claimed,
             archived,
-            layered: Some(Layered::new(base)),
+            layered: Some(Layered::new(frozen)),
             ..State::default()
         }
     }
@@ -146,8 +146,8 @@ impl State {
     }
 
     /// True while the state reads its nodes from a snapshot that stores its pick order.
-    pub fn has_stored_pick(&self) -> bool {
-        self.layered.as_ref().is_some_and(|l| l.has_stored_pick())
+    pub fn has_stored_order(&self) -> bool {
+        self.layered.as_ref().is_some_and(|l| l.has_stored_order())
     }
 
     /// True while the state decodes its nodes from a snapshot's bytes as they are asked for.
@@ -162,43 +162,43 @@ impl State {
         }
         if let Some(all) = self.merged.take() {
             self.damaged = self.damage().cloned();
-            self.index = all.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+            self.slots = all.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
             self.nodes = all;
             self.layered = None;
         }
     }
 
     /// The pick order kept up to date as the state changes (built on the first call).
-    pub fn schedule(&self) -> &Index {
-        self.sched.get(|| self.build_schedule())
+    pub fn pick_order(&self) -> &PickOrder {
+        self.order.get(|| self.build_pick_order())
     }
 
     /// The pick order if it is built, or built now when this is the second time a pick
     /// asks for it ([`Lazy::warm`]) or the snapshot stores it; `None`: compute this pick
     /// from the nodes.
-    pub fn schedule_if_warm(&self) -> Option<&Index> {
-        if self.has_stored_pick() {
-            return Some(self.schedule());
+    pub fn pick_order_if_warm(&self) -> Option<&PickOrder> {
+        if self.has_stored_order() {
+            return Some(self.pick_order());
         }
-        self.sched.warm(|| self.build_schedule())
+        self.order.warm(|| self.build_pick_order())
     }
 
     /// The pick order to store in a snapshot of this state: the one kept up to date if it is
     /// built, else one built for the write alone (so that writing a snapshot does not make
     /// every later change of this state keep an index up to date).
-    pub fn schedule_to_store(&self) -> std::borrow::Cow<'_, Index> {
-        match self.sched.peek() {
+    pub fn pick_order_to_store(&self) -> std::borrow::Cow<'_, PickOrder> {
+        match self.order.peek() {
             Some(ix) => std::borrow::Cow::Borrowed(ix),
-            None => std::borrow::Cow::Owned(self.build_schedule()),
+            None => std::borrow::Cow::Owned(self.build_pick_order()),
         }
     }
 
     /// The pick order the snapshot stores, brought up to date, or else one built from the
     /// nodes.
-    fn build_schedule(&self) -> Index {
-        match self.layered.as_ref().and_then(|l| l.stored_pick(self)) {
+    fn build_pick_order(&self) -> PickOrder {
+        match self.layered.as_ref().and_then(|l| l.stored_order(self)) {
             Some(ix) => ix,
-            None => Index::build(self.nodes(), self),
+            None => PickOrder::build(self.nodes(), self),
         }
     }
 
@@ -234,7 +234,7 @@ impl State {
     pub fn get(&self, id: &Id) -> Option<&Node> {
         match &self.layered {
             Some(l) => l.get(id),
-            None => self.index.get(id).map(|&i| &self.nodes[i]),
+            None => self.slots.get(id).map(|&i| &self.nodes[i]),
         }
     }
 
@@ -267,7 +267,7 @@ impl State {
                 let n = self.get(id)?;
                 let place = match &self.layered {
                     Some(l) => l.position(id)?,
-                    None => (0, *self.index.get(id)? as u64),
+                    None => (0, *self.slots.get(id)? as u64),
                 };
                 Some((place, n))
             })
@@ -313,12 +313,12 @@ impl State {
     /// Inserts or replaces a node, keeping creation order for new ones.
     pub fn put(&mut self, node: Node) {
         let id = node.id;
-        let old = self.replace(node, self.sched.peek().is_some());
-        if let Some(mut ix) = self.sched.take() {
+        let old = self.replace(node, self.order.peek().is_some());
+        if let Some(mut ix) = self.order.take() {
             if let Some(new) = self.get(&id) {
                 ix.update(self, old.as_ref(), new);
             }
-            self.sched.put(ix);
+            self.order.put(ix);
         }
     }
 
@@ -337,10 +337,10 @@ impl State {
         if let Some(l) = self.layered.as_mut() {
             return l.replace(node, old);
         }
-        match self.index.get(&node.id) {
+        match self.slots.get(&node.id) {
             Some(&i) => Some(std::mem::replace(&mut self.nodes[i], node)),
             None => {
-                self.index.insert(node.id, self.nodes.len());
+                self.slots.insert(node.id, self.nodes.len());
                 self.nodes.push(node);
                 None
             }
@@ -356,7 +356,7 @@ impl State {
         for n in nodes {
             self.archived.insert(n.id, ArchivedStub::of(n));
             self.claimed.remove(&n.id);
-            if let Some(ix) = self.sched.get_mut() {
+            if let Some(ix) = self.order.get_mut() {
                 ix.remove(n);
             }
         }
@@ -365,9 +365,9 @@ impl State {
             return;
         }
         self.nodes.retain(|n| !self.archived.contains_key(&n.id));
-        self.index.clear();
+        self.slots.clear();
         for (i, n) in self.nodes.iter().enumerate() {
-            self.index.insert(n.id, i);
+            self.slots.insert(n.id, i);
         }
     }
 
@@ -376,16 +376,16 @@ impl State {
         if change.nodes.len() > BATCH {
             // Many nodes at once (an import): the pick order is brought up to date once,
             // after all of them are in.
-            let sched = self.sched.take();
-            let want = sched.is_some();
+            let order = self.order.take();
+            let want = order.is_some();
             let olds: Vec<(Option<Node>, Id)> = change
                 .nodes
                 .iter()
                 .map(|n| (self.replace(n.clone(), want), n.id))
                 .collect();
-            if let Some(mut ix) = sched {
+            if let Some(mut ix) = order {
                 ix.update_batch(self, &olds);
-                self.sched.put(ix);
+                self.order.put(ix);
             }
         } else {
             for n in &change.nodes {
@@ -397,9 +397,9 @@ impl State {
             let cap_moved = s.max_attempts != self.settings.max_attempts;
             self.settings = s.clone();
             if cap_moved {
-                if let Some(mut ix) = self.sched.take() {
+                if let Some(mut ix) = self.order.take() {
                     ix.settings_changed(self, self.nodes());
-                    self.sched.put(ix);
+                    self.order.put(ix);
                 }
             }
         }

@@ -22,8 +22,8 @@ pub struct Need {
     pub archive: bool,
 }
 
-/// One consistent view of a store: everything in it was read in one locked step.
-pub struct View<'a> {
+/// One consistent reading of a store: everything in it was read in one locked step.
+pub struct Reading<'a> {
     pub state: &'a State,
     /// The archived nodes by creation time, then archive order; empty unless asked for.
     pub archived: &'a [Node],
@@ -75,7 +75,7 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn write(&self, decide: &mut Decide<'_>) -> Result<()>;
 
     /// Runs `f` on one consistent view.
-    fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()>;
+    fn read(&self, need: Need, f: &mut dyn FnMut(&Reading<'_>)) -> Result<()>;
 
     /// A pick (`claim_next`, `next`, `ready`) comes next: a backend may read ahead, before
     /// its lock, what the pick will need, so that the locked step is shorter. It decides and

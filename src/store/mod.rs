@@ -1,17 +1,18 @@
 //! The store: [`Store`], the one API every front door uses, over a [`Backend`] (where the
 //! state lives). Each write runs [`crate::rules::apply`] inside one locked step of the
-//! backend; reads are named queries over one consistent [`View`]. No front door sees the
+//! backend; reads are named queries over one consistent [`Reading`] of it. No front door sees the
 //! state itself.
 
 mod backend;
 pub mod embedded;
+pub mod lease;
 mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 mod query;
 
 pub use crate::model::HistoryLine;
-pub use backend::{Backend, Clock, Decide, Dump, Need, Report, SystemClock, View};
+pub use backend::{Backend, Clock, Decide, Dump, Need, Reading, Report, SystemClock};
 pub use embedded::{
     fault, journal, snapshot, EmbeddedStore, Logs, Tuning, ARCHIVE, COMPACT_MIN_BYTES, HISTORY,
     JOURNAL, LOCK, SNAPSHOT,
@@ -134,7 +135,7 @@ impl Store {
     }
 
     /// Runs a query on one consistent view.
-    fn query<R>(&self, need: Need, f: impl FnOnce(&View<'_>) -> R) -> Result<R> {
+    fn query<R>(&self, need: Need, f: impl FnOnce(&Reading<'_>) -> R) -> Result<R> {
         let mut f = Some(f);
         let mut out = None;
         self.backend.read(need, &mut |v| {

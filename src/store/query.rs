@@ -1,8 +1,8 @@
-//! The named queries every front door asks, pure functions of one consistent [`View`]: a
+//! The named queries every front door asks, pure functions of one consistent [`Reading`]: a
 //! node, a filtered list, the ready nodes with their critical paths, the claims an actor
 //! holds, and resolving a node argument.
 
-use super::backend::View;
+use super::backend::Reading;
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
 use crate::model::Node;
@@ -57,14 +57,14 @@ impl ListFilter {
 }
 
 /// A live or archived node with its derived words.
-pub(super) fn node_view(v: &View<'_>, id: &Id) -> Option<NodeView> {
+pub(super) fn node_view(v: &Reading<'_>, id: &Id) -> Option<NodeView> {
     v.state
         .get(id)
         .or_else(|| v.archived.iter().find(|n| n.id == *id))
         .map(|n| NodeView::of(v.state, n, v.now))
 }
 
-pub(super) fn list(v: &View<'_>, filter: &ListFilter) -> Vec<NodeView> {
+pub(super) fn list(v: &Reading<'_>, filter: &ListFilter) -> Vec<NodeView> {
     // Only a node stored as `claimed` shows as `claimed` or `expired`: walk the claims, not
     // the whole DAG.
     let claims_only = matches!(filter.status.as_deref(), Some("claimed" | "expired"));
@@ -94,38 +94,38 @@ pub(super) fn check_pick_args(workspace: &str, role: Option<&str>) -> Result<()>
     Ok(())
 }
 
-pub(super) fn ready(v: &View<'_>, workspace: &str, role: Option<&str>) -> Vec<Pick> {
+pub(super) fn ready(v: &Reading<'_>, workspace: &str, role: Option<&str>) -> Vec<Pick> {
     schedule::order(
-        &rules::view_at(v.state, v.now),
+        &rules::read_at(v.state, v.now),
         workspace,
         role.unwrap_or(""),
     )
 }
 
-pub(super) fn next(v: &View<'_>, workspace: &str, role: Option<&str>) -> Option<Pick> {
+pub(super) fn next(v: &Reading<'_>, workspace: &str, role: Option<&str>) -> Option<Pick> {
     schedule::best(
-        &rules::view_at(v.state, v.now),
+        &rules::read_at(v.state, v.now),
         workspace,
         role.unwrap_or(""),
     )
 }
 
 /// The live claims whose ending may still make work ready for `role` ([`schedule::pending`]).
-pub(super) fn pending(v: &View<'_>, workspace: &str, role: Option<&str>) -> Vec<Id> {
+pub(super) fn pending(v: &Reading<'_>, workspace: &str, role: Option<&str>) -> Vec<Id> {
     schedule::pending(
-        &rules::view_at(v.state, v.now),
+        &rules::read_at(v.state, v.now),
         workspace,
         role.unwrap_or(""),
     )
 }
 
 /// The longest critical path of `workspace`'s unfinished nodes, first node first.
-pub(super) fn critical_path(v: &View<'_>, workspace: &str) -> Vec<Id> {
-    schedule::critical(&rules::view_at(v.state, v.now), workspace).longest()
+pub(super) fn critical_path(v: &Reading<'_>, workspace: &str) -> Vec<Id> {
+    schedule::critical(&rules::read_at(v.state, v.now), workspace).longest()
 }
 
 /// `actor`'s live claims in `workspace`, oldest claim first.
-pub(super) fn held_by(v: &View<'_>, workspace: &str, actor: Actor) -> Vec<NodeView> {
+pub(super) fn held_by(v: &Reading<'_>, workspace: &str, actor: Actor) -> Vec<NodeView> {
     let mut held: Vec<&Node> = v
         .state
         .claimed_ids()
@@ -159,7 +159,7 @@ pub(super) fn prefix(text: &str) -> Result<Prefix> {
 }
 
 /// The one live or archived node whose id starts with `prefix`.
-pub(super) fn resolve(v: &View<'_>, prefix: &str) -> Result<Id> {
+pub(super) fn resolve(v: &Reading<'_>, prefix: &str) -> Result<Id> {
     let mut m: Vec<Id> = v.state.ids_with_prefix(prefix, 2);
     m.extend(
         v.state

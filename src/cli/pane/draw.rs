@@ -7,7 +7,7 @@
 
 use super::app::{actor_label, Action, App, Mode};
 use super::model::Snapshot;
-use crate::model::Display;
+use crate::model::DisplayWord;
 use crate::verbs::text;
 use crate::view::NodeView;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -24,7 +24,7 @@ pub const MIN_HEIGHT: u16 = 12;
 const SIDE_BY_SIDE: u16 = 120;
 
 /// The colour of a display word: the fills of `claimdag graph`.
-pub fn colour(d: Display) -> Color {
+pub fn colour(d: DisplayWord) -> Color {
     let hex = crate::graph::colour(d).trim_start_matches('#');
     let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0);
     Color::Rgb(byte(0), byte(2), byte(4))
@@ -189,9 +189,9 @@ fn row(app: &App<'_>, v: &NodeView, depth: u16, selected: bool) -> Line<'static>
 }
 
 /// An expired lease stands out.
-fn lease_style(d: Display) -> Style {
+fn lease_style(d: DisplayWord) -> Style {
     match d {
-        Display::Expired => Style::new().fg(colour(d)).add_modifier(Modifier::BOLD),
+        DisplayWord::Expired => Style::new().fg(colour(d)).add_modifier(Modifier::BOLD),
         _ => Style::new(),
     }
 }
@@ -264,7 +264,7 @@ pub fn details(app: &App<'_>) -> Vec<Line<'static>> {
         for (dep, soft) in deps {
             let (word, summary) = match s.get(&dep) {
                 Some(d) => (s.display(d), text::one_line(&d.node.summary)),
-                None => (Display::Done, "(archived)".into()),
+                None => (DisplayWord::Done, "(archived)".into()),
             };
             out.push(Line::from(vec![
                 Span::raw(format!("  {}  ", dep.short())),

@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::id::{Actor, Id, IdMap};
-use crate::model::Display;
+use crate::model::DisplayWord;
 use crate::store::{ListFilter, Store};
 use crate::view::NodeView;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -89,16 +89,16 @@ impl Snapshot {
     }
 
     /// How many live nodes show each display word, in the order the header lists them.
-    pub fn counts(&self) -> Vec<(Display, usize)> {
-        const ORDER: [Display; 8] = [
-            Display::Ready,
-            Display::Claimed,
-            Display::Expired,
-            Display::Blocked,
-            Display::Todo,
-            Display::Done,
-            Display::Failed,
-            Display::Cancelled,
+    pub fn counts(&self) -> Vec<(DisplayWord, usize)> {
+        const ORDER: [DisplayWord; 8] = [
+            DisplayWord::Ready,
+            DisplayWord::Claimed,
+            DisplayWord::Expired,
+            DisplayWord::Blocked,
+            DisplayWord::Todo,
+            DisplayWord::Done,
+            DisplayWord::Failed,
+            DisplayWord::Cancelled,
         ];
         ORDER
             .iter()
@@ -113,9 +113,9 @@ impl Snapshot {
     }
 
     /// A node's display word now: a claim whose lease ran out since the read is expired.
-    pub fn display(&self, v: &NodeView) -> Display {
+    pub fn display(&self, v: &NodeView) -> DisplayWord {
         match (v.display, v.node.lease_end()) {
-            (Display::Claimed, Some(end)) if (end as i64) <= self.now() => Display::Expired,
+            (DisplayWord::Claimed, Some(end)) if (end as i64) <= self.now() => DisplayWord::Expired,
             (d, _) => d,
         }
     }
@@ -123,7 +123,7 @@ impl Snapshot {
     /// Milliseconds left on a claim's lease (negative once it ran out).
     pub fn lease_left(&self, v: &NodeView) -> Option<i64> {
         match v.display {
-            Display::Claimed | Display::Expired => {
+            DisplayWord::Claimed | DisplayWord::Expired => {
                 v.node.lease_end().map(|end| end as i64 - self.now())
             }
             _ => None,
@@ -138,7 +138,7 @@ impl Snapshot {
 /// A line of the forest: a node and how deep it sits under its parents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row {
-    /// Index into [`Snapshot::nodes`].
+    /// PickOrder into [`Snapshot::nodes`].
     pub node: usize,
     pub depth: u16,
 }

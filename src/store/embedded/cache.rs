@@ -390,8 +390,8 @@ impl Embedded {
     pub(super) fn warm_pick(&mut self, dir: &Path) {
         self.own();
         self.preload(dir);
-        if self.snap.is_some() && !self.is_damaged() && self.state.has_stored_pick() {
-            let _ = self.state.schedule();
+        if self.snap.is_some() && !self.is_damaged() && self.state.has_stored_order() {
+            let _ = self.state.pick_order();
         }
     }
 

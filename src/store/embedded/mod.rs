@@ -22,7 +22,7 @@ pub mod snapshot;
 
 pub use logs::{ArchiveLine, Logs};
 
-use super::backend::{Backend, Decide, Dump, Need, Report, View};
+use super::backend::{Backend, Decide, Dump, Need, Reading, Report};
 use super::backend::{Clock, SystemClock};
 use crate::error::Result;
 use crate::id::Id;
@@ -165,13 +165,13 @@ impl Backend for EmbeddedStore {
         group::before_pick(self)
     }
 
-    fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()> {
+    fn read(&self, need: Need, f: &mut dyn FnMut(&Reading<'_>)) -> Result<()> {
         let now = self.clock.now_ms();
         let mut g = group::quiet(self);
         let inner = &mut g.cache;
         if !need.archive {
             return inner.read(&self.dir, |state| {
-                f(&View {
+                f(&Reading {
                     state,
                     archived: &[],
                     now,
@@ -180,7 +180,7 @@ impl Backend for EmbeddedStore {
         }
         inner.with_logs(&self.dir, false, |state, logs| {
             let archived = logs.in_order();
-            f(&View {
+            f(&Reading {
                 state,
                 archived: &archived,
                 now,

@@ -16,7 +16,7 @@ mod url;
 
 pub use url::Target;
 
-use super::backend::{Backend, Decide, Dump, Need, Report, View};
+use super::backend::{Backend, Decide, Dump, Need, Reading, Report};
 use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::{ArchivedStub, Change, HistoryLine, Millis, Node, Settings};
@@ -475,7 +475,7 @@ impl Backend for PgStore {
         self.with(|conn, store| write::write(conn, store, decide))
     }
 
-    fn read(&self, need: Need, f: &mut dyn FnMut(&View<'_>)) -> Result<()> {
+    fn read(&self, need: Need, f: &mut dyn FnMut(&Reading<'_>)) -> Result<()> {
         self.with(|conn, store| {
             let (now, _) = conn.sync(store)?;
             let archived = if need.archive {
@@ -483,7 +483,7 @@ impl Backend for PgStore {
             } else {
                 Vec::new()
             };
-            f(&View {
+            f(&Reading {
                 state: &conn.state,
                 archived: &archived,
                 now,

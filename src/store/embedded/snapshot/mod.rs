@@ -211,7 +211,7 @@ fn write_pick(
     sorted: &[(Id, u64, u64)],
 ) -> std::io::Result<Option<u64>> {
     let ids: Vec<Id> = sorted.iter().map(|e| e.0).collect();
-    let order = state.schedule_to_store();
+    let order = state.pick_order_to_store();
     let Some(bytes) = pick::encode(&order, &ids, state.settings.max_attempts) else {
         return Ok(None);
     };

@@ -22,7 +22,7 @@
 
 use crate::id::{lower_hex_u64 as hex, Id};
 use crate::model::Node;
-use crate::schedule::index::Index;
+use crate::schedule::pick_order::PickOrder;
 use crate::state::frozen::{Damage, Frozen};
 use crate::state::layered::Layered;
 use std::borrow::Cow;
@@ -445,7 +445,7 @@ impl Paged {
         None
     }
 
-    /// Index entry `i` and where its node's bytes start and end (the base damaged, and
+    /// PickOrder entry `i` and where its node's bytes start and end (the base damaged, and
     /// `None`, when the entry does not say).
     fn span(&self, i: usize) -> Option<(Cow<'_, [u8]>, u64, u64)> {
         let e = self.entry(i)?;
@@ -740,7 +740,7 @@ impl Frozen for Paged {
     fn has_stored_order(&self) -> bool {
         self.has_pick()
     }
-    fn stored_order(&self, max_attempts: Option<u32>) -> Option<Index> {
+    fn stored_order(&self, max_attempts: Option<u32>) -> Option<PickOrder> {
         // Entries that cannot be read damage the snapshot themselves.
         let entries = || self.entries();
         let end = self.nodes_len();

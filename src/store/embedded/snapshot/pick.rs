@@ -22,7 +22,7 @@
 //! The stored order is derived data, checked by `claimdag check` against a fresh build.
 
 use crate::id::{lower_hex_u64 as hex, Id};
-use crate::schedule::index::{Index, Parts, ReadyKey};
+use crate::schedule::pick_order::{Parts, PickOrder, ReadyKey};
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
@@ -43,7 +43,7 @@ struct Stored<'a> {
 /// The stored form of `index` for a snapshot whose index entries are `sorted` (ids in
 /// order); `None` when a node the index knows is not among them (then the snapshot is
 /// written without a stored order and readers build it from the nodes).
-pub fn encode(index: &Index, sorted: &[Id], max_attempts: Option<u32>) -> Option<Vec<u8>> {
+pub fn encode(index: &PickOrder, sorted: &[Id], max_attempts: Option<u32>) -> Option<Vec<u8>> {
     let ix = index.parts();
     let entry = |id: &Id| sorted.binary_search(id).ok();
     // The same nodes: as many, and each of the (distinct) sorted ids is one of them.
@@ -105,7 +105,7 @@ pub fn decode(
     max_attempts: Option<u32>,
     entries: impl FnOnce() -> Option<Vec<(Id, u64)>>,
     creation_end: u64,
-) -> Result<Option<Index>, String> {
+) -> Result<Option<PickOrder>, String> {
     let stored: Stored<'_> =
         serde_json::from_slice(text).map_err(|e| format!("the stored pick order: {e}"))?;
     if stored.max_attempts != max_attempts {
@@ -133,7 +133,7 @@ pub fn decode(
     }
     read_nodes(&mut ix, &entries, nodes)?;
     read_waiters(&mut ix, &entries, stored.waiters.as_bytes())?;
-    Ok(Some(Index::from_parts(ix)))
+    Ok(Some(PickOrder::from_parts(ix)))
 }
 
 /// Reads the nodes' records (one per index entry) into `ix`: creation order, critical

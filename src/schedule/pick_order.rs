@@ -5,8 +5,8 @@
 //! grouped by workspace and role.
 //!
 //! A change to a node touches the node, the nodes waiting on it (their readiness), and the
-//! chains of prerequisites above it whose critical path length it changes. The index is
-//! derived data: [`Index::build`] makes it from the nodes alone, and the property tests
+//! chains of prerequisites above it whose critical path length it changes. The pick order is
+//! derived data: [`PickOrder::build`] makes it from the nodes alone, and the property tests
 //! check that the incremental one always equals a fresh build and that the picks it gives
 //! equal the full recomputation of [`super::order_full`].
 
@@ -27,7 +27,7 @@ pub struct ReadyKey {
     pub id: Id,
 }
 
-/// How the index reads the rest of the state while it updates.
+/// How the pick order reads the rest of the state while it updates.
 pub trait Lookup {
     fn node(&self, id: &Id) -> Option<&Node>;
     /// A prerequisite's status: live, archived, or `None` when unknown.
@@ -37,12 +37,12 @@ pub trait Lookup {
 
 /// The derived pick order of a state (see the module documentation).
 #[derive(Debug, Clone, Default)]
-pub struct Index {
+pub struct PickOrder {
     p: Parts,
 }
 
-/// What an [`Index`] holds, for a store that keeps it in its own format (a snapshot's
-/// stored pick order): [`Index::parts`] and [`Index::from_parts`].
+/// What an [`PickOrder`] holds, for a store that keeps it in its own format (a snapshot's
+/// stored pick order): [`PickOrder::parts`] and [`PickOrder::from_parts`].
 #[derive(Debug, Clone, Default)]
 pub struct Parts {
     /// The next creation number.
@@ -62,13 +62,13 @@ pub struct Parts {
     pub keyed: IdMap<(usize, ReadyKey)>,
 }
 
-/// An index built the second time a pick asks for it: the first pick of a state is
-/// computed from the nodes (as cheap as building the index once), so a process that picks
+/// A pick order built the second time a pick asks for it: the first pick of a state is
+/// computed from the nodes (as cheap as building the pick order once), so a process that picks
 /// once (a `claimdag claim-next`) or never (a `claim`, a `show`) does not pay for it, and a
 /// long-lived one pays once. Once built, every change keeps it up to date.
 #[derive(Debug, Default)]
 pub struct Lazy {
-    cell: std::sync::OnceLock<Index>,
+    cell: std::sync::OnceLock<PickOrder>,
     asked: std::sync::atomic::AtomicBool,
 }
 
@@ -82,7 +82,7 @@ impl Clone for Lazy {
     }
 }
 
-/// Derived data: two states with the same nodes are equal, built index or not.
+/// Derived data: two states with the same nodes are equal, built pick order or not.
 impl PartialEq for Lazy {
     fn eq(&self, _: &Lazy) -> bool {
         true
@@ -92,13 +92,13 @@ impl PartialEq for Lazy {
 impl Eq for Lazy {}
 
 impl Lazy {
-    /// The index, built by `build` if it is not yet.
-    pub fn get(&self, build: impl FnOnce() -> Index) -> &Index {
+    /// The pick order, built by `build` if it is not yet.
+    pub fn get(&self, build: impl FnOnce() -> PickOrder) -> &PickOrder {
         self.cell.get_or_init(build)
     }
 
-    /// The index if it is built; built now if this is the second time it is asked for.
-    pub fn warm(&self, build: impl FnOnce() -> Index) -> Option<&Index> {
+    /// The pick order if it is built; built now if this is the second time it is asked for.
+    pub fn warm(&self, build: impl FnOnce() -> PickOrder) -> Option<&PickOrder> {
         if let Some(ix) = self.cell.get() {
             return Some(ix);
         }
@@ -108,33 +108,33 @@ impl Lazy {
         None
     }
 
-    /// The index, out of the cell, if it was built (to update it, then [`Lazy::put`]).
-    pub fn take(&mut self) -> Option<Index> {
+    /// The pick order, out of the cell, if it was built (to update it, then [`Lazy::put`]).
+    pub fn take(&mut self) -> Option<PickOrder> {
         self.cell.take()
     }
 
-    pub fn put(&mut self, ix: Index) {
+    pub fn put(&mut self, ix: PickOrder) {
         let _ = self.cell.set(ix);
     }
 
-    pub fn get_mut(&mut self) -> Option<&mut Index> {
+    pub fn get_mut(&mut self) -> Option<&mut PickOrder> {
         self.cell.get_mut()
     }
 
-    /// The index if it is built, without building it.
-    pub fn peek(&self) -> Option<&Index> {
+    /// The pick order if it is built, without building it.
+    pub fn peek(&self) -> Option<&PickOrder> {
         self.cell.get()
     }
 }
 
 /// Derived data: two states with the same nodes are equal whatever their indexes hold.
-impl PartialEq for Index {
-    fn eq(&self, _: &Index) -> bool {
+impl PartialEq for PickOrder {
+    fn eq(&self, _: &PickOrder) -> bool {
         true
     }
 }
 
-impl Eq for Index {}
+impl Eq for PickOrder {}
 
 /// A node's prerequisites (hard and soft), each once.
 fn prereqs(n: &Node) -> Vec<Id> {
@@ -144,10 +144,10 @@ fn prereqs(n: &Node) -> Vec<Id> {
     v
 }
 
-impl Index {
-    /// Builds the index of `nodes` (in creation order).
-    pub fn build(nodes: &[Node], st: &dyn Lookup) -> Index {
-        let mut ix = Index::default();
+impl PickOrder {
+    /// Builds the pick order of `nodes` (in creation order).
+    pub fn build(nodes: &[Node], st: &dyn Lookup) -> PickOrder {
+        let mut ix = PickOrder::default();
         for n in nodes {
             ix.p.order.insert(n.id, ix.p.seq);
             ix.p.seq += 1;
@@ -346,8 +346,8 @@ impl Index {
         self.batch(st, changed, Vec::new(), Vec::new());
     }
 
-    /// Brings the index of a snapshot's nodes up to date with what changed since it was
-    /// written, in one pass as [`Index::update_batch`] does: `gone` holds the snapshot's
+    /// Brings the pick order of a snapshot's nodes up to date with what changed since it was
+    /// written, in one pass as [`PickOrder::update_batch`] does: `gone` holds the snapshot's
     /// value of each of its nodes archived since, `changed` the snapshot's value (`None` for
     /// a node new since, or put back after its archiving) of every node put since, the new
     /// ones in the order they were put; `st` holds the state now.
@@ -448,19 +448,19 @@ impl Index {
         }
     }
 
-    /// What the index holds (to store it in another format).
+    /// What the pick order holds (to store it in another format).
     pub fn parts(&self) -> &Parts {
         &self.p
     }
 
-    /// An index made of stored parts (see [`Index::parts`]).
-    pub fn from_parts(p: Parts) -> Index {
-        Index { p }
+    /// A pick order made of stored parts (see [`PickOrder::parts`]).
+    pub fn from_parts(p: Parts) -> PickOrder {
+        PickOrder { p }
     }
 
-    /// Differences from a fresh build, for the tests: empty when the index is exact.
+    /// Differences from a fresh build, for the tests: empty when the pick order is exact.
     pub fn differences(&self, nodes: &[Node], st: &dyn Lookup) -> Vec<String> {
-        let fresh = Index::build(nodes, st);
+        let fresh = PickOrder::build(nodes, st);
         let mut out = Vec::new();
         if self.p.critical != fresh.p.critical {
             out.push(format!(
@@ -469,7 +469,7 @@ impl Index {
             ));
         }
         // Each ready node with its key and its (workspace, role), whatever the group numbers.
-        let keys = |ix: &Index| {
+        let keys = |ix: &PickOrder| {
             let name = |g: usize| {
                 ix.p.groups
                     .iter()
@@ -493,7 +493,7 @@ impl Index {
                 keys(&fresh)
             ));
         }
-        let waiters = |ix: &Index| {
+        let waiters = |ix: &PickOrder| {
             let mut v: Vec<(Id, Vec<Id>)> =
                 ix.p.waiters
                     .iter()
