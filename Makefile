@@ -72,6 +72,8 @@ wheel:
 header:
 	CLAIMDAG_BLESS=1 $(CARGO) test -p claimdag-capi --test header
 
+# Figures against the alternatives (docs/performance.md). QUICK=1: fewer samples, no 1M nodes.
+# BASELINE=PATH: the command-line figures of another claimdag binary too, runs alternating.
 bench:
 	CARGO=$(CARGO) bash scripts/bench.sh
 

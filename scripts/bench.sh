@@ -6,6 +6,13 @@
 # a venv with `filelock` (target/bench-venv). It never fails on a time.
 #
 #   QUICK=1 make bench    skips 1M nodes and takes fewer samples (a few minutes)
+#   BASELINE=/path/to/an/older/claimdag make bench
+#                         also measures the command-line figures of that binary, in whole
+#                         runs of the command-line bench alternating with this tree's
+#                         (current, baseline, baseline, current, ...: BASELINE_RUNS of each,
+#                         default 3, or 2 with QUICK), and prints each figure for both with
+#                         their ratio after the usual output. The in-process figures link
+#                         the library, so they are this tree's only.
 #
 # Stores are made under target/bench-work, on the filesystem of the work tree: the figures
 # are this disk's. Results: target/bench-results/results.tsv and table.md.
@@ -20,6 +27,18 @@ QUICK=${QUICK:-0}
 quick=()
 if [[ "$QUICK" != 0 && -n "$QUICK" ]]; then
     quick=(--quick)
+fi
+BASELINE=${BASELINE:-}
+if [[ -n "$BASELINE" ]]; then
+    if [[ ! -x "$BASELINE" || -d "$BASELINE" ]]; then
+        echo "bench.sh: BASELINE=$BASELINE is not an executable" >&2
+        exit 2
+    fi
+    BASELINE_RUNS=${BASELINE_RUNS:-$([[ ${#quick[@]} -gt 0 ]] && echo 2 || echo 3)}
+    if ! [[ "$BASELINE_RUNS" =~ ^[1-9][0-9]*$ ]]; then
+        echo "bench.sh: BASELINE_RUNS=$BASELINE_RUNS is not a count" >&2
+        exit 2
+    fi
 fi
 mkdir -p "$WORK" "$OUT"
 : >"$RESULTS"
@@ -65,6 +84,10 @@ for line in open(sys.argv[1]):
             found.add((kind, m["target"]["name"]))
 sys.exit(0 if found == wanted else f"bench.sh: built {sorted(found)}, wanted {sorted(wanted)}")
 PY
+if [[ -n "$BASELINE" ]]; then
+    # A copy too, so that the baseline cannot change under the run either.
+    cp "$BASELINE" "$BIN/claimdag-baseline" || exit 1
+fi
 
 log "building the SQLite alternative (rusqlite, bundled SQLite)"
 sqlite_ok=1
@@ -111,6 +134,9 @@ fi
     echo "# kernel: $(uname -r)"
     echo "# measured: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(
         git status --porcelain -- src Cargo.toml 2>/dev/null | grep -q . && echo ' with uncommitted changes in src')"
+    if [[ -n "$BASELINE" ]]; then
+        echo "# baseline: $BASELINE ($("$BIN/claimdag-baseline" --version 2>&1 | head -n 1))"
+    fi
     df -T "$WORK" | sed 's/^/# /'
     echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/machine.txt"
@@ -138,7 +164,38 @@ v08_args=(--v08 "$V08")
 if [[ -n "$v08_why" ]]; then
     v08_args=(--v08-missing "$v08_why")
 fi
-"$BIN/cli" "${quick[@]}" --work "$WORK" --ours "$BIN/claimdag" "${v08_args[@]}" >>"$RESULTS"
+"$BIN/cli" "${quick[@]}" --work "$WORK" --ours "$BIN/claimdag" "${v08_args[@]}" >"$OUT/cli.tsv"
+cat "$OUT/cli.tsv" >>"$RESULTS"
+
+# With a baseline: more whole runs of the command-line bench, this tree's and the
+# baseline's in turn (the run above is this tree's first), each system's lines kept as
+# `current` or `baseline` in baseline.tsv with the run's number.
+if [[ -n "$BASELINE" ]]; then
+    CMP=$OUT/baseline.tsv
+    awk -F'\t' -v OFS='\t' '$1 == "ours" { $1 = "current"; print $0, 1 }' "$OUT/cli.tsv" >"$CMP"
+    # current, baseline, baseline, current, current, baseline, ...: each system runs as
+    # often early as late, so a drift of the machine's load touches both alike.
+    order=(baseline)
+    while [[ ${#order[@]} -lt $((2 * BASELINE_RUNS - 1)) ]]; do
+        last=${order[-1]}
+        other=$([[ $last == baseline ]] && echo current || echo baseline)
+        if [[ ${#order[@]} -ge 2 && ${order[-2]} == "$last" ]]; then
+            order+=("$other")
+        else
+            order+=("$last")
+        fi
+    done
+    declare -A run_no=([current]=1 [baseline]=0)
+    for system in "${order[@]}"; do
+        run_no[$system]=$((run_no[$system] + 1))
+        bin=$BIN/claimdag
+        [[ $system == baseline ]] && bin=$BIN/claimdag-baseline
+        log "command line: $system, run ${run_no[$system]} of $BASELINE_RUNS"
+        "$BIN/cli" "${quick[@]}" --work "$WORK" --ours "$bin" --v08-missing "not run" |
+            awk -F'\t' -v OFS='\t' -v s="$system" -v r="${run_no[$system]}" \
+                '$1 == "ours" { $1 = s; print $0, r }' >>"$CMP"
+    done
+fi
 
 log "PostgreSQL: ours against a plain SKIP LOCKED queue and the embedded store"
 $CARGO bench --bench postgres -- "${quick[@]}" >"$OUT/postgres.md" 2>"$OUT/postgres.log" ||
@@ -162,3 +219,40 @@ echo
 echo "The pane (claimdag pane), medians:"
 echo
 cat "$OUT/pane.md"
+if [[ -n "$BASELINE" ]]; then
+    echo
+    echo "Against the baseline $BASELINE: the command-line figures, medians of" \
+        "$BASELINE_RUNS whole runs of each, alternating (every run in $CMP):"
+    echo
+    python3 - "$CMP" <<'PY'
+import statistics, sys
+sys.path.insert(0, "benches")
+from report import OTHER, fmt, ratio
+
+runs = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    parts = line.rstrip("\n").split("\t")
+    if len(parts) < 5 or parts[2] == "NA":
+        continue
+    runs.setdefault((parts[0], parts[1]), []).append(float(parts[2]))
+med = {k: statistics.median(v) for k, v in runs.items()}
+specs = [spec for _, specs in OTHER for spec in specs]
+rows = [["measurement", "current", "baseline", "baseline vs current"]]
+for key, label, kind in specs:
+    c, b = med.get(("current", key)), med.get(("baseline", key))
+    if c is None and b is None:
+        continue
+    rows.append([label, fmt(c), fmt(b), ratio(c, b, kind)])
+widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+for n, r in enumerate(rows):
+    print("| " + " | ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i])
+                            for i, c in enumerate(r)) + " |")
+    if n == 0:
+        print("|" + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":"
+                             for i, w in enumerate(widths)) + "|")
+print()
+print("baseline vs current: how many times faster the current tree is (the baseline's time "
+      "over the current's, or the current's rate over the baseline's); below 1 the "
+      "baseline is ahead. Rows without a ratio are the machine's, not the command's.")
+PY
+fi
