@@ -24,7 +24,7 @@
 //! # Ok::<(), claimdag::Error>(())
 //! ```
 //!
-//! - [`rules`]: the rules of SPEC section 3, pure (state, request, now) -> change or error.
+//! - [`rules`]: the rules (docs/reference.md, "Verbs"), pure (state, request, now) -> change or error.
 //! - [`schedule`]: critical paths and the order `next` picks ready nodes in.
 //! - [`store`]: the [`Store`] every front door uses, over a backend (the embedded store on
 //!   disk is one).

@@ -12,7 +12,7 @@ pub const DEFAULT_TTL_MS: u64 = 15 * 60 * 1000;
 /// Longest summary, in bytes, after trimming.
 pub const MAX_SUMMARY_BYTES: usize = 4096;
 
-/// The stored status of a node (SPEC section 2).
+/// The stored status of a node (docs/reference.md, "Nodes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -56,7 +56,7 @@ impl std::fmt::Display for Status {
     }
 }
 
-/// The derived display word (SPEC section 2).
+/// The derived display word (docs/reference.md, "Display words").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DisplayWord {
@@ -222,7 +222,7 @@ impl Node {
     }
 }
 
-/// Store settings (SPEC section 1).
+/// Store settings (docs/reference.md, "Nodes").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     pub default_ttl_ms: u64,

@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["state"],
     &["rules"],
     &["view", "graph", "verify"],
-    &["store", "lease"],
+    &["store"],
     &["verbs"],
     &["cli"],
 ];

@@ -1,5 +1,5 @@
 //! The `claimdag` command: clap parsing into the verb layer's requests, and printing its
-//! replies (text, or JSON with `--json`) and errors (SPEC section 4) in one place
+//! replies (text, or JSON with `--json`) and errors (docs/reference.md, "Exit codes and errors") in one place
 //! (`report`). It uses only the public [`Store`] and [`crate::verbs`] API, like any other
 //! front door.
 
@@ -70,7 +70,7 @@ where
     }
 }
 
-/// Prints an error the SPEC section 4 way and returns its exit code.
+/// Prints an error as docs/reference.md says ("Exit codes and errors") and returns its exit code.
 fn report(e: &Error, json: bool) -> i32 {
     let mut err = std::io::stderr().lock();
     if json {
@@ -117,7 +117,7 @@ fn execute(cli: Cli) -> Result<Ran> {
         Verb::Reopen(Described(r)) => verbs::run_printed(&cx, r, cli.json),
         Verb::Next(Described(r)) => verbs::run_printed(&cx, r, cli.json),
         Verb::Ready(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        // SPEC section 8: $CLAIMDAG_ACTOR is claim-next's default actor.
+        // docs/reference.md ("Environment"): $CLAIMDAG_ACTOR is claim-next's default actor.
         Verb::ClaimNext(Described(r)) => {
             verbs::run_printed(&env_actor(cx, &r.assignee)?, r, cli.json)
         }

@@ -1,4 +1,4 @@
-//! The rules of SPEC sections 2 and 3, in one pure module: (state, request, now) in, a
+//! The rules of docs/reference.md ("Nodes", "Verbs"), in one pure module: (state, request, now) in, a
 //! [`Change`] and an [`Output`] or a typed [`Error`] out. No I/O, no clock. Every backend and
 //! every front door goes through [`apply`]; the new state is `state.apply(&change)`.
 //!
@@ -28,7 +28,7 @@ pub use validate::{
     validate_workspace,
 };
 
-/// A request to change the state. Each variant is one verb of SPEC section 3.
+/// A request to change the state. Each variant is one verb (docs/reference.md, "Verbs").
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     Upsert(Upsert),
@@ -278,7 +278,7 @@ pub fn read_at(state: &State, now: Millis) -> Tx<'_> {
     Tx::begin(state, now)
 }
 
-/// The derived display word of a node (SPEC section 2).
+/// The derived display word of a node (docs/reference.md, "Display words").
 pub fn display(state: &State, node: &Node, now: Millis) -> DisplayWord {
     match node.status {
         Status::Claimed if node.is_expired(now) => DisplayWord::Expired,

@@ -1,4 +1,4 @@
-//! Picking work (SPEC section 7), pure: the critical path of every unfinished node and the
+//! Picking work (docs/reference.md, "Verbs"), pure: the critical path of every unfinished node and the
 //! order in which `next`, `ready` and `claim-next` offer ready nodes.
 //!
 //! [`best`] and [`order`] read the pick order the state keeps up to date ([`pick_order`]), so they

@@ -1,7 +1,7 @@
 //! The pick order kept up to date as the state changes, so that `claim-next`, `next` and
 //! `ready` cost what they touch instead of a pass over the whole DAG: every unfinished
 //! node's critical path length, the nodes waiting on each node, and the ready `todo` nodes
-//! in SPEC section 7's order (longest critical path, then higher priority, then older),
+//! in `claim-next`'s order (longest critical path, then higher priority, then older),
 //! grouped by workspace and role.
 //!
 //! A change to a node touches the node, the nodes waiting on it (their readiness), and the

@@ -31,7 +31,7 @@ use crate::view::NodeView;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The default store directory (SPEC section 1): `$CLAIMDAG_DIR`, else
+/// The default store directory (docs/reference.md, "Choosing the store"): `$CLAIMDAG_DIR`, else
 /// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`. Empty variables count as unset.
 pub fn default_dir() -> Result<PathBuf> {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
@@ -193,7 +193,7 @@ impl Store {
     }
 
     /// Picks and claims the next ready node in one locked step: the longest critical path,
-    /// then the higher priority, the exact role, the older node (SPEC section 7). `None`
+    /// then the higher priority, the exact role, the older node (docs/reference.md, "Verbs"). `None`
     /// when nothing is ready.
     ///
     /// ```

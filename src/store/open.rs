@@ -12,7 +12,7 @@ impl Store {
     /// created until the first write.
     ///
     /// A location that starts with `postgres://`, `postgresql://` or `postgres:` (here or in
-    /// `$CLAIMDAG_DIR`) is a PostgreSQL store (SPEC section 8); anything else a directory.
+    /// `$CLAIMDAG_DIR`) is a PostgreSQL store (docs/postgres.md); anything else a directory.
     pub fn open(dir: Option<&Path>) -> Result<Store> {
         let dir = match dir {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

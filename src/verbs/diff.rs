@@ -1,7 +1,7 @@
 //! `diff-check`: the files changed in a git work tree (or between two refs) that no live
 //! claim of an actor covers through its resources: a resource covers a path equal to it, or
 //! under it when it ends in `/` (`src/parser/` covers `src/parser/x.rs`), the overlap rule
-//! of SPEC section 1 read one way. A directory git reports as one entry (a submodule, an
+//! of docs/reference.md ("Nodes") read one way. A directory git reports as one entry (a submodule, an
 //! untracked nested repository) is a path ending in `/`, covered only by a resource that
 //! covers the whole directory. A pre-commit hook or a CI step runs it to refuse an agent's
 //! change outside what it claimed.

@@ -1,4 +1,4 @@
-//! The one JSON body of an error (SPEC section 4), for every front door: the CLI's `--json`
+//! The one JSON body of an error (docs/reference.md, "Exit codes and errors"), for every front door: the CLI's `--json`
 //! stderr, the C `_json` functions' callers, Python's `ClaimdagError.body`, MCP tool results.
 
 use crate::error::Error;

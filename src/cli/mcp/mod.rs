@@ -3,7 +3,7 @@
 //! schemas are the requests' JSON Schemas, their structured results the replies' JSON (a list
 //! goes under a key, as MCP wants an object), and every call is one `verbs::call` run off
 //! the async executor. A refusal is a tool result with `isError` whose structured content is
-//! the error body of SPEC section 4 and whose text is that body serialised (`{"error":
+//! the error body (docs/reference.md, "Exit codes and errors") and whose text is that body serialised (`{"error":
 //! {...}}`), so the agent reads why whichever its client shows; only a malformed request
 //! (an unknown tool, params that are not a call) is a protocol error.
 //!

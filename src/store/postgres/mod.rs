@@ -1,4 +1,4 @@
-//! The PostgreSQL backend (SPEC section 8): the same rules over a database several machines
+//! The PostgreSQL backend (docs/postgres.md): the same rules over a database several machines
 //! share. The rules are not in SQL: each handle keeps the state in memory, lets the rules
 //! decide on it at a time read off the server's clock, and commits the change in one
 //! statement (`commit4` in the migrations) that locks the store's row and accepts the write
