@@ -109,7 +109,7 @@ fn catch_signals() {
 }
 
 /// The settled options of one run.
-struct Plan {
+struct Options {
     workspace: String,
     actor: Actor,
     role: Option<String>,
@@ -192,7 +192,7 @@ pub fn run(
             settings.max_held
         )));
     }
-    let plan = Plan {
+    let opts = Options {
         workspace: workspace.to_string(),
         actor,
         role: args.role.clone(),
@@ -204,7 +204,7 @@ pub fn run(
     catch_signals();
     Worker {
         store,
-        plan: &plan,
+        opts: &opts,
         args,
         jobs: Vec::new(),
         tally: Tally::default(),
@@ -214,7 +214,7 @@ pub fn run(
 
 struct Worker<'a> {
     store: &'a Store,
-    plan: &'a Plan,
+    opts: &'a Options,
     args: &'a WorkArgs,
     jobs: Vec<Job>,
     tally: Tally,
@@ -304,7 +304,7 @@ impl Worker<'_> {
                     }
                     match self
                         .store
-                        .pending(&self.plan.workspace, self.plan.role.as_deref())
+                        .pending(&self.opts.workspace, self.opts.role.as_deref())
                     {
                         Ok(p) if p.is_empty() => return End::NothingLeft,
                         Ok(p) if !said_waiting => {
@@ -333,7 +333,7 @@ impl Worker<'_> {
     /// Claims one node and starts its command: `Ok(false)` when nothing is ready (or the
     /// store's max_held is full while commands run).
     fn claim(&mut self) -> std::result::Result<bool, End> {
-        let p = self.plan;
+        let p = self.opts;
         let got = if self.args.resume && self.tally.taken == 0 {
             self.store
                 .resume_or_claim_next(&p.workspace, p.actor, p.role.as_deref(), Some(p.ttl_ms))
@@ -383,7 +383,7 @@ impl Worker<'_> {
     /// Starts CMD under its guard, in a process group of its own, the node in its
     /// environment.
     fn spawn(&self, node: String, generation: u64, summary: &str) -> Result<(Child, Guard)> {
-        let p = self.plan;
+        let p = self.opts;
         let (program, rest) = self.args.command.split_first().expect("clap requires CMD");
         let mut cmd = Command::new(program);
         cmd.args(rest)
@@ -593,7 +593,7 @@ impl Worker<'_> {
             Outcome::Lost => t.lost += 1,
             Outcome::Interrupted => t.interrupted += 1,
         }
-        if self.plan.json {
+        if self.opts.json {
             let mut out = std::io::stdout().lock();
             let _ = serde_json::to_writer(&mut out, &w);
             let _ = out.write_all(b"\n");
