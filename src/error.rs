@@ -18,8 +18,7 @@ macro_rules! with_codes {
     ($callback:ident) => {
         $callback! {
             NotFound = 1, not_found, exit 3,
-                "The node, link or id prefix does not exist; also \"nothing ready\" from the \
-         calls that pick the next ready node.";
+                "The node, link or id prefix does not exist (also: nothing is ready to pick).";
             AlreadyClaimed = 2, already_claimed, exit 4,
                 "The node is claimed already (by anyone, the holder included).";
             AssigneeBusy = 3, assignee_busy, exit 4,
@@ -45,8 +44,7 @@ macro_rules! with_codes {
             Corrupt = 13, corrupt, exit 6,
                 "A file of the store is damaged; the message names it.";
             Io = 14, io, exit 7,
-                "The operating system refused an operation; the message has the error and the \
-         path.";
+                "The OS refused an operation; the message has its error and the path.";
             Internal = 15, internal, exit 1,
                 "A bug in claimdag: a panic was caught at the boundary. The store is unchanged.";
         }
@@ -308,5 +306,77 @@ impl Error {
             Error::Corrupt { path, .. } | Error::Io { path, .. } => Some(path),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Code;
+
+    /// The rows of the first Markdown table in `doc` after the line `header`, as cells with
+    /// their backticks removed.
+    fn table(doc: &str, header: &str) -> Vec<Vec<String>> {
+        let path = format!("{}/docs/{doc}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut lines = text.lines().skip_while(|l| l.trim() != header);
+        assert!(lines.next().is_some(), "{doc}: no table headed {header:?}");
+        lines
+            .skip(1)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| {
+                l.trim_matches('|')
+                    .split('|')
+                    .map(|c| c.trim().replace('`', ""))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_reference_table_matches_the_codes() {
+        let rows = table(
+            "reference.md",
+            "| code | C value | message contains | exit |",
+        );
+        let got: Vec<(String, String, String)> = rows
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone(), r[3].clone()))
+            .collect();
+        let want: Vec<(String, String, String)> = Code::ALL
+            .iter()
+            .map(|&c| {
+                let value = (c as u32).to_string();
+                (c.as_str().to_string(), value, c.exit_code().to_string())
+            })
+            .collect();
+        assert_eq!(got, want, "docs/reference.md: the table of codes drifted");
+    }
+
+    #[test]
+    fn the_c_api_table_matches_the_codes() {
+        let rows = table("c-api.md", "| value | code | value | code |");
+        let mut got: Vec<(u32, String)> = rows
+            .iter()
+            .flat_map(|r| r.chunks(2))
+            .filter(|pair| !pair[0].is_empty())
+            .map(|pair| (pair[0].parse().expect("a value"), pair[1].clone()))
+            .collect();
+        got.sort();
+        let want: Vec<(u32, String)> = Code::ALL
+            .iter()
+            .map(|&c| (c as u32, format!("CLAIMDAG_{}", c.as_str().to_uppercase())))
+            .collect();
+        assert_eq!(got, want, "docs/c-api.md: the table of codes drifted");
+    }
+
+    #[test]
+    fn the_table_builds_every_code_once() {
+        for (i, &code) in Code::ALL.iter().enumerate() {
+            assert_eq!(code as u32, i as u32 + 1);
+            assert_eq!(Code::from_value(code as u32), Some(code));
+            assert!(code.meaning().ends_with('.'));
+        }
+        assert_eq!(Code::from_value(0), None);
+        assert_eq!(Code::from_value(16), None);
     }
 }
