@@ -39,18 +39,6 @@
 #include <stdint.h>
 
 /**
- * `older_than_ms` value of `claimdag_archive` meaning "not given", as the CLI's `archive`
- * without `--older-than`. Every other value, 0 included, is an age.
- */
-#define CLAIMDAG_NO_OLDER_THAN 18446744073709551615ull
-
-/**
- * `lease_ms` value of `claimdag_reclaim` and `claimdag_reclaim_json` meaning "no lease":
- * hand back expired claims only.
- */
-#define CLAIMDAG_NO_LEASE 18446744073709551615ull
-
-/**
  * The result of every fallible call. The values are those of SPEC section 4 and are never
  * renumbered; `CLAIMDAG_OK` is 0, every failure is non-zero. After a failure,
  * `claimdag_last_error()` gives the message on the same thread.
@@ -61,8 +49,7 @@ typedef enum claimdag_code {
    */
   CLAIMDAG_OK = 0,
   /**
-   * The node, link or id prefix does not exist; also "nothing ready" from
-   * `claimdag_claim_next` and `claimdag_next`.
+   * The node, link or id prefix does not exist (also: nothing is ready to pick).
    */
   CLAIMDAG_NOT_FOUND = 1,
   /**
@@ -106,7 +93,7 @@ typedef enum claimdag_code {
    */
   CLAIMDAG_CYCLE = 11,
   /**
-   * An argument was NULL, not UTF-8, or not acceptable; the message says which.
+   * An argument was missing, malformed or not acceptable; the message says which.
    */
   CLAIMDAG_INVALID_INPUT = 12,
   /**
@@ -114,7 +101,7 @@ typedef enum claimdag_code {
    */
   CLAIMDAG_CORRUPT = 13,
   /**
-   * The operating system refused an operation; the message has the error and the path.
+   * The OS refused an operation; the message has its error and the path.
    */
   CLAIMDAG_IO = 14,
   /**
@@ -122,6 +109,18 @@ typedef enum claimdag_code {
    */
   CLAIMDAG_INTERNAL = 15,
 } claimdag_code;
+
+/**
+ * `older_than_ms` value of `claimdag_archive` meaning "not given", as the CLI's `archive`
+ * without `--older-than`. Every other value, 0 included, is an age.
+ */
+#define CLAIMDAG_NO_OLDER_THAN 18446744073709551615ull
+
+/**
+ * `lease_ms` value of `claimdag_reclaim` and `claimdag_reclaim_json` meaning "no lease":
+ * hand back expired claims only.
+ */
+#define CLAIMDAG_NO_LEASE 18446744073709551615ull
 
 /**
  * A handle on one store directory. Opaque: create it with `claimdag_open`, destroy it with
@@ -279,7 +278,7 @@ const char *claimdag_code_str(claimdag_code code);
  * # Safety
  * `dir` is NULL or a NUL-terminated string; `out` is NULL or writable.
  */
-enum claimdag_code claimdag_open(const char *dir, struct claimdag_store **out);
+claimdag_code claimdag_open(const char *dir, struct claimdag_store **out);
 
 /**
  * Closes a handle and frees it. NULL is a no-op. The handle must not be used afterwards,
@@ -304,7 +303,7 @@ void claimdag_close(struct claimdag_store *store);
  * `s` is a live handle or NULL; `text` a NUL-terminated string or NULL; `out_id` is
  * NULL or has room for 33 bytes.
  */
-enum claimdag_code claimdag_resolve(struct claimdag_store *s, const char *text, char out_id[33]);
+claimdag_code claimdag_resolve(struct claimdag_store *s, const char *text, char out_id[33]);
 
 /**
  * Frees a string returned by this library (the `char **out_json` and `char **out_value`
@@ -338,10 +337,10 @@ const char *claimdag_version(void);
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
  * writable.
  */
-enum claimdag_code claimdag_call_json(struct claimdag_store *s,
-                                      const char *verb,
-                                      const char *args_json,
-                                      char **out_json);
+claimdag_code claimdag_call_json(struct claimdag_store *s,
+                                 const char *verb,
+                                 const char *args_json,
+                                 char **out_json);
 
 /**
  * Writes the actor a name stands for (SPEC section 8: the first 16 bytes of SHA-256 over
@@ -353,7 +352,7 @@ enum claimdag_code claimdag_call_json(struct claimdag_store *s,
  * # Safety
  * `name` is NUL-terminated or NULL; `out_id` is NULL or has room for 33 bytes.
  */
-enum claimdag_code claimdag_actor(const char *name, char out_id[33]);
+claimdag_code claimdag_actor(const char *name, char out_id[33]);
 
 /**
  * Creates a node, or finds the node with the same identity, and writes its id (32
@@ -368,11 +367,11 @@ enum claimdag_code claimdag_actor(const char *name, char out_id[33]);
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_id` is NULL or
  * has room for 33 bytes.
  */
-enum claimdag_code claimdag_upsert(struct claimdag_store *s,
-                                   const char *summary,
-                                   const char *kind,
-                                   const char *parent,
-                                   char out_id[33]);
+claimdag_code claimdag_upsert(struct claimdag_store *s,
+                              const char *summary,
+                              const char *kind,
+                              const char *parent,
+                              char out_id[33]);
 
 /**
  * `claimdag_upsert` with every field the CLI's `upsert` takes. `options` NULL is all
@@ -383,10 +382,10 @@ enum claimdag_code claimdag_upsert(struct claimdag_store *s,
  * a readable struct whose pointers follow the same rules (each array with at least its
  * `_len` elements); `out_id` is NULL or has room for 33 bytes.
  */
-enum claimdag_code claimdag_upsert_ex(struct claimdag_store *s,
-                                      const char *summary,
-                                      const struct claimdag_upsert_options *options,
-                                      char out_id[33]);
+claimdag_code claimdag_upsert_ex(struct claimdag_store *s,
+                                 const char *summary,
+                                 const struct claimdag_upsert_options *options,
+                                 char out_id[33]);
 
 /**
  * Makes `child` wait on `parent` (a hard link: satisfied when `parent` is done). Linking
@@ -396,7 +395,7 @@ enum claimdag_code claimdag_upsert_ex(struct claimdag_store *s,
  * # Safety
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL.
  */
-enum claimdag_code claimdag_link(struct claimdag_store *s, const char *parent, const char *child);
+claimdag_code claimdag_link(struct claimdag_store *s, const char *parent, const char *child);
 
 /**
  * `claimdag_link` with a choice: `soft` true makes a soft link, satisfied when `parent`
@@ -405,10 +404,10 @@ enum claimdag_code claimdag_link(struct claimdag_store *s, const char *parent, c
  * # Safety
  * As `claimdag_link`.
  */
-enum claimdag_code claimdag_link_ex(struct claimdag_store *s,
-                                    const char *parent,
-                                    const char *child,
-                                    bool soft);
+claimdag_code claimdag_link_ex(struct claimdag_store *s,
+                               const char *parent,
+                               const char *child,
+                               bool soft);
 
 /**
  * Removes the link that makes `child` wait on `parent` (hard or soft).
@@ -417,7 +416,7 @@ enum claimdag_code claimdag_link_ex(struct claimdag_store *s,
  * # Safety
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL.
  */
-enum claimdag_code claimdag_unlink(struct claimdag_store *s, const char *parent, const char *child);
+claimdag_code claimdag_unlink(struct claimdag_store *s, const char *parent, const char *child);
 
 /**
  * Creates or merges every node of a plan, with its links, as one atomic write, and writes
@@ -438,10 +437,10 @@ enum claimdag_code claimdag_unlink(struct claimdag_store *s, const char *parent,
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
  * writable.
  */
-enum claimdag_code claimdag_import_json(struct claimdag_store *s,
-                                        const char *workspace,
-                                        const char *plan_json,
-                                        char **out_json);
+claimdag_code claimdag_import_json(struct claimdag_store *s,
+                                   const char *workspace,
+                                   const char *plan_json,
+                                   char **out_json);
 
 /**
  * Moves finished nodes (done, failed or cancelled) out of the live state, as the CLI's
@@ -466,12 +465,12 @@ enum claimdag_code claimdag_import_json(struct claimdag_store *s,
  * `ids` is NULL or points to `n_ids` pointers, each NUL-terminated or NULL; `out_count` is
  * NULL or writable.
  */
-enum claimdag_code claimdag_archive(struct claimdag_store *s,
-                                    const char *workspace,
-                                    const char *const *ids,
-                                    size_t n_ids,
-                                    uint64_t older_than_ms,
-                                    size_t *out_count);
+claimdag_code claimdag_archive(struct claimdag_store *s,
+                               const char *workspace,
+                               const char *const *ids,
+                               size_t n_ids,
+                               uint64_t older_than_ms,
+                               size_t *out_count);
 
 /**
  * Brings the archived node `id` back into the live state, as the CLI's `unarchive`. Its
@@ -486,9 +485,7 @@ enum claimdag_code claimdag_archive(struct claimdag_store *s,
  * `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_status` is NULL or
  * writable.
  */
-enum claimdag_code claimdag_unarchive(struct claimdag_store *s,
-                                      const char *id,
-                                      const char **out_status);
+claimdag_code claimdag_unarchive(struct claimdag_store *s, const char *id, const char **out_status);
 
 /**
  * Claims the ready node `id` for `assignee` (32 hex characters) with the store's default
@@ -501,10 +498,10 @@ enum claimdag_code claimdag_unarchive(struct claimdag_store *s,
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_generation` is
  * NULL or writable.
  */
-enum claimdag_code claimdag_claim(struct claimdag_store *s,
-                                  const char *id,
-                                  const char *assignee,
-                                  uint64_t *out_generation);
+claimdag_code claimdag_claim(struct claimdag_store *s,
+                             const char *id,
+                             const char *assignee,
+                             uint64_t *out_generation);
 
 /**
  * `claimdag_claim` with options: `expected_generation` (0: any) refuses with
@@ -514,12 +511,12 @@ enum claimdag_code claimdag_claim(struct claimdag_store *s,
  * # Safety
  * As `claimdag_claim`.
  */
-enum claimdag_code claimdag_claim_ex(struct claimdag_store *s,
-                                     const char *id,
-                                     const char *assignee,
-                                     uint64_t expected_generation,
-                                     uint64_t ttl_ms,
-                                     uint64_t *out_generation);
+claimdag_code claimdag_claim_ex(struct claimdag_store *s,
+                                const char *id,
+                                const char *assignee,
+                                uint64_t expected_generation,
+                                uint64_t ttl_ms,
+                                uint64_t *out_generation);
 
 /**
  * Picks the ready node to work on next (longest critical path first, then priority, then
@@ -533,10 +530,10 @@ enum claimdag_code claimdag_claim_ex(struct claimdag_store *s,
  * `s` is a live handle or NULL; `assignee` is NUL-terminated or NULL; `out_id` is NULL or
  * has room for 33 bytes; `out_generation` is NULL or writable.
  */
-enum claimdag_code claimdag_claim_next(struct claimdag_store *s,
-                                       const char *assignee,
-                                       char out_id[33],
-                                       uint64_t *out_generation);
+claimdag_code claimdag_claim_next(struct claimdag_store *s,
+                                  const char *assignee,
+                                  char out_id[33],
+                                  uint64_t *out_generation);
 
 /**
  * `claimdag_claim_next` with options: `workspace` (NULL: `$CLAIMDAG_WORKSPACE`, else
@@ -546,13 +543,13 @@ enum claimdag_code claimdag_claim_next(struct claimdag_store *s,
  * # Safety
  * As `claimdag_claim_next`; `workspace` and `role` are NUL-terminated or NULL.
  */
-enum claimdag_code claimdag_claim_next_ex(struct claimdag_store *s,
-                                          const char *assignee,
-                                          const char *workspace,
-                                          const char *role,
-                                          uint64_t ttl_ms,
-                                          char out_id[33],
-                                          uint64_t *out_generation);
+claimdag_code claimdag_claim_next_ex(struct claimdag_store *s,
+                                     const char *assignee,
+                                     const char *workspace,
+                                     const char *role,
+                                     uint64_t ttl_ms,
+                                     char out_id[33],
+                                     uint64_t *out_generation);
 
 /**
  * Keeps `actor`'s live claim on `id` alive: its lease restarts now. The generation is
@@ -562,7 +559,7 @@ enum claimdag_code claimdag_claim_next_ex(struct claimdag_store *s,
  * # Safety
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL.
  */
-enum claimdag_code claimdag_renew(struct claimdag_store *s, const char *id, const char *actor);
+claimdag_code claimdag_renew(struct claimdag_store *s, const char *id, const char *actor);
 
 /**
  * `claimdag_renew` with options: `generation` (0: any) refuses unless the claim is at that
@@ -572,11 +569,11 @@ enum claimdag_code claimdag_renew(struct claimdag_store *s, const char *id, cons
  * # Safety
  * As `claimdag_renew`.
  */
-enum claimdag_code claimdag_renew_ex(struct claimdag_store *s,
-                                     const char *id,
-                                     const char *actor,
-                                     uint64_t generation,
-                                     uint64_t ttl_ms);
+claimdag_code claimdag_renew_ex(struct claimdag_store *s,
+                                const char *id,
+                                const char *actor,
+                                uint64_t generation,
+                                uint64_t ttl_ms);
 
 /**
  * Hands `actor`'s live claim on `id` at `generation` back: the node is `todo` again and
@@ -586,11 +583,11 @@ enum claimdag_code claimdag_renew_ex(struct claimdag_store *s,
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_generation` is
  * NULL or writable.
  */
-enum claimdag_code claimdag_release(struct claimdag_store *s,
-                                    const char *id,
-                                    const char *actor,
-                                    uint64_t generation,
-                                    uint64_t *out_generation);
+claimdag_code claimdag_release(struct claimdag_store *s,
+                               const char *id,
+                               const char *actor,
+                               uint64_t generation,
+                               uint64_t *out_generation);
 
 /**
  * Hands back every expired claim in the default workspace, and with a lease every claim
@@ -601,7 +598,7 @@ enum claimdag_code claimdag_release(struct claimdag_store *s,
  * # Safety
  * `s` is a live handle or NULL; `out_count` is NULL or writable.
  */
-enum claimdag_code claimdag_reclaim(struct claimdag_store *s, uint64_t lease_ms, size_t *out_count);
+claimdag_code claimdag_reclaim(struct claimdag_store *s, uint64_t lease_ms, size_t *out_count);
 
 /**
  * `claimdag_reclaim` in workspace `workspace` (NULL: `$CLAIMDAG_WORKSPACE`, else ""),
@@ -613,10 +610,10 @@ enum claimdag_code claimdag_reclaim(struct claimdag_store *s, uint64_t lease_ms,
  * `s` is a live handle or NULL; `workspace` is NUL-terminated or NULL; `out_json` is NULL
  * or writable.
  */
-enum claimdag_code claimdag_reclaim_json(struct claimdag_store *s,
-                                         const char *workspace,
-                                         uint64_t lease_ms,
-                                         char **out_json);
+claimdag_code claimdag_reclaim_json(struct claimdag_store *s,
+                                    const char *workspace,
+                                    uint64_t lease_ms,
+                                    char **out_json);
 
 /**
  * Finishes the claimed node `id` with `status` ("done", "failed" or "cancelled") at the
@@ -627,10 +624,10 @@ enum claimdag_code claimdag_reclaim_json(struct claimdag_store *s,
  * # Safety
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL.
  */
-enum claimdag_code claimdag_complete(struct claimdag_store *s,
-                                     const char *id,
-                                     const char *status,
-                                     uint64_t generation);
+claimdag_code claimdag_complete(struct claimdag_store *s,
+                                const char *id,
+                                const char *status,
+                                uint64_t generation);
 
 /**
  * `claimdag_complete` with options: `actor` (NULL: any) refuses with
@@ -640,12 +637,12 @@ enum claimdag_code claimdag_complete(struct claimdag_store *s,
  * # Safety
  * As `claimdag_complete`.
  */
-enum claimdag_code claimdag_complete_ex(struct claimdag_store *s,
-                                        const char *id,
-                                        const char *status,
-                                        uint64_t generation,
-                                        const char *actor,
-                                        const char *note);
+claimdag_code claimdag_complete_ex(struct claimdag_store *s,
+                                   const char *id,
+                                   const char *status,
+                                   uint64_t generation,
+                                   const char *actor,
+                                   const char *note);
 
 /**
  * Puts the finished node `id` back to `todo`; its generation moves on and is written to
@@ -655,10 +652,10 @@ enum claimdag_code claimdag_complete_ex(struct claimdag_store *s,
  * `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_generation` is NULL
  * or writable.
  */
-enum claimdag_code claimdag_reopen(struct claimdag_store *s,
-                                   const char *id,
-                                   uint64_t generation,
-                                   uint64_t *out_generation);
+claimdag_code claimdag_reopen(struct claimdag_store *s,
+                              const char *id,
+                              uint64_t generation,
+                              uint64_t *out_generation);
 
 /**
  * Writes one node as a JSON object to `*out_json` (`CLAIMDAG_NOT_FOUND` when there is no
@@ -668,7 +665,7 @@ enum claimdag_code claimdag_reopen(struct claimdag_store *s,
  * `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_json` is NULL or
  * writable.
  */
-enum claimdag_code claimdag_get_json(struct claimdag_store *s, const char *id, char **out_json);
+claimdag_code claimdag_get_json(struct claimdag_store *s, const char *id, char **out_json);
 
 /**
  * Writes the live unfinished nodes of the default workspace, in creation order, to
@@ -677,7 +674,7 @@ enum claimdag_code claimdag_get_json(struct claimdag_store *s, const char *id, c
  * # Safety
  * `s` is a live handle or NULL; `out_json` is NULL or writable.
  */
-enum claimdag_code claimdag_list_json(struct claimdag_store *s, char **out_json);
+claimdag_code claimdag_list_json(struct claimdag_store *s, char **out_json);
 
 /**
  * `claimdag_list_json` with the CLI's filters: `workspace` (NULL: `$CLAIMDAG_WORKSPACE`,
@@ -689,12 +686,12 @@ enum claimdag_code claimdag_list_json(struct claimdag_store *s, char **out_json)
  * # Safety
  * As `claimdag_list_json`; strings are NUL-terminated or NULL.
  */
-enum claimdag_code claimdag_list_json_ex(struct claimdag_store *s,
-                                         const char *workspace,
-                                         const char *status,
-                                         const char *holder,
-                                         bool include_terminal,
-                                         char **out_json);
+claimdag_code claimdag_list_json_ex(struct claimdag_store *s,
+                                    const char *workspace,
+                                    const char *status,
+                                    const char *holder,
+                                    bool include_terminal,
+                                    char **out_json);
 
 /**
  * `claimdag_list_json` with every filter of the CLI's `list`, archived nodes included (see
@@ -706,9 +703,9 @@ enum claimdag_code claimdag_list_json_ex(struct claimdag_store *s,
  * `s` is a live handle or NULL; `options` is NULL or a readable struct whose strings are
  * NUL-terminated or NULL; `out_json` is NULL or writable.
  */
-enum claimdag_code claimdag_list_json_opts(struct claimdag_store *s,
-                                           const struct claimdag_list_options *options,
-                                           char **out_json);
+claimdag_code claimdag_list_json_opts(struct claimdag_store *s,
+                                      const struct claimdag_list_options *options,
+                                      char **out_json);
 
 /**
  * Writes the id of the ready node `claimdag_claim_next` would pick to `out_id`, without
@@ -719,10 +716,10 @@ enum claimdag_code claimdag_list_json_opts(struct claimdag_store *s,
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_id` is NULL or
  * has room for 33 bytes.
  */
-enum claimdag_code claimdag_next(struct claimdag_store *s,
-                                 const char *workspace,
-                                 const char *role,
-                                 char out_id[33]);
+claimdag_code claimdag_next(struct claimdag_store *s,
+                            const char *workspace,
+                            const char *role,
+                            char out_id[33]);
 
 /**
  * Writes the ready nodes in the order `claimdag_next` picks them to `*out_json`, as a JSON
@@ -735,10 +732,10 @@ enum claimdag_code claimdag_next(struct claimdag_store *s,
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
  * writable.
  */
-enum claimdag_code claimdag_ready_json(struct claimdag_store *s,
-                                       const char *workspace,
-                                       const char *role,
-                                       char **out_json);
+claimdag_code claimdag_ready_json(struct claimdag_store *s,
+                                  const char *workspace,
+                                  const char *role,
+                                  char **out_json);
 
 /**
  * Writes the history, oldest first, to `*out_json` as a JSON array of transitions
@@ -750,7 +747,7 @@ enum claimdag_code claimdag_ready_json(struct claimdag_store *s,
  * `s` is a live handle or NULL; `id` is NUL-terminated or NULL; `out_json` is NULL or
  * writable.
  */
-enum claimdag_code claimdag_log_json(struct claimdag_store *s, const char *id, char **out_json);
+claimdag_code claimdag_log_json(struct claimdag_store *s, const char *id, char **out_json);
 
 /**
  * Writes the DAG of `workspace` (NULL: `$CLAIMDAG_WORKSPACE`, else "") to `*out_text` as
@@ -763,11 +760,11 @@ enum claimdag_code claimdag_log_json(struct claimdag_store *s, const char *id, c
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_text` is NULL or
  * writable.
  */
-enum claimdag_code claimdag_graph(struct claimdag_store *s,
-                                  const char *workspace,
-                                  const char *format,
-                                  bool all,
-                                  char **out_text);
+claimdag_code claimdag_graph(struct claimdag_store *s,
+                             const char *workspace,
+                             const char *format,
+                             bool all,
+                             char **out_text);
 
 /**
  * Writes one setting, as the CLI's `config KEY` prints it, to `*out_value`:
@@ -778,7 +775,7 @@ enum claimdag_code claimdag_graph(struct claimdag_store *s,
  * `s` is a live handle or NULL; `key` is NUL-terminated or NULL; `out_value` is NULL or
  * writable.
  */
-enum claimdag_code claimdag_config_get(struct claimdag_store *s, const char *key, char **out_value);
+claimdag_code claimdag_config_get(struct claimdag_store *s, const char *key, char **out_value);
 
 /**
  * Changes one setting, written as for the CLI's `config KEY VALUE`: `default_ttl` takes a
@@ -788,9 +785,7 @@ enum claimdag_code claimdag_config_get(struct claimdag_store *s, const char *key
  * # Safety
  * `s` is a live handle or NULL; strings are NUL-terminated or NULL.
  */
-enum claimdag_code claimdag_config_set(struct claimdag_store *s,
-                                       const char *key,
-                                       const char *value);
+claimdag_code claimdag_config_set(struct claimdag_store *s, const char *key, const char *value);
 
 /**
  * Writes every setting to `*out_json` as
@@ -800,7 +795,7 @@ enum claimdag_code claimdag_config_set(struct claimdag_store *s,
  * # Safety
  * `s` is a live handle or NULL; `out_json` is NULL or writable.
  */
-enum claimdag_code claimdag_config_json(struct claimdag_store *s, char **out_json);
+claimdag_code claimdag_config_json(struct claimdag_store *s, char **out_json);
 
 /**
  * Verifies the store: reads every file afresh (formats, checksums) and checks the DAG's
@@ -813,7 +808,7 @@ enum claimdag_code claimdag_config_json(struct claimdag_store *s, char **out_jso
  * # Safety
  * `s` is a live handle or NULL; `out_json` is NULL or writable.
  */
-enum claimdag_code claimdag_check(struct claimdag_store *s, char **out_json);
+claimdag_code claimdag_check(struct claimdag_store *s, char **out_json);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,90 +1,112 @@
 //! The one error type of the core. Every front door maps it in exactly one place, through
 //! [`Error::code`] (the stable codes of SPEC section 4).
 
-use crate::id::Id;
+use crate::id::{Id, IdError};
 use std::path::{Path, PathBuf};
 
-/// The stable error codes. The numeric values are the C ABI values and are never renumbered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum Code {
-    NotFound = 1,
-    AlreadyClaimed = 2,
-    AssigneeBusy = 3,
-    NotReady = 4,
-    AttemptsExhausted = 5,
-    ResourceConflict = 6,
-    NotClaimed = 7,
-    Terminal = 8,
-    StaleGeneration = 9,
-    NotHolder = 10,
-    Cycle = 11,
-    InvalidInput = 12,
-    Corrupt = 13,
-    Io = 14,
-    Internal = 15,
+/// The table of the stable error codes (SPEC section 4), written once: one row a code, as
+/// `Variant = value, snake_name, exit status, "meaning";`. It builds [`Code`] here, and the
+/// C ABI's `claimdag_code` and its header, the Python exception classes and the checks of
+/// the docs' tables are made from it. A callback macro receives the rows, so other crates of
+/// the workspace can build their own items from them: `claimdag::with_codes!(my_macro)`.
+///
+/// The values are the C ABI values and are never renumbered; names and exit statuses never
+/// change.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! with_codes {
+    ($callback:ident) => {
+        $callback! {
+            NotFound = 1, not_found, exit 3,
+                "The node, link or id prefix does not exist (also: nothing is ready to pick).";
+            AlreadyClaimed = 2, already_claimed, exit 4,
+                "The node is claimed already (by anyone, the holder included).";
+            AssigneeBusy = 3, assignee_busy, exit 4,
+                "The actor already holds `max_held` live claims in this workspace.";
+            NotReady = 4, not_ready, exit 4,
+                "The node waits on prerequisites that are not done (or it is blocked).";
+            AttemptsExhausted = 5, attempts_exhausted, exit 4,
+                "The node used up its attempts.";
+            ResourceConflict = 6, resource_conflict, exit 4,
+                "A live claim holds a resource that overlaps one of the node's.";
+            NotClaimed = 7, not_claimed, exit 4,
+                "The node is not claimed.";
+            Terminal = 8, terminal, exit 4,
+                "The node is finished (done, failed or cancelled).";
+            StaleGeneration = 9, stale_generation, exit 5,
+                "The generation given is not the node's current one: the claim was handed back.";
+            NotHolder = 10, not_holder, exit 5,
+                "The actor is not the holder of the claim.";
+            Cycle = 11, cycle, exit 2,
+                "The link would close a cycle (or links a node to itself).";
+            InvalidInput = 12, invalid_input, exit 2,
+                "An argument was missing, malformed or not acceptable; the message says which.";
+            Corrupt = 13, corrupt, exit 6,
+                "A file of the store is damaged; the message names it.";
+            Io = 14, io, exit 7,
+                "The OS refused an operation; the message has its error and the path.";
+            Internal = 15, internal, exit 1,
+                "A bug in claimdag: a panic was caught at the boundary. The store is unchanged.";
+        }
+    };
 }
 
-impl Code {
-    /// Every code, in numeric order.
-    pub const ALL: [Code; 15] = [
-        Code::NotFound,
-        Code::AlreadyClaimed,
-        Code::AssigneeBusy,
-        Code::NotReady,
-        Code::AttemptsExhausted,
-        Code::ResourceConflict,
-        Code::NotClaimed,
-        Code::Terminal,
-        Code::StaleGeneration,
-        Code::NotHolder,
-        Code::Cycle,
-        Code::InvalidInput,
-        Code::Corrupt,
-        Code::Io,
-        Code::Internal,
-    ];
-
-    /// The snake_case name used in JSON output (`"code": "not_found"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::NotFound => "not_found",
-            Code::AlreadyClaimed => "already_claimed",
-            Code::AssigneeBusy => "assignee_busy",
-            Code::NotReady => "not_ready",
-            Code::AttemptsExhausted => "attempts_exhausted",
-            Code::ResourceConflict => "resource_conflict",
-            Code::NotClaimed => "not_claimed",
-            Code::Terminal => "terminal",
-            Code::StaleGeneration => "stale_generation",
-            Code::NotHolder => "not_holder",
-            Code::Cycle => "cycle",
-            Code::InvalidInput => "invalid_input",
-            Code::Corrupt => "corrupt",
-            Code::Io => "io",
-            Code::Internal => "internal",
+/// Builds [`Code`] and its tables from the rows of [`with_codes!`].
+macro_rules! code_enum {
+    ($($variant:ident = $value:literal, $name:ident, exit $exit:literal, $meaning:literal;)+) => {
+        /// The stable error codes. The numeric values are the C ABI values and are never
+        /// renumbered.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Code {
+            $(#[doc = $meaning] $variant = $value,)+
         }
-    }
 
-    /// The CLI exit status for this code (SPEC section 4).
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Code::NotFound => 3,
-            Code::AlreadyClaimed
-            | Code::AssigneeBusy
-            | Code::NotReady
-            | Code::AttemptsExhausted
-            | Code::ResourceConflict
-            | Code::NotClaimed
-            | Code::Terminal => 4,
-            Code::StaleGeneration | Code::NotHolder => 5,
-            Code::Cycle | Code::InvalidInput => 2,
-            Code::Corrupt => 6,
-            Code::Io => 7,
-            Code::Internal => 1,
+        impl Code {
+            /// Every code, in numeric order.
+            pub const ALL: [Code; [$($value),+].len()] = [$(Code::$variant),+];
+
+            /// The snake_case name used in JSON output (`"code": "not_found"`).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => stringify!($name),)+
+                }
+            }
+
+            /// The CLI exit status for this code (SPEC section 4).
+            pub fn exit_code(self) -> i32 {
+                match self {
+                    $(Code::$variant => $exit,)+
+                }
+            }
+
+            /// What the code means, in one sentence (the docs and the C header say it so).
+            pub fn meaning(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $meaning,)+
+                }
+            }
+
+            /// The name of the variant (`"NotFound"`), from which the front doors name their
+            /// own spelling of the code.
+            pub fn variant_name(self) -> &'static str {
+                match self {
+                    $(Code::$variant => stringify!($variant),)+
+                }
+            }
+
+            /// The code of a C ABI value; `None` for 0 (success) and unknown values.
+            pub fn from_value(value: u32) -> Option<Code> {
+                match value {
+                    $($value => Some(Code::$variant),)+
+                    _ => None,
+                }
+            }
         }
-    }
+    };
 }
+
+with_codes!(code_enum);
 
 /// Everything that can go wrong in claimdag. A refused call never changed anything.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -166,6 +188,13 @@ fn given_text(given: u64) -> String {
     match given {
         0 => "this actor's claim was handed back".to_string(),
         g => format!("given gen={g}"),
+    }
+}
+
+/// A refused id or actor argument is `invalid_input`, with its message as it was.
+impl From<IdError> for Error {
+    fn from(IdError(message): IdError) -> Error {
+        Error::InvalidInput(message)
     }
 }
 
@@ -277,5 +306,77 @@ impl Error {
             Error::Corrupt { path, .. } | Error::Io { path, .. } => Some(path),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Code;
+
+    /// The rows of the first Markdown table in `doc` after the line `header`, as cells with
+    /// their backticks removed.
+    fn table(doc: &str, header: &str) -> Vec<Vec<String>> {
+        let path = format!("{}/docs/{doc}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut lines = text.lines().skip_while(|l| l.trim() != header);
+        assert!(lines.next().is_some(), "{doc}: no table headed {header:?}");
+        lines
+            .skip(1)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| {
+                l.trim_matches('|')
+                    .split('|')
+                    .map(|c| c.trim().replace('`', ""))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_reference_table_matches_the_codes() {
+        let rows = table(
+            "reference.md",
+            "| code | C value | message contains | exit |",
+        );
+        let got: Vec<(String, String, String)> = rows
+            .into_iter()
+            .map(|r| (r[0].clone(), r[1].clone(), r[3].clone()))
+            .collect();
+        let want: Vec<(String, String, String)> = Code::ALL
+            .iter()
+            .map(|&c| {
+                let value = (c as u32).to_string();
+                (c.as_str().to_string(), value, c.exit_code().to_string())
+            })
+            .collect();
+        assert_eq!(got, want, "docs/reference.md: the table of codes drifted");
+    }
+
+    #[test]
+    fn the_c_api_table_matches_the_codes() {
+        let rows = table("c-api.md", "| value | code | value | code |");
+        let mut got: Vec<(u32, String)> = rows
+            .iter()
+            .flat_map(|r| r.chunks(2))
+            .filter(|pair| !pair[0].is_empty())
+            .map(|pair| (pair[0].parse().expect("a value"), pair[1].clone()))
+            .collect();
+        got.sort();
+        let want: Vec<(u32, String)> = Code::ALL
+            .iter()
+            .map(|&c| (c as u32, format!("CLAIMDAG_{}", c.as_str().to_uppercase())))
+            .collect();
+        assert_eq!(got, want, "docs/c-api.md: the table of codes drifted");
+    }
+
+    #[test]
+    fn the_table_builds_every_code_once() {
+        for (i, &code) in Code::ALL.iter().enumerate() {
+            assert_eq!(code as u32, i as u32 + 1);
+            assert_eq!(Code::from_value(code as u32), Some(code));
+            assert!(code.meaning().ends_with('.'));
+        }
+        assert_eq!(Code::from_value(0), None);
+        assert_eq!(Code::from_value(16), None);
     }
 }

@@ -1,7 +1,6 @@
 //! Node ids and actor ids: 128-bit values written as 32 lowercase hex characters, and the
 //! recipe that mints a node id from the node's own fields (SPEC section 1).
 
-use crate::error::{Error, Result};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -10,6 +9,20 @@ use std::fmt;
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Id(pub [u8; 16]);
 
+/// An id or actor argument that was refused; the message names the argument and says what
+/// was wrong. It becomes the core's `invalid_input` error (`From<IdError> for Error`) with
+/// the same message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdError(pub String);
+
+impl fmt::Display for IdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for IdError {}
+
 /// An actor is any 32-hex identity a worker keeps.
 pub type Actor = Id;
 
@@ -17,10 +30,10 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 impl Id {
     /// Parses exactly 32 hex characters, either case. `what` names the argument in the error.
-    pub fn parse(text: &str, what: &str) -> Result<Id> {
+    pub fn parse(text: &str, what: &str) -> Result<Id, IdError> {
         let bytes = text.as_bytes();
         if bytes.len() != 32 {
-            return Err(Error::invalid(format!(
+            return Err(IdError(format!(
                 "{what} must be 32 hex characters, got {} characters: {text:?}",
                 text.chars().count()
             )));
@@ -32,7 +45,7 @@ impl Id {
             match (hi, lo) {
                 (Some(h), Some(l)) => out[i] = (h << 4) | l,
                 _ => {
-                    return Err(Error::invalid(format!(
+                    return Err(IdError(format!(
                         "{what} must be 32 hex characters [0-9a-f], got {text:?}"
                     )))
                 }
@@ -106,13 +119,13 @@ impl Id {
     /// assert_eq!(a, claimdag::Actor::parse_actor("name:codex-1", "actor").unwrap());
     /// assert!(claimdag::Actor::from_name("no spaces").is_err());
     /// ```
-    pub fn from_name(name: &str) -> Result<Id> {
+    pub fn from_name(name: &str) -> Result<Id, IdError> {
         let ok = (1..=64).contains(&name.len())
             && name
                 .bytes()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'@' | b'-'));
         if !ok {
-            return Err(Error::invalid(format!(
+            return Err(IdError(format!(
                 "an actor name must be 1-64 characters of [A-Za-z0-9._@-], got {name:?}"
             )));
         }
@@ -129,26 +142,19 @@ impl Id {
 
     /// The actor a name stands for, the name given as `NAME` or as `name:NAME` (what
     /// `claimdag actor` and the Python module's `actor` take).
-    pub fn from_name_arg(name: &str) -> Result<Id> {
+    pub fn from_name_arg(name: &str) -> Result<Id, IdError> {
         Id::from_name(name.strip_prefix("name:").unwrap_or(name))
     }
 
     /// An actor as a user writes it: 32 hex characters (either case), or `name:NAME` for
     /// the actor minted from NAME ([`Id::from_name`]), exactly: nothing around it is
     /// trimmed, as [`Id::from_name`] trims nothing. `what` names the argument.
-    pub fn parse_actor(text: &str, what: &str) -> Result<Id> {
+    pub fn parse_actor(text: &str, what: &str) -> Result<Id, IdError> {
         let t = text;
         match t.strip_prefix("name:") {
-            Some(name) => Id::from_name(name).map_err(|e| match e {
-                Error::InvalidInput(m) => Error::InvalidInput(format!("{what}: {m}")),
-                e => e,
-            }),
-            None => Id::parse(t, what).map_err(|e| match e {
-                Error::InvalidInput(m) => {
-                    Error::InvalidInput(format!("{m} (or name:NAME for a named actor)"))
-                }
-                e => e,
-            }),
+            Some(name) => Id::from_name(name).map_err(|IdError(m)| IdError(format!("{what}: {m}"))),
+            None => Id::parse(t, what)
+                .map_err(|IdError(m)| IdError(format!("{m} (or name:NAME for a named actor)"))),
         }
     }
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "__version__",
+    "CODES",
     "Store",
     "Node",
     "Event",
@@ -26,6 +27,10 @@ __all__ = [
 ]
 
 __version__: str
+
+#: The core's table of error codes, in numeric order: (variant name, code, C value, exit
+#: status, meaning). claimdag.exceptions builds its classes from it.
+CODES: tuple[tuple[str, str, int, int, str], ...]
 
 #: A duration: seconds (int or float) or a timedelta.
 _Duration = Union[float, timedelta]

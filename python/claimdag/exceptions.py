@@ -18,27 +18,9 @@ A refused call changed nothing, on disk or in memory.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Dict, List, Optional, Type
+from typing import Any, ClassVar, Dict, List, Optional, Tuple, Type, cast
 
-__all__ = [
-    "ClaimdagError",
-    "NotFound",
-    "AlreadyClaimed",
-    "AssigneeBusy",
-    "NotReady",
-    "AttemptsExhausted",
-    "ResourceConflict",
-    "NotClaimed",
-    "Terminal",
-    "StaleGeneration",
-    "NotHolder",
-    "Cycle",
-    "InvalidInput",
-    "CorruptStore",
-    "StoreIOError",
-    "InternalError",
-    "BY_CODE",
-]
+from claimdag._claimdag import CODES
 
 
 class ClaimdagError(Exception):
@@ -53,121 +35,46 @@ class ClaimdagError(Exception):
     body: Optional[Dict[str, Any]] = None
 
 
-class NotFound(ClaimdagError):
-    """No such node (or no node matches the prefix)."""
-
-    code = "not_found"
-
-
-class AlreadyClaimed(ClaimdagError):
-    """The node is claimed already, by anyone, the caller included; ``holder`` and
-    ``generation`` name the live claim, so a resumed worker can recognise its own."""
-
-    code = "already_claimed"
-
-
-class AssigneeBusy(ClaimdagError):
-    """The actor already holds as many live claims as the store's ``max_held`` allows;
-    ``held`` names them (a resumed worker can find its claim, or ask ``claim_next`` with
-    ``resume=True``)."""
-
-    code = "assignee_busy"
-
-
-class NotReady(ClaimdagError):
-    """The node waits on prerequisites, or is blocked by one that failed or was cancelled."""
-
-    code = "not_ready"
-
-
-class AttemptsExhausted(ClaimdagError):
-    """The node was claimed as many times as its attempt cap allows."""
-
-    code = "attempts_exhausted"
+# The classes come from the core's table of codes (CODES: variant name, code, C value, exit
+# status, meaning). Python names a few of them its own way, gives two of them a builtin base
+# as well, and says more about the context attributes some of them set.
+_NAMES: Dict[str, str] = {
+    "corrupt": "CorruptStore",
+    "io": "StoreIOError",
+    "internal": "InternalError",
+}
+_ALSO: Dict[str, Tuple[Type[BaseException], ...]] = {
+    "invalid_input": (ValueError,),
+    "io": (OSError,),
+}
+_MORE: Dict[str, str] = {
+    "already_claimed": "``holder`` and ``generation`` name the live claim, so a resumed "
+    "worker can recognise its own.",
+    "assignee_busy": "``held`` names them (a resumed worker can find its claim, or ask "
+    "``claim_next`` with ``resume=True``).",
+    "resource_conflict": "``holder`` and ``generation`` name that claim.",
+    "stale_generation": "``generation`` is the current one. The work done under the old "
+    "generation must be dropped.",
+    "not_holder": "``holder`` names the holder.",
+    "invalid_input": "Also a ValueError.",
+    "corrupt": "``path`` names it. It was left as it was.",
+    "io": "``path`` names the file. Also an OSError, with ``errno``, ``strerror`` and "
+    "``filename`` set when the OS gave an errno.",
+}
 
 
-class ResourceConflict(ClaimdagError):
-    """A live claim in the workspace holds an overlapping resource; ``holder`` and
-    ``generation`` name that claim."""
-
-    code = "resource_conflict"
-
-
-class NotClaimed(ClaimdagError):
-    """The verb needs a claimed node and the node is not claimed."""
-
-    code = "not_claimed"
-
-
-class Terminal(ClaimdagError):
-    """The node is finished (done, failed or cancelled)."""
-
-    code = "terminal"
-
-
-class StaleGeneration(ClaimdagError):
-    """The generation given is not the node's: the claim was handed back (its lease ran out
-    or it was reclaimed) or someone else claimed it since. ``generation`` is the current one.
-    The work done under the old generation must be dropped."""
-
-    code = "stale_generation"
-
-
-class NotHolder(ClaimdagError):
-    """The actor given is not the holder of the claim; ``holder`` names the holder."""
-
-    code = "not_holder"
-
-
-class Cycle(ClaimdagError):
-    """The link would close a cycle (or link a node to itself)."""
-
-    code = "cycle"
-
-
-class InvalidInput(ClaimdagError, ValueError):
-    """An argument is malformed; the message says what was wrong. Also a ValueError."""
-
-    code = "invalid_input"
-
-
-class CorruptStore(ClaimdagError):
-    """A store file is damaged or malformed; ``path`` names it. It was left as it was."""
-
-    code = "corrupt"
-
-
-class StoreIOError(ClaimdagError, OSError):
-    """The operating system refused a file operation; ``path`` names the file. Also an
-    OSError, with ``errno``, ``strerror`` and ``filename`` set when the OS gave an errno."""
-
-    code = "io"
-
-
-class InternalError(ClaimdagError):
-    """A bug in claimdag (a caught panic). Nothing was changed."""
-
-    code = "internal"
+def _make(variant: str, code: str, meaning: str) -> Type[ClaimdagError]:
+    name = _NAMES.get(code, variant)
+    doc = meaning if code not in _MORE else f"{meaning} {_MORE[code]}"
+    bases = (ClaimdagError, *_ALSO.get(code, ()))
+    namespace = {"__doc__": doc, "__module__": __name__, "code": code}
+    return cast(Type[ClaimdagError], type(name, bases, namespace))
 
 
 #: The class of each code, as the native module raises them.
 BY_CODE: Dict[str, Type[ClaimdagError]] = {
-    cls.code: cls
-    for cls in (
-        NotFound,
-        AlreadyClaimed,
-        AssigneeBusy,
-        NotReady,
-        AttemptsExhausted,
-        ResourceConflict,
-        NotClaimed,
-        Terminal,
-        StaleGeneration,
-        NotHolder,
-        Cycle,
-        InvalidInput,
-        CorruptStore,
-        StoreIOError,
-        InternalError,
-    )
+    code: _make(variant, code, meaning) for variant, code, _value, _exit, meaning in CODES
 }
+globals().update({cls.__name__: cls for cls in BY_CODE.values()})
+
+__all__ = ["ClaimdagError", *(cls.__name__ for cls in BY_CODE.values()), "BY_CODE"]

@@ -148,7 +148,7 @@ pub(super) enum Prefix {
 pub(super) fn prefix(text: &str) -> Result<Prefix> {
     let t = text.trim().trim_end_matches("...").to_ascii_lowercase();
     if t.len() == 32 {
-        return Id::parse(&t, "node id").map(Prefix::Full);
+        return Ok(Prefix::Full(Id::parse(&t, "node id")?));
     }
     if t.len() < 8 || t.len() > 32 || !t.bytes().all(|c| c.is_ascii_hexdigit()) {
         return Err(Error::invalid(format!(

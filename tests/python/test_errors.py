@@ -48,6 +48,30 @@ def test_one_class_per_code() -> None:
     assert issubclass(claimdag.InvalidInput, ValueError)
 
 
+def test_classes_follow_the_core_table() -> None:
+    # One class per row of the core's table, in its order, with its code and meaning.
+    from claimdag._claimdag import CODES
+
+    assert [code for _, code, _, _, _ in CODES] == list(BY_CODE)
+    assert [value for _, _, value, _, _ in CODES] == list(range(1, len(CODES) + 1))
+    for _, code, _, _, meaning in CODES:
+        assert (BY_CODE[code].__doc__ or "").startswith(meaning)
+
+
+def test_docs_table_matches_the_classes() -> None:
+    # The table of docs/python.md: one row a class, in the order of the codes.
+    doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md"
+    lines = doc.read_text().splitlines()
+    start = lines.index("| class | `.code` | raised when |") + 2
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip().strip("`") for c in line.strip("|").split("|")]
+        rows.append((cells[0], cells[1]))
+    assert rows == [(cls.__name__, code) for code, cls in BY_CODE.items()]
+
+
 def _raises(cls: type[claimdag.ClaimdagError], call, *args, **kwargs):  # type: ignore[no-untyped-def]
     with pytest.raises(cls) as info:
         call(*args, **kwargs)

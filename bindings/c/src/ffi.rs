@@ -3,7 +3,7 @@
 //! call has succeeded.
 
 use crate::code::Failure;
-use crate::store::claimdag_store;
+use crate::handle::claimdag_store;
 use claimdag::id::Id;
 use claimdag::verbs::{Ctx, Reply, Verb};
 use claimdag::Store;

@@ -13,7 +13,10 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod code;
+pub mod errors;
 mod ffi;
+pub mod handle;
+mod last;
 pub mod panic;
 
 // The exported functions by group; blank lines keep rustfmt from sorting the groups, so
@@ -27,7 +30,8 @@ pub mod claims;
 pub mod read;
 
 pub use claims::CLAIMDAG_NO_LEASE;
-pub use code::{claimdag_code, claimdag_code_str, claimdag_last_error};
+pub use code::claimdag_code;
+pub use errors::{claimdag_code_str, claimdag_last_error};
+pub use handle::claimdag_store;
 pub use read::claimdag_list_options;
-pub use store::claimdag_store;
 pub use write::{claimdag_upsert_options, CLAIMDAG_NO_OLDER_THAN};

@@ -2,7 +2,8 @@
 //! [`ffi_boundary_or`] for the few that return no code), so no panic ever unwinds into C:
 //! a caught panic becomes `CLAIMDAG_INTERNAL` with a message.
 
-use crate::code::{claimdag_code, set_last_error, Failure};
+use crate::code::{claimdag_code, Failure};
+use crate::last::set_last_error;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -74,11 +75,12 @@ pub extern "C" fn claimdag_testing_panic() -> claimdag_code {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::code::claimdag_last_error;
+    use crate::last::last_text;
     use std::ffi::CStr;
 
+    /// This thread's last message, as `claimdag_last_error` gives it.
     fn last() -> String {
-        unsafe { CStr::from_ptr(claimdag_last_error()) }
+        unsafe { CStr::from_ptr(last_text(|l| &l.message)) }
             .to_string_lossy()
             .into_owned()
     }

@@ -2,25 +2,12 @@
 
 use crate::code::{claimdag_code, Failure};
 use crate::ffi::{c_string, opt_str_arg, out_arg, out_id_arg, store_arg, str_arg};
+use crate::handle::claimdag_store;
 use crate::panic::{ffi_boundary, ffi_boundary_or};
 use claimdag::verbs;
 use claimdag::Store;
 use std::ffi::{c_char, CStr, CString};
 use std::path::Path;
-
-/// A handle on one store directory. Opaque: create it with `claimdag_open`, destroy it with
-/// `claimdag_close`. One handle may be used from several threads at once; calls on it are
-/// serialised by the store's lock, and other processes may use the same directory.
-#[allow(non_camel_case_types)]
-pub struct claimdag_store {
-    pub(crate) store: Store,
-}
-
-// C threads share one handle, so the store behind it must stay Send + Sync.
-const _: fn() = || {
-    fn send_sync<T: Send + Sync>() {}
-    send_sync::<claimdag_store>();
-};
 
 /// Opens the store in directory `dir` and writes a new handle to `*out`.
 ///

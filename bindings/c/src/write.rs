@@ -7,8 +7,9 @@ use crate::ffi::{
     given, opt_out_arg, opt_str_arg, out_arg, out_id_arg, owned, reply_json, run, store_arg,
     str_arg, str_array_arg,
 };
+use crate::handle::claimdag_store;
 use crate::panic::ffi_boundary;
-use crate::store::{claimdag_store, into_raw, static_text};
+use crate::store::{into_raw, static_text};
 use claimdag::verbs::{self, Dur};
 use std::ffi::c_char;
 

@@ -1,9 +1,9 @@
 //! The one place a [`claimdag::Error`] becomes a Python exception, and the helper every
 //! blocking call goes through: GIL released, panics caught as `internal`.
 //!
-//! The classes are defined in `claimdag/exceptions.py` (so `StoreIOError` can also be an
-//! `OSError` and `InvalidInput` a `ValueError`); `BY_CODE` there maps each stable code of
-//! SPEC section 4 to its class.
+//! The classes are built in `claimdag/exceptions.py` from the core's table of codes (the
+//! module's `CODES`), so `StoreIOError` can also be an `OSError` and `InvalidInput` a
+//! `ValueError`; `BY_CODE` there maps each stable code of SPEC section 4 to its class.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -49,7 +49,7 @@ pub fn to_py_err(py: Python<'_>, err: claimdag::Error) -> PyErr {
                 .map(|h| h.iter().map(|i| i.hex()).collect::<Vec<_>>()),
         )?;
         let body = claimdag::verbs::error_body(&err);
-        exc.setattr("body", crate::convert::json_to_py(py, &body)?)?;
+        exc.setattr("body", crate::json::json_to_py(py, &body)?)?;
         Ok(PyErr::from_value(exc))
     };
     build().unwrap_or_else(|e| e)

@@ -5,13 +5,16 @@
 //! - `types`: the value classes a store hands back (`Node`, `Event`, `Pick`, `Report`,
 //!   `Settings`).
 //! - `error`: the one place a `claimdag::Error` becomes a Python exception.
-//! - `convert`: durations in, JSON values out.
+//! - `convert`: durations, integers and plans in.
+//! - `json`: JSON values out.
 //! - `lease`: `Lease`, a claim that renews itself, for `with` and `async with`.
 //!
-//! The exception classes themselves live in `claimdag/exceptions.py`.
+//! The exception classes themselves live in `claimdag/exceptions.py`, built from `CODES`:
+//! the core's table of error codes.
 
 mod convert;
 mod error;
+mod json;
 mod lease;
 mod store;
 mod types;
@@ -37,12 +40,31 @@ fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> i32 {
 fn actor(py: Python<'_>, name: &str) -> PyResult<String> {
     claimdag::Actor::from_name_arg(name)
         .map(|a| a.hex())
-        .map_err(|e| error::to_py_err(py, e))
+        .map_err(|e| error::to_py_err(py, e.into()))
+}
+
+/// The core's table of error codes, one tuple a code in numeric order: the variant name
+/// (`"NotFound"`), the stable code (`"not_found"`), the C value, the CLI exit status and
+/// what the code means. `claimdag.exceptions` builds its classes from it.
+fn codes() -> Vec<(&'static str, &'static str, u32, i32, &'static str)> {
+    claimdag::Code::ALL
+        .iter()
+        .map(|&c| {
+            (
+                c.variant_name(),
+                c.as_str(),
+                c as u32,
+                c.exit_code(),
+                c.meaning(),
+            )
+        })
+        .collect()
 }
 
 #[pymodule]
 fn _claimdag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("CODES", pyo3::types::PyTuple::new(m.py(), codes())?)?;
     m.add_class::<store::Store>()?;
     m.add_class::<types::Node>()?;
     m.add_class::<types::Event>()?;

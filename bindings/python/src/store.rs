@@ -3,8 +3,9 @@
 //! released ([`detach`]). Node arguments take a full id or a unique prefix of at least 8 hex
 //! characters ([`claimdag::Store::resolve`]).
 
-use crate::convert::{int, json_to_py, millis, opt_int, opt_millis, plan_bytes, py_to_json};
+use crate::convert::{int, millis, opt_int, opt_millis, plan_bytes, py_to_json};
 use crate::error::{detach, to_py_err};
+use crate::json::json_to_py;
 use crate::lease::{claim_next_request, Lease, LeaseNext, OnError};
 use crate::types::{Event, Node, Pick, Report, Settings};
 use claimdag::verbs::{self, Ctx, Dur, Verb};

@@ -1,7 +1,7 @@
 //! The values a store hands back. Each is an immutable snapshot with typed attributes, a
 //! readable `repr`, equality, and `to_dict()` (the same keys as the CLI's `--json`).
 
-use crate::convert::json_to_py;
+use crate::json::json_to_py;
 use claimdag::model::HistoryLine;
 use claimdag::verbs::{CheckReport, SettingsReply};
 use claimdag::{Id, NodeView};
