@@ -39,8 +39,8 @@
 #include <stdint.h>
 
 /**
- * The result of every fallible call. The values are those of SPEC section 4 and are never
- * renumbered; `CLAIMDAG_OK` is 0, every failure is non-zero. After a failure,
+ * The result of every fallible call. The values are those of docs/reference.md (its error codes)
+ * and are never renumbered; `CLAIMDAG_OK` is 0, every failure is non-zero. After a failure,
  * `claimdag_last_error()` gives the message on the same thread.
  */
 typedef enum claimdag_code {
@@ -249,7 +249,7 @@ extern "C" {
 const char *claimdag_last_error(void);
 
 /**
- * This thread's last failure as the JSON error body every front door gives (SPEC section
+ * This thread's last failure as the JSON error body every front door gives (docs/reference.md,
  * 4): `{"code": "...", "message": "...", ...}` with the node, holder, generation, the nodes
  * an actor holds and the path when the error names them. "" when the last call succeeded.
  * Valid until this thread's next call into the library; never NULL, never freed.
@@ -343,7 +343,7 @@ claimdag_code claimdag_call_json(struct claimdag_store *s,
                                  char **out_json);
 
 /**
- * Writes the actor a name stands for (SPEC section 8: the first 16 bytes of SHA-256 over
+ * Writes the actor a name stands for (docs/reference.md, "The actor recipe": the first 16 bytes of SHA-256 over
  * `claimdag-actor-v1` and `name`, each as its byte length, 8 bytes big endian, and its
  * bytes) to `out_id` as 32 lowercase hex characters and a NUL. Every function that takes
  * an actor also takes `name:NAME` for it. `CLAIMDAG_INVALID_INPUT` unless `name` is 1-64
@@ -352,7 +352,8 @@ claimdag_code claimdag_call_json(struct claimdag_store *s,
  * # Safety
  * `name` is NUL-terminated or NULL; `out_id` is NULL or has room for 33 bytes.
  */
-claimdag_code claimdag_actor(const char *name, char out_id[33]);
+claimdag_code claimdag_actor(const char *name,
+                             char out_id[33]);
 
 /**
  * Creates a node, or finds the node with the same identity, and writes its id (32

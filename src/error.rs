@@ -1,10 +1,10 @@
 //! The one error type of the core. Every front door maps it in exactly one place, through
-//! [`Error::code`] (the stable codes of SPEC section 4).
+//! [`Error::code`] (the stable codes of docs/reference.md, "Exit codes and errors").
 
 use crate::id::{Id, IdError};
 use std::path::{Path, PathBuf};
 
-/// The table of the stable error codes (SPEC section 4), written once: one row a code, as
+/// The table of the stable error codes (docs/reference.md, "Exit codes and errors"), written once: one row a code, as
 /// `Variant = value, snake_name, exit status, "meaning";`. It builds [`Code`] here, and the
 /// C ABI's `claimdag_code` and its header, the Python exception classes and the checks of
 /// the docs' tables are made from it. A callback macro receives the rows, so other crates of
@@ -73,7 +73,7 @@ macro_rules! code_enum {
                 }
             }
 
-            /// The CLI exit status for this code (SPEC section 4).
+            /// The CLI exit status for this code (docs/reference.md, "Exit codes and errors").
             pub fn exit_code(self) -> i32 {
                 match self {
                     $(Code::$variant => $exit,)+

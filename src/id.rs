@@ -1,5 +1,5 @@
 //! Node ids and actor ids: 128-bit values written as 32 lowercase hex characters, and the
-//! recipe that mints a node id from the node's own fields (SPEC section 1).
+//! recipe that mints a node id from the node's own fields (docs/reference.md, "Nodes").
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
@@ -110,7 +110,7 @@ impl Id {
         Id(out)
     }
 
-    /// The actor minted from a name (SPEC section 8): the first 16 bytes of SHA-256 over
+    /// The actor minted from a name (docs/reference.md, "The actor recipe"): the first 16 bytes of SHA-256 over
     /// `claimdag-actor-v1` and the name, each as its UTF-8 byte length (8 bytes, big
     /// endian) followed by its bytes. A name is 1-64 characters of `[A-Za-z0-9._@-]`.
     ///

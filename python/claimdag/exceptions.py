@@ -9,7 +9,7 @@ and its context attributes say what the refusal was about:
 - ``generation``: the node's current generation, when the error names it, or None;
 - ``path``: the file or directory of a ``corrupt`` or ``io`` error, or None;
 - ``held``: for ``assignee_busy``, the nodes the actor already holds, or None;
-- ``body``: the error as every front door reports it in JSON (SPEC section 4):
+- ``body``: the error as every front door reports it in JSON (docs/reference.md, "Exit codes and errors"):
   ``{"code", "message", ...context}``, the same dict the CLI's ``--json`` writes under
   ``"error"`` and C's ``claimdag_last_error_json`` gives.
 

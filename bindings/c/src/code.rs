@@ -1,4 +1,4 @@
-//! The result codes of the C ABI (SPEC section 4) and the failure a call returns.
+//! The result codes of the C ABI (docs/reference.md, "Exit codes and errors") and the failure a call returns.
 //!
 //! `claimdag_code` is built from the core's table of codes (`claimdag::with_codes!`), so its
 //! values and names are those of every other front door; the header's enum is written from
@@ -11,7 +11,7 @@ use std::ffi::{CStr, CString};
 macro_rules! c_code_enum {
     ($($variant:ident = $value:literal, $name:ident, exit $exit:literal, $meaning:literal;)+) => {
         pastey::paste! {
-            /// The result of every fallible call. The values are those of SPEC section 4 and
+            /// The result of every fallible call. The values are those of docs/reference.md (its error codes) and
             /// are never renumbered; `CLAIMDAG_OK` is 0, every failure is non-zero. After a
             /// failure, `claimdag_last_error()` gives the message on the same thread.
             #[allow(non_camel_case_types)]

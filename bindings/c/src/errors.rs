@@ -20,7 +20,7 @@ pub extern "C" fn claimdag_last_error() -> *const c_char {
     })
 }
 
-/// This thread's last failure as the JSON error body every front door gives (SPEC section
+/// This thread's last failure as the JSON error body every front door gives (docs/reference.md,
 /// 4): `{"code": "...", "message": "...", ...}` with the node, holder, generation, the nodes
 /// an actor holds and the path when the error names them. "" when the last call succeeded.
 /// Valid until this thread's next call into the library; never NULL, never freed.

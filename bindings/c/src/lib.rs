@@ -1,4 +1,4 @@
-//! The C ABI of claimdag (SPEC section 9): `libclaimdag.so` / `libclaimdag.a` and
+//! The C ABI of claimdag (docs/c-api.md): `libclaimdag.so` / `libclaimdag.a` and
 //! `include/claimdag.h`, generated from this crate by cbindgen (`cbindgen.toml`).
 //!
 //! Conventions, the same for every function (docs/c-api.md explains them for C hosts):

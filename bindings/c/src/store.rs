@@ -180,7 +180,7 @@ pub unsafe extern "C" fn claimdag_call_json(
     })
 }
 
-/// Writes the actor a name stands for (SPEC section 8: the first 16 bytes of SHA-256 over
+/// Writes the actor a name stands for (docs/reference.md, "The actor recipe": the first 16 bytes of SHA-256 over
 /// `claimdag-actor-v1` and `name`, each as its byte length, 8 bytes big endian, and its
 /// bytes) to `out_id` as 32 lowercase hex characters and a NUL. Every function that takes
 /// an actor also takes `name:NAME` for it. `CLAIMDAG_INVALID_INPUT` unless `name` is 1-64

@@ -35,7 +35,7 @@ fn doc_comment(text: &str, indent: &str) -> String {
 fn code_enum() -> String {
     let mut out = String::from("\n");
     out.push_str(&doc_comment(
-        "The result of every fallible call. The values are those of SPEC section 4 and are \
+        "The result of every fallible call. The values are those of docs/reference.md (its error codes) and are \
          never renumbered; `CLAIMDAG_OK` is 0, every failure is non-zero. After a failure, \
          `claimdag_last_error()` gives the message on the same thread.",
         "",

@@ -3,7 +3,7 @@
 //!
 //! The classes are built in `claimdag/exceptions.py` from the core's table of codes (the
 //! module's `CODES`), so `StoreIOError` can also be an `OSError` and `InvalidInput` a
-//! `ValueError`; `BY_CODE` there maps each stable code of SPEC section 4 to its class.
+//! `ValueError`; `BY_CODE` there maps each stable code (docs/reference.md, "Exit codes and errors") to its class.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;

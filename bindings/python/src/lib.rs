@@ -1,4 +1,4 @@
-//! The Python module `claimdag._claimdag` (SPEC section 10).
+//! The Python module `claimdag._claimdag` (docs/python.md).
 //!
 //! - `store`: `Store`, one method a verb; arguments become owned Rust values first, then the
 //!   core call runs with the GIL released.
@@ -34,7 +34,7 @@ fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> i32 {
     })
 }
 
-/// The actor `name:NAME` stands for: 32 hex characters (SPEC section 8). Every argument
+/// The actor `name:NAME` stands for: 32 hex characters (docs/reference.md, "The actor recipe"). Every argument
 /// that takes an actor also takes `name:NAME`.
 #[pyfunction]
 fn actor(py: Python<'_>, name: &str) -> PyResult<String> {

@@ -1,4 +1,4 @@
-//! `claimdag.Store`: one method a verb of SPEC section 10. Each method turns its arguments
+//! `claimdag.Store`: one method a verb (docs/python.md). Each method turns its arguments
 //! into owned Rust values while it holds the GIL, then runs the core call with the GIL
 //! released ([`detach`]). Node arguments take a full id or a unique prefix of at least 8 hex
 //! characters ([`claimdag::Store::resolve`]).

@@ -23,7 +23,7 @@ fn py_repr(py: Python<'_>, text: &str) -> PyResult<String> {
     Ok(text.into_pyobject(py)?.repr()?.to_string())
 }
 
-/// One node: every field of SPEC section 1 (times in milliseconds since the Unix epoch), plus
+/// One node: every field of a node (docs/reference.md, "Nodes"; times in milliseconds since the Unix epoch), plus
 /// the derived `display` word, `ready`, and `why` it is not ready.
 #[pyclass(frozen, eq, module = "claimdag._claimdag")]
 #[derive(PartialEq)]
@@ -354,7 +354,7 @@ impl Report {
     }
 }
 
-/// The settings of a store (SPEC section 1).
+/// The settings of a store (docs/reference.md, "Nodes").
 #[pyclass(frozen, eq, module = "claimdag._claimdag")]
 #[derive(PartialEq)]
 pub struct Settings(pub SettingsReply);
