@@ -24,36 +24,75 @@
 //! # Ok::<(), claimdag::Error>(())
 //! ```
 //!
-//! - [`rules`]: the rules (docs/reference.md, "Verbs"), pure (state, request, now) -> change or error.
-//! - [`schedule`]: critical paths and the order `next` picks ready nodes in.
-//! - [`store`]: the [`Store`] every front door uses, over a backend (the embedded store on
-//!   disk is one).
+//! - [`Store`]: the one API every front door uses, over a directory or a PostgreSQL
+//!   database; [`Lease`] is a claim that renews itself.
 //! - [`verbs`]: every verb as a typed request and reply, with one JSON shape and one text
 //!   form; the CLI, C, Python and MCP front doors all go through it.
+//! - [`model`]: the data the replies carry ([`Node`], [`Status`], [`Settings`], history).
+//! - [`Error`] and its stable [`Code`]s.
+//!
+//! The layers under these (the rules, the scheduler, the state, the store's files) are
+//! private to the crate; docs/architecture.md draws them.
 
-pub mod duration;
+/// Declares the crate's inner modules: public with the `internals` feature (the project's
+/// own tests, benches and fuzz targets turn it on), private to the crate otherwise.
+macro_rules! inner {
+    ($($(#[$attr:meta])* $name:ident;)*) => {$(
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        pub(crate) mod $name;
+    )*};
+}
+
+/// An item of the crate's inner layers: public with the `internals` feature, private to the
+/// crate otherwise (see [`inner!`]).
+macro_rules! inner_item {
+    ($(#[$attr:meta])* $kind:ident $($rest:tt)*) => {
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub $kind $($rest)*
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        pub(crate) $kind $($rest)*
+    };
+}
+
 pub mod error;
 mod escape;
-pub mod graph;
 pub mod id;
-
 pub mod model;
-pub mod rules;
-pub mod schedule;
-pub mod state;
 pub mod store;
 pub mod verbs;
-pub mod verify;
-pub mod view;
 
+inner! {
+    duration;
+    graph;
+    rules;
+    schedule;
+    state;
+    verify;
+    view;
+}
+
+/// The `claimdag` command's doors (the CLI, MCP, `work`, the pane): not API; public for the
+/// command's own binary.
 #[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cli;
 
 pub use error::{Code, Error, Result};
+pub use graph::Format;
 pub use id::{Actor, Id};
 pub use model::{DisplayWord, Node, Settings, Status};
-pub use rules::{Output, Request, Upsert};
+pub use rules::{Output, Plan, PlanNode, Request, Upsert};
 pub use schedule::Pick;
+#[cfg(feature = "internals")]
+#[doc(hidden)]
 pub use state::State;
 pub use store::lease::Lease;
 pub use store::{ListFilter, Store};

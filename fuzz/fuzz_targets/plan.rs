@@ -4,7 +4,8 @@
 //! nothing.
 #![no_main]
 
-use claimdag::model::{State, Status};
+use claimdag::model::Status;
+use claimdag::state::State;
 use claimdag::rules::{self, Plan, Request, Upsert};
 use claimdag::Id;
 use libfuzzer_sys::fuzz_target;

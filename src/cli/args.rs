@@ -1,4 +1,8 @@
 //! The command line: global options and one subcommand per verb, each with an example.
+//!
+//! The doc comments below are the command's `--help` text (clap reads them), written for a
+//! terminal: `<id>` there is a placeholder, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 use crate::verbs;
 use clap::{Parser, Subcommand};

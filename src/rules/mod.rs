@@ -20,7 +20,7 @@ mod validate;
 #[cfg(test)]
 mod pick_tests;
 
-pub use crate::schedule::ready::{attempt_cap, readiness, Readiness};
+pub use crate::schedule::ready::{readiness, Readiness};
 pub use plan::{Plan, PlanNode};
 use validate::{check_line, check_list, check_ttl};
 pub use validate::{
@@ -263,6 +263,7 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
 /// alone (the next lease to run out), if any. A decision made at `now` holds until then: a
 /// store that commits it later (a slow link, a paused process) must refuse it from that time
 /// on and have it decided again.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub fn valid_until(state: &State, now: Millis) -> Option<Millis> {
     state
         .claimed_ids()
@@ -319,10 +320,6 @@ impl<'a> Tx<'a> {
         };
         tx.expire_all();
         tx
-    }
-
-    pub fn now(&self) -> Millis {
-        self.now
     }
 
     pub fn settings(&self) -> &Settings {

@@ -1,24 +1,31 @@
-//! The store: [`Store`], the one API every front door uses, over a [`Backend`] (where the
-//! state lives). Each write runs [`crate::rules::apply`] inside one locked step of the
-//! backend; reads are named queries over one consistent [`Reading`] of it. No front door sees the
-//! state itself.
+//! The store: [`Store`], the one API every front door uses, over a backend (where the state
+//! lives: a directory, or PostgreSQL). Each write runs the rules inside one locked step of
+//! the backend; reads are named queries over one consistent reading of it. No front door
+//! sees the state itself.
 
 mod backend;
-pub mod embedded;
 pub mod lease;
 mod open;
-#[cfg(feature = "postgres")]
-pub mod postgres;
 mod query;
 
+inner! {
+    embedded;
+    #[cfg(feature = "postgres")]
+    postgres;
+}
+
 pub use crate::model::HistoryLine;
-pub use backend::{Backend, Clock, Decide, Dump, Need, Reading, Report, SystemClock};
+pub use backend::{Clock, Dump, Report, SystemClock};
+pub use open::is_database;
+pub use query::{ListFilter, STATUS_WORDS};
+inner_item! { use backend::{Backend, Need, Reading}; }
+#[cfg(feature = "internals")]
+pub use backend::Decide;
+#[cfg(feature = "internals")]
 pub use embedded::{
     fault, journal, snapshot, EmbeddedStore, Logs, Tuning, ARCHIVE, COMPACT_MIN_BYTES, HISTORY,
     JOURNAL, LOCK, SNAPSHOT,
 };
-pub use open::is_database;
-pub use query::{ListFilter, STATUS_WORDS};
 
 use crate::error::{Error, Result};
 use crate::graph::Format;
@@ -26,6 +33,7 @@ use crate::id::{Actor, Id};
 use crate::model::{Millis, Settings, Status};
 use crate::rules::{self, Output, Plan, Request, Upsert};
 use crate::schedule::Pick;
+#[cfg(feature = "internals")]
 use crate::state::State;
 use crate::view::NodeView;
 use std::path::{Path, PathBuf};
@@ -85,11 +93,12 @@ impl std::fmt::Debug for Store {
             .finish()
     }
 }
-
 impl Store {
-    /// A store over any backend.
-    pub fn from_backend(backend: Arc<dyn Backend>) -> Store {
-        Store { backend }
+    inner_item! {
+        /// A store over any backend.
+        fn from_backend(backend: Arc<dyn Backend>) -> Store {
+            Store { backend }
+        }
     }
 
     /// Where the store is: a directory, or a database (never with its password).
@@ -120,9 +129,9 @@ impl Store {
         })?;
         output.ok_or_else(|| Error::Internal("the backend did not run the rules".into()))
     }
-
     /// Runs `f` on the current state at the lease clock's time. For tests and diagnostics:
     /// front doors use the named queries below.
+    #[cfg(feature = "internals")]
     pub fn inspect<R>(&self, f: impl FnOnce(&State, Millis) -> R) -> Result<R> {
         let mut f = Some(f);
         let mut out = None;

@@ -1,10 +1,9 @@
 //! The one place that names the backends: which one a location opens.
 
-use super::backend::Clock;
-use super::embedded::{EmbeddedStore, Tuning};
+use super::embedded::EmbeddedStore;
 use super::{default_dir, Store};
 use crate::error::Result;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 impl Store {
@@ -25,7 +24,12 @@ impl Store {
     }
 
     /// Opens a store directory with explicit tuning and clock.
-    pub fn with(dir: PathBuf, tuning: Tuning, clock: Arc<dyn Clock>) -> Store {
+    #[cfg(feature = "internals")]
+    pub fn with(
+        dir: std::path::PathBuf,
+        tuning: super::embedded::Tuning,
+        clock: Arc<dyn super::backend::Clock>,
+    ) -> Store {
         Store::from_backend(Arc::new(EmbeddedStore::new(dir, tuning, clock)))
     }
 }

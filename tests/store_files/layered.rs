@@ -1,5 +1,5 @@
 //! A state read from a snapshot with an index keeps the nodes as bytes and decodes them one
-//! at a time (`claimdag::base`). Property: whatever changes follow, it answers every
+//! at a time (the paged snapshot reader). Property: whatever changes follow, it answers every
 //! question exactly as the same state held whole does, before and after something asks for
 //! all of its nodes at once; and a snapshot whose bytes were changed in any way is
 //! `corrupt`, never read through a stale index or as changed.

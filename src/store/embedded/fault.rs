@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[cfg(feature = "testing")]
 use std::sync::OnceLock;
 
+#[cfg(feature = "internals")]
 pub const POINTS: [&str; 8] = [
     "before-append",
     "mid-append",

@@ -20,6 +20,7 @@ pub mod journal;
 mod logs;
 pub mod snapshot;
 
+#[cfg(feature = "internals")]
 pub use logs::{ArchiveLine, Logs};
 
 use super::backend::{Backend, Decide, Dump, Need, Reading, Report};
@@ -105,6 +106,7 @@ impl EmbeddedStore {
         EmbeddedStore::new(dir, Tuning::default(), Arc::new(SystemClock))
     }
 
+    #[cfg(feature = "internals")]
     pub fn dir(&self) -> &Path {
         &self.dir
     }

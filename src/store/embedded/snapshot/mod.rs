@@ -12,7 +12,7 @@
 //! snapshot without it, or with a wrong one, reads the same). `claimed` (before the nodes)
 //! lists the claimed nodes; after the nodes come an index of them by id and a trailer of
 //! page checksums, so that a reader reads and decodes only the nodes it is asked for (see
-//! [`paged`]). A snapshot without them (an older writer) is read whole; one whose
+//! `paged.rs`). A snapshot without them (an older writer) is read whole; one whose
 //! trailer is there but does not describe it is read whole only if every page still matches
 //! its checksum, and is `corrupt` otherwise. Readers of format 2 that know none of these
 //! fields ignore them.
@@ -243,6 +243,7 @@ fn each_piece(
 }
 
 /// Reads a snapshot; anything malformed is `corrupt`.
+#[cfg(feature = "internals")]
 pub fn read(bytes: &[u8], path: &Path) -> Result<(State, u64)> {
     match layered(paged::Source::Bytes(bytes.to_vec())) {
         Ok(read) => Ok(read),

@@ -60,6 +60,8 @@ pub struct Layout {
 /// Where a snapshot's bytes are read from.
 pub enum Source {
     File(std::fs::File),
+    /// Bytes in memory (the tests and the fuzz targets read snapshots so).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     Bytes(Vec<u8>),
 }
 

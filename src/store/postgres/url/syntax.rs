@@ -20,7 +20,9 @@ pub struct Setting {
     pub span: Range<usize>,
 }
 
-/// A connection string read.
+/// A connection string read. (`query` and `words_at` serve `without_password`, which only
+/// the command's `work` uses.)
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub struct Read {
     pub settings: Vec<Setting>,
     /// Where the query of a URL starts (at its `?`); `None` for key=value words.
@@ -349,6 +351,7 @@ fn words(arg: &str, start: usize) -> Result<Read, Refusal> {
 /// `arg` without its password: the URL without `:password` in front of its `@` and
 /// without `password=` parameters, or the key=value words without `password=...`. Every
 /// other byte stays as it was written (the words are joined by one space).
+#[cfg(feature = "cli")]
 pub fn without_password(arg: &str, read: &Read) -> String {
     let kept = read.settings.iter().filter(|s| s.key != "password");
     if let Some(at) = read.words_at {
