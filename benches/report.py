@@ -180,7 +180,7 @@ def main() -> None:
 
 def targets(values: dict) -> None:
     get = values.get
-    print("Targets of issue 16 (compared, never enforced):")
+    print("Targets of picking at scale (compared, never enforced):")
     for mode, suffix in (("without fsync", "_nosync"), ("durable", "")):
         big = [s for s in ("100k", "1M") if get(("ours", f"next_cycle{suffix}_us@{s}"))]
         small = get(("ours", f"next_cycle{suffix}_us@1k"))
@@ -202,9 +202,9 @@ def targets(values: dict) -> None:
         if sq and ours:
             print(f"- claim-next cycle at 100k no slower than SQLite's ({mode}): {ours:.1f} vs "
                   f"{sq:.1f} µs = {sq / ours:.2f}x -> {'within' if ours <= sq else 'outside'} target")
-    targets_16(get)
+    targets_at_scale(get)
     print()
-    print("Targets of issue 6 (compared, never enforced):")
+    print("Targets of a claim's cost (compared, never enforced):")
     claims = [(s, get(("ours", f"claim_us@{s}")), get(("ours", f"claim_floor_x@{s}")))
               for s in SIZES]
     claims = [(s, c, x) for s, c, x in claims if c and x]
@@ -244,8 +244,8 @@ def targets(values: dict) -> None:
             break
 
 
-def targets_16(get) -> None:
-    """Goals 3 to 6 of issue 16: the command line, many writers, the CLI drain, 1M nodes."""
+def targets_at_scale(get) -> None:
+    """Targets of the command line, many writers, the CLI drain and 1M nodes."""
     for verb, key in (("claim", "cli_claim_ms"), ("show", "cli_show_ms"),
                       ("list --status claimed", "cli_list_claimed_ms")):
         big, small = get(("ours", f"{key}@100k")), get(("ours", f"{key}@1k"))
