@@ -220,7 +220,7 @@ fn drain_ceiling(procs: usize, nodes: usize) -> f64 {
     2.0 * nodes as f64 / t.elapsed().as_secs_f64()
 }
 
-/// A CLI process costs what it touches (issue 16): `claim`, `show` and
+/// A CLI process costs what it touches: `claim`, `show` and
 /// `list --status claimed` on stores of 1,000 and 100,000 nodes, ours only (claimdag 0.8
 /// has no bulk import: 100,000 upsert processes would take the run).
 fn by_size(cli: &Cli, work: &Path, runs: usize) {
