@@ -19,6 +19,7 @@
 
 mod paged;
 mod pick;
+mod pieces;
 
 use crate::error::{Error, Result};
 use crate::id::{Id, IdMap};
@@ -167,11 +168,11 @@ fn write_nodes(out: &mut Counted<'_>, state: &State) -> std::io::Result<Vec<(Id,
         }
         let start = out.at;
         let id = match piece {
-            paged::Piece::Bytes { id, json } => {
+            pieces::Piece::Bytes { id, json } => {
                 out.write_all(json)?;
                 id
             }
-            paged::Piece::Node(n) => {
+            pieces::Piece::Node(n) => {
                 serde_json::to_writer(&mut *out, n)?;
                 n.id
             }
@@ -223,21 +224,21 @@ fn write_pick(
 
 /// Every live node of `state` in creation order: one read through this store's last
 /// snapshot and not changed since comes as its bytes there when those read as they should
-/// ([`paged::pieces`]); the others as values. When the snapshot's nodes cannot be read the
+/// ([`pieces::pieces`]); the others as values. When the snapshot's nodes cannot be read the
 /// state is damaged and `f` may not have seen every node.
 fn each_piece(
     state: &State,
-    f: &mut dyn FnMut(paged::Piece<'_>) -> std::io::Result<()>,
+    f: &mut dyn FnMut(pieces::Piece<'_>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     if let Some(l) = state.frozen_layer() {
         if let Some(p) = l.frozen().as_any().downcast_ref::<paged::Paged>() {
-            if paged::pieces(p, l, f)? {
+            if pieces::pieces(p, l, f)? {
                 return Ok(());
             }
         }
     }
     for n in state.nodes() {
-        f(paged::Piece::Node(n))?;
+        f(pieces::Piece::Node(n))?;
     }
     Ok(())
 }

@@ -24,11 +24,14 @@ use crate::id::{lower_hex_u64 as hex, Id};
 use crate::model::Node;
 use crate::schedule::pick_order::PickOrder;
 use crate::state::frozen::{Damage, Frozen};
-use crate::state::layered::Layered;
 use std::borrow::Cow;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::sync::OnceLock;
+
+/// An index entry's id, and where its node's bytes start in the nodes' list and how many
+/// they are.
+pub(super) type Span = (Id, u64, u64);
 
 /// Hex characters of one index entry: the id (32), the offset (12) and the length (12).
 pub const ENTRY: usize = 56;
@@ -100,7 +103,7 @@ impl Source {
 /// Bytes read whole from the source with the pages they touch checked: `bytes[from..]` is
 /// what was asked for (the part of the first page before it was read for its checksum, and
 /// is not moved out of the way).
-struct Checked {
+pub(super) struct Checked {
     bytes: Vec<u8>,
     from: usize,
 }
@@ -625,7 +628,7 @@ impl Paged {
     /// Every index entry's id, where its node's bytes start in the nodes' list and how many
     /// they are, in the list's (creation) order; with the list itself, every page it
     /// touches checked. `None`, and the base damaged, when they cannot be read.
-    fn list_and_spans(&self) -> Option<(Checked, Vec<Span>)> {
+    pub(super) fn list_and_spans(&self) -> Option<(Checked, Vec<Span>)> {
         let list = self.read_checked(self.nodes.clone())?;
         let mut spans = self.each_entry(|id, at, len| (id, at, len))?;
         spans.sort_unstable_by_key(|s| s.1);
@@ -663,46 +666,6 @@ impl Paged {
         self.entry(i)
             .is_some_and(|e| e.starts_with(prefix.as_bytes()))
     }
-}
-
-/// An index entry's id, and where its node's bytes start in the nodes' list and how many
-/// they are.
-type Span = (Id, u64, u64);
-
-/// One live node as a snapshot writer gets it: the bytes a snapshot holds it as, when
-/// nothing changed it since, or its value.
-pub enum Piece<'a> {
-    Bytes { id: Id, json: &'a [u8] },
-    Node(&'a Node),
-}
-
-/// Whether the spans, in list order, are exactly the elements of the nodes' list as its
-/// writer puts them: `[`, each node's bytes (an object), one `,` between, `]`.
-fn tiles(list: &[u8], spans: &[Span]) -> bool {
-    let mut next = 1u64;
-    if list.first() != Some(&b'[') {
-        return false;
-    }
-    for (k, &(_, at, len)) in spans.iter().enumerate() {
-        let Some(end) = at.checked_add(len).filter(|_| at == next && len > 0) else {
-            return false;
-        };
-        let sep = if k + 1 == spans.len() { b']' } else { b',' };
-        let at_end = |i: u64| usize::try_from(i).ok().and_then(|i| list.get(i).copied());
-        if at_end(end - 1) != Some(b'}') || at_end(end) != Some(sep) {
-            return false;
-        }
-        next = end + 1;
-    }
-    let whole = if spans.is_empty() { 2 } else { next };
-    whole == list.len() as u64 && list.last() == Some(&b']')
-}
-
-/// Whether `json` starts as the encoding of a node whose id is `id` (its first field).
-fn names(json: &[u8], id: &Id) -> bool {
-    json.strip_prefix(b"{\"id\":\"").is_some_and(|rest| {
-        rest.get(32) == Some(&b'"') && rest.get(..32).and_then(Id::from_hex) == Some(*id)
-    })
 }
 
 impl Frozen for Paged {
@@ -759,44 +722,4 @@ impl Frozen for Paged {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
-}
-
-/// Every live node of `layered` (read from `paged`) in creation order, for a snapshot
-/// writer: a node the snapshot holds and nothing changed since is given as its bytes there,
-/// not decoded and encoded again. Only when the snapshot's bytes read as its writer puts
-/// them (every page of the nodes' list passes its checksum, the index's entries tile the
-/// list, and each node copied starts with the id its entry names); `false`, with nothing
-/// given to `f`, otherwise: the caller then writes every node from its value.
-pub fn pieces(
-    paged: &Paged,
-    layered: &Layered,
-    f: &mut dyn FnMut(Piece<'_>) -> std::io::Result<()>,
-) -> std::io::Result<bool> {
-    let Some((list, spans)) = paged.list_and_spans() else {
-        return Ok(false);
-    };
-    // In range once the spans tile the list.
-    let json = |at: u64, len: u64| &list[at as usize..(at + len) as usize];
-    let changed = |id: &Id| layered.change_of(id).is_some();
-    if !tiles(&list, &spans)
-        || !spans
-            .iter()
-            .all(|&(id, at, len)| changed(&id) || names(json(at, len), &id))
-    {
-        return Ok(false);
-    }
-    for (id, at, len) in spans {
-        match layered.change_of(&id) {
-            Some(None) => continue,
-            Some(Some(later)) => f(Piece::Node(later))?,
-            None => f(Piece::Bytes {
-                id,
-                json: json(at, len),
-            })?,
-        }
-    }
-    for n in layered.added() {
-        f(Piece::Node(n))?;
-    }
-    Ok(true)
 }
