@@ -192,30 +192,34 @@ fn request(state: &State, op: &Op) -> Request {
             older_than_ms: None,
         },
         Op::Unarchive { n } => Request::Unarchive { node: node_id(n) },
-        Op::Import { ref nodes } => {
-            let mut plan = Plan::default();
-            for (k, (s, dep_prev, dep_existing)) in nodes.iter().enumerate() {
-                let mut deps = Vec::new();
-                if *dep_prev && k > 0 {
-                    deps.push(format!("k{}", k - 1));
-                }
-                if let Some(e) = dep_existing {
-                    if state.status_of(&node_id(*e)).is_some() && *e != *s {
-                        deps.push(node_id(*e).hex());
-                    }
-                }
-                plan.nodes.push(PlanNode {
-                    key: format!("k{k}"),
-                    summary: SUMMARIES[*s].to_string(),
-                    deps,
-                    ..PlanNode::default()
-                });
-            }
-            Request::Import {
-                workspace: String::new(),
-                plan,
+        Op::Import { ref nodes } => import_request(state, nodes),
+    }
+}
+
+/// An import of a plan of `nodes` (summary, waits on the one before, waits on an existing
+/// node), keys `k0`, `k1`, ...
+fn import_request(state: &State, nodes: &[(usize, bool, Option<usize>)]) -> Request {
+    let mut plan = Plan::default();
+    for (k, (s, dep_prev, dep_existing)) in nodes.iter().enumerate() {
+        let mut deps = Vec::new();
+        if *dep_prev && k > 0 {
+            deps.push(format!("k{}", k - 1));
+        }
+        if let Some(e) = dep_existing {
+            if state.status_of(&node_id(*e)).is_some() && *e != *s {
+                deps.push(node_id(*e).hex());
             }
         }
+        plan.nodes.push(PlanNode {
+            key: format!("k{k}"),
+            summary: SUMMARIES[*s].to_string(),
+            deps,
+            ..PlanNode::default()
+        });
+    }
+    Request::Import {
+        workspace: String::new(),
+        plan,
     }
 }
 
@@ -281,8 +285,34 @@ fn check_step(
     result: &Result<Output, Error>,
     grants: &mut HashMap<Id, (Id, u64)>,
 ) {
-    // Generations and attempts never decrease; each moves by exactly the number of grants
-    // and hand-backs the change recorded for the node.
+    generations_and_attempts_never_go_back(before, after);
+    if result.is_ok() {
+        generations_move_by_grants_and_hand_backs(before, archive, after, req, now);
+    }
+    // Only ready nodes are granted; the grant becomes the holder.
+    let granted = granted(req, result);
+    if let Some(grant) = granted {
+        only_a_ready_node_is_granted(before, now, grant, grants);
+    }
+    // An expired holder never completes, renews or releases.
+    expired_holders_never_act(before, req, result, now);
+    // Every claimed node is held by the actor of its newest grant, at that generation.
+    for n in after.nodes().iter().filter(|n| n.status == Status::Claimed) {
+        let (a, g) = grants.get(&n.id).copied().expect("claimed without a grant");
+        assert_eq!((n.holder, n.generation), (Some(a), g));
+    }
+    // max_held and resources.
+    a_grant_keeps_to_max_held_and_resources(after, now, granted);
+    assert!(
+        claimdag::verify::problems(after).is_empty(),
+        "{:?}",
+        claimdag::verify::problems(after)
+    );
+}
+
+/// Generations and attempts never decrease (a node unarchived keeps its generation, a new
+/// node starts at 1 with no attempt).
+fn generations_and_attempts_never_go_back(before: &State, after: &State) {
     for n in after.nodes() {
         if let Some(old) = before.get(&n.id) {
             assert!(
@@ -301,36 +331,47 @@ fn check_step(
             assert_eq!(n.attempts, 0);
         }
     }
-    if result.is_ok() {
-        let effect = rules::apply(before, archive, req, now).expect("deterministic");
-        let mut moves: HashMap<Id, u64> = HashMap::new();
-        for e in &effect.change.events {
-            if matches!(
-                e.verb.as_str(),
-                "claim" | "release" | "expire" | "reclaim" | "reopen"
-            ) {
-                *moves.entry(e.node.unwrap()).or_default() += 1;
-            }
-        }
-        for n in after.nodes() {
-            let old = before
-                .get(&n.id)
-                .map(|o| o.generation)
-                .or_else(|| before.archived().get(&n.id).map(|a| a.generation))
-                .unwrap_or(1);
-            let m = moves.get(&n.id).copied().unwrap_or(0);
-            assert_eq!(
-                n.generation,
-                old + m,
-                "generation of {} moved by other than its grants and hand-backs",
-                n.id
-            );
-            assert!(m <= 2, "more than expire + one verb on one node");
+}
+
+/// After a call that succeeded, each generation has moved by exactly the number of grants and
+/// hand-backs the change recorded for the node.
+fn generations_move_by_grants_and_hand_backs(
+    before: &State,
+    archive: &HashMap<Id, Node>,
+    after: &State,
+    req: &Request,
+    now: u64,
+) {
+    let effect = rules::apply(before, archive, req, now).expect("deterministic");
+    let mut moves: HashMap<Id, u64> = HashMap::new();
+    for e in &effect.change.events {
+        if matches!(
+            e.verb.as_str(),
+            "claim" | "release" | "expire" | "reclaim" | "reopen"
+        ) {
+            *moves.entry(e.node.unwrap()).or_default() += 1;
         }
     }
-    // Only ready nodes are granted; the grant becomes the holder.
-    let view = rules::read_at(before, now);
-    let granted: Option<(Id, Id, u64)> = match (req, result) {
+    for n in after.nodes() {
+        let old = before
+            .get(&n.id)
+            .map(|o| o.generation)
+            .or_else(|| before.archived().get(&n.id).map(|a| a.generation))
+            .unwrap_or(1);
+        let m = moves.get(&n.id).copied().unwrap_or(0);
+        assert_eq!(
+            n.generation,
+            old + m,
+            "generation of {} moved by other than its grants and hand-backs",
+            n.id
+        );
+        assert!(m <= 2, "more than expire + one verb on one node");
+    }
+}
+
+/// The node a call granted, its actor and generation.
+fn granted(req: &Request, result: &Result<Output, Error>) -> Option<(Id, Id, u64)> {
+    match (req, result) {
         (Request::Claim { node, actor, .. }, Ok(Output::Generation(g))) => {
             Some((*node, *actor, *g))
         }
@@ -338,18 +379,34 @@ fn check_step(
             Some((*id, *actor, *g))
         }
         _ => None,
-    };
-    if let Some((id, a, g)) = granted {
-        let pre = view.get(&id).expect("granted node existed");
-        assert_eq!(pre.status, Status::Todo);
-        assert_eq!(
-            view.readiness(pre),
-            Readiness::Ready,
-            "granted a node that was not ready"
-        );
-        grants.insert(id, (a, g));
     }
-    // An expired holder never completes, renews or releases.
+}
+
+/// The node of `grant` was ready before it; the grant is recorded in `grants`.
+fn only_a_ready_node_is_granted(
+    before: &State,
+    now: u64,
+    (id, a, g): (Id, Id, u64),
+    grants: &mut HashMap<Id, (Id, u64)>,
+) {
+    let view = rules::read_at(before, now);
+    let pre = view.get(&id).expect("granted node existed");
+    assert_eq!(pre.status, Status::Todo);
+    assert_eq!(
+        view.readiness(pre),
+        Readiness::Ready,
+        "granted a node that was not ready"
+    );
+    grants.insert(id, (a, g));
+}
+
+/// A holder whose lease ran out never completes, releases or renews.
+fn expired_holders_never_act(
+    before: &State,
+    req: &Request,
+    result: &Result<Output, Error>,
+    now: u64,
+) {
     if let (Request::Complete { node, gen, .. } | Request::Release { node, gen, .. }, Ok(_)) =
         (req, result)
     {
@@ -370,12 +427,15 @@ fn check_step(
             "renewed an expired lease"
         );
     }
-    // Every claimed node is held by the actor of its newest grant, at that generation.
-    for n in after.nodes().iter().filter(|n| n.status == Status::Claimed) {
-        let (a, g) = grants.get(&n.id).copied().expect("claimed without a grant");
-        assert_eq!((n.holder, n.generation), (Some(a), g));
-    }
-    // max_held and resources.
+}
+
+/// A grant never takes an actor past max_held (a lower limit set later does not revoke
+/// claims already held), nor a resource that overlaps one of another live claim.
+fn a_grant_keeps_to_max_held_and_resources(
+    after: &State,
+    now: u64,
+    granted: Option<(Id, Id, u64)>,
+) {
     let live: Vec<&Node> = after
         .nodes()
         .iter()
@@ -405,11 +465,6 @@ fn check_step(
             }
         }
     }
-    assert!(
-        claimdag::verify::problems(after).is_empty(),
-        "{:?}",
-        claimdag::verify::problems(after)
-    );
 }
 
 proptest! {

@@ -186,29 +186,37 @@ fn request(state: &State, op: &Op) -> Request {
             max_attempts: cap,
             ..Settings::default()
         }),
-        Op::Import { ws, ref nodes } => {
-            let mut plan = Plan::default();
-            for (k, &(s, est, prev, existing)) in nodes.iter().enumerate() {
-                let mut deps = Vec::new();
-                if prev && k > 0 {
-                    deps.push(format!("k{}", k - 1));
-                }
-                if let Some(e) = existing.filter(|e| state.get(&id(*e, ws)).is_some()) {
-                    deps.push(id(e, ws).hex());
-                }
-                plan.nodes.push(PlanNode {
-                    key: format!("k{k}"),
-                    summary: format!("plan {s}"),
-                    estimate: Some(est),
-                    deps,
-                    ..PlanNode::default()
-                });
-            }
-            Request::Import {
-                workspace: WORKSPACES[ws].into(),
-                plan,
-            }
+        Op::Import { ws, ref nodes } => import_request(state, ws, nodes),
+    }
+}
+
+/// An import into workspace `ws` of a plan of `nodes` (summary, estimate, waits on the one
+/// before, waits on an existing node), keys `k0`, `k1`, ...
+fn import_request(
+    state: &State,
+    ws: usize,
+    nodes: &[(usize, u64, bool, Option<usize>)],
+) -> Request {
+    let mut plan = Plan::default();
+    for (k, &(s, est, prev, existing)) in nodes.iter().enumerate() {
+        let mut deps = Vec::new();
+        if prev && k > 0 {
+            deps.push(format!("k{}", k - 1));
         }
+        if let Some(e) = existing.filter(|e| state.get(&id(*e, ws)).is_some()) {
+            deps.push(id(e, ws).hex());
+        }
+        plan.nodes.push(PlanNode {
+            key: format!("k{k}"),
+            summary: format!("plan {s}"),
+            estimate: Some(est),
+            deps,
+            ..PlanNode::default()
+        });
+    }
+    Request::Import {
+        workspace: WORKSPACES[ws].into(),
+        plan,
     }
 }
 
@@ -329,44 +337,15 @@ proptest! {
         }
         if sweep == 2 {
             // Finish every other node that can be: the nodes waiting on them become ready.
-            let ids: Vec<Id> = whole.nodes().iter().map(|n| n.id).step_by(2).collect();
-            for id in ids {
-                let claim = Request::Claim { node: id, actor: actor(0), gen: None, ttl_ms: Some(60_000) };
-                let Ok(e) = rules::apply(&whole, &archive, &claim, now) else { continue };
-                read.apply(&e.change);
-                whole.apply(&e.change);
-                let gen = whole.get(&id).map(|n| n.generation).unwrap_or(0);
-                let done = Request::Complete { node: id, status: Status::Done, gen, actor: None, note: None, held: false };
-                if let Ok(e) = rules::apply(&whole, &archive, &done, now) {
-                    read.apply(&e.change);
-                    whole.apply(&e.change);
-                }
-            }
+            finish_every_other_node(&mut whole, &mut read, &archive, now);
         }
         if sweep == 3 {
             // Cancel every other node still to do, ready or not: the chains above lose them.
-            let ids: Vec<Id> = whole.nodes().iter().filter(|n| n.status == Status::Todo).map(|n| n.id).step_by(2).collect();
-            for id in ids {
-                let gen = whole.get(&id).map(|n| n.generation).unwrap_or(0);
-                let cancel = Request::Complete { node: id, status: Status::Cancelled, gen, actor: None, note: None, held: false };
-                if let Ok(e) = rules::apply(&whole, &archive, &cancel, now) {
-                    read.apply(&e.change);
-                    whole.apply(&e.change);
-                }
-            }
+            cancel_every_other_todo_node(&mut whole, &mut read, &archive, now);
         }
         if sweep > 0 {
             // Archive every finished node: the snapshot's among them leave the stored order.
-            for ws in WORKSPACES {
-                let req = Request::Archive { workspace: ws.into(), nodes: vec![], older_than_ms: None };
-                if let Ok(e) = rules::apply(&whole, &archive, &req, now) {
-                    for n in &e.change.archived {
-                        archive.insert(n.id, n.clone());
-                    }
-                    read.apply(&e.change);
-                    whole.apply(&e.change);
-                }
-            }
+            archive_every_finished_node(&mut whole, &mut read, &mut archive, now);
         }
         // Nothing asked for every node of the read state: its pick order comes from the
         // snapshot (unless the attempt cap moved, when it is built from the nodes).
@@ -384,5 +363,97 @@ proptest! {
         }
         prop_assert!(read.damage().is_none());
         prop_assert!(read == whole);
+    }
+}
+
+/// Claims and completes every other node of `whole` that can be, applying each change to
+/// `read` too.
+fn finish_every_other_node(
+    whole: &mut State,
+    read: &mut State,
+    archive: &HashMap<Id, Node>,
+    now: u64,
+) {
+    let ids: Vec<Id> = whole.nodes().iter().map(|n| n.id).step_by(2).collect();
+    for id in ids {
+        let claim = Request::Claim {
+            node: id,
+            actor: actor(0),
+            gen: None,
+            ttl_ms: Some(60_000),
+        };
+        let Ok(e) = rules::apply(whole, archive, &claim, now) else {
+            continue;
+        };
+        read.apply(&e.change);
+        whole.apply(&e.change);
+        let gen = whole.get(&id).map(|n| n.generation).unwrap_or(0);
+        let done = Request::Complete {
+            node: id,
+            status: Status::Done,
+            gen,
+            actor: None,
+            note: None,
+            held: false,
+        };
+        if let Ok(e) = rules::apply(whole, archive, &done, now) {
+            read.apply(&e.change);
+            whole.apply(&e.change);
+        }
+    }
+}
+
+/// Cancels every other node of `whole` still to do, applying each change to `read` too.
+fn cancel_every_other_todo_node(
+    whole: &mut State,
+    read: &mut State,
+    archive: &HashMap<Id, Node>,
+    now: u64,
+) {
+    let ids: Vec<Id> = whole
+        .nodes()
+        .iter()
+        .filter(|n| n.status == Status::Todo)
+        .map(|n| n.id)
+        .step_by(2)
+        .collect();
+    for id in ids {
+        let gen = whole.get(&id).map(|n| n.generation).unwrap_or(0);
+        let cancel = Request::Complete {
+            node: id,
+            status: Status::Cancelled,
+            gen,
+            actor: None,
+            note: None,
+            held: false,
+        };
+        if let Ok(e) = rules::apply(whole, archive, &cancel, now) {
+            read.apply(&e.change);
+            whole.apply(&e.change);
+        }
+    }
+}
+
+/// Archives every finished node of every workspace, in `archive` too, applying each change
+/// to `read` too.
+fn archive_every_finished_node(
+    whole: &mut State,
+    read: &mut State,
+    archive: &mut HashMap<Id, Node>,
+    now: u64,
+) {
+    for ws in WORKSPACES {
+        let req = Request::Archive {
+            workspace: ws.into(),
+            nodes: vec![],
+            older_than_ms: None,
+        };
+        if let Ok(e) = rules::apply(whole, archive, &req, now) {
+            for n in &e.change.archived {
+                archive.insert(n.id, n.clone());
+            }
+            read.apply(&e.change);
+            whole.apply(&e.change);
+        }
     }
 }

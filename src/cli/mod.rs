@@ -12,8 +12,8 @@ pub mod pane;
 pub mod work;
 
 use crate::error::{Error, Result};
-use crate::store::Store;
 use crate::verbs::{self, Ctx, Printed};
+use crate::Store;
 use args::{Cli, Described, Verb};
 use clap::Parser;
 use std::ffi::OsString;
@@ -98,54 +98,53 @@ fn env_actor<'a>(cx: Ctx<'a>, given: &Option<String>) -> Result<Ctx<'a>> {
     }
 }
 
+/// `match $verb { ... }` with one arm per verb named in `printed: [...]`, each
+/// `Verb::Name(Described(request))` run as it is through one generic call of the verb layer
+/// and printed as it replies, then the other arms as written.
+macro_rules! match_verb {
+    (
+        $verb:expr, $cx:expr, $json:expr;
+        printed: [$($name:ident),* $(,)?];
+        $($(#[$attr:meta])* $pat:pat => $arm:expr,)*
+    ) => {
+        match $verb {
+            $(Verb::$name(Described(r)) => verbs::run_printed($cx, r, $json),)*
+            $($(#[$attr])* $pat => $arm,)*
+        }
+    };
+}
+
 fn execute(cli: Cli) -> Result<Ran> {
     // The process ends right after one verb: freeing the loaded state node by node would
     // only cost time, so the store is left for the OS to reclaim.
     let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?));
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
-    let answer = match &cli.verb {
-        Verb::Upsert(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Link(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Unlink(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::List(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Show(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Claim(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Renew(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Release(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Reclaim(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Complete(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Reopen(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Next(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Ready(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+    let answer = match_verb!(&cli.verb, &cx, cli.json;
+        printed: [
+            Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Complete, Reopen,
+            Next, Ready, Log, Archive, Unarchive, Graph, Config, Check, Actor, Copy,
+        ];
         // docs/reference.md ("Environment"): $CLAIMDAG_ACTOR is claim-next's default actor.
         Verb::ClaimNext(Described(r)) => {
             verbs::run_printed(&env_actor(cx, &r.assignee)?, r, cli.json)
-        }
-        Verb::Log(Described(r)) => verbs::run_printed(&cx, r, cli.json),
+        },
+        Verb::DiffCheck(Described(r)) => verbs::run_printed(&env_actor(cx, &r.actor)?, r, cli.json),
         Verb::Import { file } => verbs::run_printed(
             &cx,
             &verbs::Import::from_bytes(&read_plan(file)?, None)?,
             cli.json,
         ),
-        Verb::Archive(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Unarchive(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Graph(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Config(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Check(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Actor(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::Copy(Described(r)) => verbs::run_printed(&cx, r, cli.json),
-        Verb::DiffCheck(Described(r)) => verbs::run_printed(&env_actor(cx, &r.actor)?, r, cli.json),
         Verb::Work(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             let dir = store_text(&cli, store);
             let exit = work::run(store, &cx.workspace, a, cx.actor, dir, cli.json)?;
             return Ok(Ran::Exited(exit));
-        }
+        },
         #[cfg(feature = "pane")]
         Verb::Pane(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             return pane::run(cx, a).map(Ran::Exited);
-        }
+        },
         #[cfg(not(feature = "pane"))]
         Verb::Pane(Described(_)) => Err(Error::invalid(
             "this claimdag was built without its terminal pane (the pane feature): the command \
@@ -167,8 +166,8 @@ fn execute(cli: Cli) -> Result<Ran> {
             };
             mcp::serve(store.clone(), setup)?;
             return Ok(Ran::Exited(0));
-        }
-    };
+        },
+    );
     answer.map(Ran::Print)
 }
 

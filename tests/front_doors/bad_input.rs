@@ -302,102 +302,58 @@ fn ids_and_actors_of_the_wrong_length_or_alphabet_are_invalid_input() {
 fn generations_of_zero_are_invalid_and_of_u64_max_are_stale() {
     let (s, [todo, held, done]) = store();
     let me = actor(7);
-    // Generation 0 does not exist.
+    generation_zero_is_invalid(&s, [&todo, &held, &done], &me);
+    generation_u64_max_is_stale(&s, [&todo, &held, &done], &me);
+    generations_past_u64_are_usage_errors(&s, &held, &me);
+    // Nothing moved.
+    assert_eq!(s.node(&held)["generation"], 2);
+    assert_eq!(s.node(&held)["status"], "claimed");
+    assert_eq!(s.node(&todo)["generation"], 1);
+}
+
+/// Generation 0 does not exist: every fenced verb refuses it as `invalid_input`, on the
+/// todo, held and done nodes of [`store`].
+fn generation_zero_is_invalid(s: &Store, [todo, held, done]: [&str; 3], me: &str) {
     for args in [
-        vec!["claim", todo.as_str(), "--assignee", &me, "--gen", "0"],
-        vec!["renew", held.as_str(), "--actor", &me, "--gen", "0"],
-        vec!["release", held.as_str(), "--actor", &me, "--gen", "0"],
-        vec!["complete", held.as_str(), "--status", "done", "--gen", "0"],
-        vec![
-            "complete",
-            todo.as_str(),
-            "--status",
-            "cancelled",
-            "--gen",
-            "0",
-        ],
-        vec!["reopen", done.as_str(), "--gen", "0"],
+        vec!["claim", todo, "--assignee", me, "--gen", "0"],
+        vec!["renew", held, "--actor", me, "--gen", "0"],
+        vec!["release", held, "--actor", me, "--gen", "0"],
+        vec!["complete", held, "--status", "done", "--gen", "0"],
+        vec!["complete", todo, "--status", "cancelled", "--gen", "0"],
+        vec!["reopen", done, "--gen", "0"],
     ] {
         s.refused(&args, 2, "generation 0", "invalid_input");
     }
-    // 2^64-1 is a number: a generation nobody holds, so it is not the node's current one,
-    // which is stale_generation before any other refusal (claimed, todo or finished).
-    for (args, exit, phrase, code) in [
-        (
-            vec!["claim", todo.as_str(), "--assignee", &me, "--gen", MAX],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
-        (
-            vec!["renew", held.as_str(), "--actor", &me, "--gen", MAX],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
-        (
-            vec!["release", held.as_str(), "--actor", &me, "--gen", MAX],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
-        (
-            vec!["complete", held.as_str(), "--status", "done", "--gen", MAX],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
-        (
-            vec!["renew", todo.as_str(), "--actor", &me, "--gen", MAX],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
-        (
-            vec!["release", todo.as_str(), "--actor", &me, "--gen", MAX],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
-        (
-            vec!["complete", todo.as_str(), "--status", "done", "--gen", MAX],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
-        (
-            vec![
-                "complete",
-                todo.as_str(),
-                "--status",
-                "cancelled",
-                "--gen",
-                MAX,
-            ],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
-        (
-            vec!["reopen", done.as_str(), "--gen", MAX],
-            5,
-            "stale generation",
-            "stale_generation",
-        ),
+}
+
+/// 2^64-1 is a number: a generation nobody holds, so it is not the node's current one,
+/// which is stale_generation before any other refusal (claimed, todo or finished).
+fn generation_u64_max_is_stale(s: &Store, [todo, held, done]: [&str; 3], me: &str) {
+    for args in [
+        vec!["claim", todo, "--assignee", me, "--gen", MAX],
+        vec!["renew", held, "--actor", me, "--gen", MAX],
+        vec!["release", held, "--actor", me, "--gen", MAX],
+        vec!["complete", held, "--status", "done", "--gen", MAX],
+        vec!["renew", todo, "--actor", me, "--gen", MAX],
+        vec!["release", todo, "--actor", me, "--gen", MAX],
+        vec!["complete", todo, "--status", "done", "--gen", MAX],
+        vec!["complete", todo, "--status", "cancelled", "--gen", MAX],
+        vec!["reopen", done, "--gen", MAX],
     ] {
-        let e = s.refused(&args, exit, phrase, code);
-        if code == "stale_generation" {
-            assert!(
-                e["message"].as_str().unwrap_or_default().contains(MAX),
-                "{e}"
-            );
-        }
+        let e = s.refused(&args, 5, "stale generation", "stale_generation");
+        assert!(
+            e["message"].as_str().unwrap_or_default().contains(MAX),
+            "{e}"
+        );
     }
-    // Beyond 2^64-1, and negative, is not a number the command line takes.
+}
+
+/// Beyond 2^64-1, and negative, is not a number the command line takes.
+fn generations_past_u64_are_usage_errors(s: &Store, held: &str, me: &str) {
     for gen in [BEYOND, "99999999999999999999999", "-1", "1.0", "0x2", ""] {
         let g = format!("--gen={gen}");
         usage_error(
-            &s,
+            s,
             &[
                 b"release",
                 held.as_bytes(),
@@ -408,7 +364,7 @@ fn generations_of_zero_are_invalid_and_of_u64_max_are_stale() {
             &format!("--gen {gen}"),
         );
         usage_error(
-            &s,
+            s,
             &[
                 b"complete",
                 held.as_bytes(),
@@ -419,25 +375,31 @@ fn generations_of_zero_are_invalid_and_of_u64_max_are_stale() {
             &format!("complete --gen {gen}"),
         );
     }
-    // Nothing moved.
-    assert_eq!(s.node(&held)["generation"], 2);
-    assert_eq!(s.node(&held)["status"], "claimed");
-    assert_eq!(s.node(&todo)["generation"], 1);
 }
 
 #[test]
 fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
     let (s, [todo, held, done]) = store();
     let me = actor(7);
+    leases_past_the_clock_are_refused(&s, &todo, &held, &me);
+    malformed_leases_are_refused(&s, &todo, &me);
+    the_longest_leases_move_nothing(&s);
+    assert_eq!(s.node(&held)["status"], "claimed");
+    assert_eq!(s.node(&done)["archived"], false);
+}
+
+/// Leases whose end does not fit in 64 bits of milliseconds: `overflows` once the clock is
+/// added, `too large` on their own.
+fn leases_past_the_clock_are_refused(s: &Store, todo: &str, held: &str, me: &str) {
     // now + ttl overflows: 213503982334 days is 18446744073657600000 ms, less than 2^64 but
     // not once the clock is added. One unit more does not fit in 64 bits at all.
     let overflow = ["213503982334d", "18446744073709551615ms", "5124095576030h"];
     let too_long = ["213503982335d", "5124095576031h", "307445734561826m"];
     for ttl in overflow {
         for args in [
-            vec!["claim", todo.as_str(), "--assignee", &me, "--ttl", ttl],
-            vec!["claim-next", "--assignee", &me, "--ttl", ttl],
-            vec!["renew", held.as_str(), "--actor", &me, "--ttl", ttl],
+            vec!["claim", todo, "--assignee", me, "--ttl", ttl],
+            vec!["claim-next", "--assignee", me, "--ttl", ttl],
+            vec!["renew", held, "--actor", me, "--ttl", ttl],
             vec!["config", "default_ttl", ttl],
         ] {
             s.refused(&args, 2, "overflows", "invalid_input");
@@ -445,8 +407,8 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
     }
     for ttl in too_long {
         for args in [
-            vec!["claim", todo.as_str(), "--assignee", &me, "--ttl", ttl],
-            vec!["renew", held.as_str(), "--actor", &me, "--ttl", ttl],
+            vec!["claim", todo, "--assignee", me, "--ttl", ttl],
+            vec!["renew", held, "--actor", me, "--ttl", ttl],
             vec!["reclaim", "--lease", ttl],
             vec!["archive", "--older-than", ttl],
             vec!["config", "default_ttl", ttl],
@@ -454,6 +416,11 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
             s.refused(&args, 2, "too large", "invalid_input");
         }
     }
+}
+
+/// Durations that are not lease lengths: zero, malformed, or a number too large for the
+/// clock; and a negative one, which the command line takes for an option.
+fn malformed_leases_are_refused(s: &Store, todo: &str, me: &str) {
     for ttl in [
         "0",
         "0ms",
@@ -473,7 +440,7 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
     ] {
         let arg = format!("--ttl={ttl}");
         let message = s.refused(
-            &["claim", &todo, "--assignee", &me, &arg],
+            &["claim", todo, "--assignee", me, &arg],
             2,
             if ttl.starts_with('0') {
                 "longer than 0"
@@ -493,7 +460,7 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
     }
     // A negative number is an option the command line does not know.
     usage_error(
-        &s,
+        s,
         &[
             b"claim",
             todo.as_bytes(),
@@ -504,7 +471,10 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
         ],
         "--ttl -5s",
     );
-    // The longest lease a quiet claim can be held to: nothing is that quiet, nothing moves.
+}
+
+/// The longest lease a quiet claim can be held to: nothing is that quiet, nothing moves.
+fn the_longest_leases_move_nothing(s: &Store) {
     let before = s.files();
     let r = s.run(&["reclaim", "--lease", "213503982334d"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
@@ -517,8 +487,6 @@ fn lease_lengths_that_overflow_or_are_absurd_are_refused() {
         &s.files(),
         "reclaim and archive with the longest durations",
     );
-    assert_eq!(s.node(&held)["status"], "claimed");
-    assert_eq!(s.node(&done)["archived"], false);
 }
 
 /// A plan of `n` nodes, node i naming node i-1 through `link` ("deps" or "parent").

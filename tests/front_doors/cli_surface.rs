@@ -236,22 +236,91 @@ fn json_works_on_every_verb() {
     let s = Store::new();
     let me = actor(7);
     let mut seen: Vec<&str> = Vec::new();
+    let a = edits_in_json(&s, &mut seen);
+    reads_in_json(&s, &a, &mut seen);
+    leases_in_json(&s, &a, &me, &mut seen);
+    let log = json_of(&s, &["log"]);
+    assert!(log.as_array().is_some_and(|l| l.len() >= 8), "{log}");
+    seen.push("log");
+    let cfg = json_of(&s, &["config"]);
+    assert_eq!(cfg["max_held"], 1);
+    json_of(&s, &["config", "max_held", "2"]);
+    seen.push("config");
+    assert_eq!(json_of(&s, &["check"])["ok"], true);
+    seen.push("check");
 
-    let a = json_of(&s, &["upsert", "--summary", "parse the manifest header"]);
+    // Verbs of SPEC section 5 this test knows how to call, when the binary has them.
+    let listed = listed_verbs();
+    let has = |verb: &str| listed.iter().any(|v| v == verb);
+    if has("archive") {
+        archive_in_json(&s, has("unarchive"), &mut seen);
+    }
+    if has("import") {
+        let plan = s.scratch().join("plan.json");
+        std::fs::write(
+            &plan,
+            r#"{"nodes": [{"key": "x", "summary": "imported"}, {"key": "y", "summary": "after", "deps": ["x"]}]}"#,
+        )
+        .expect("write plan");
+        json_of(&s, &["import", &plan.to_string_lossy()]);
+        seen.push("import");
+    }
+    if has("graph") {
+        json_of(&s, &["graph"]);
+        seen.push("graph");
+    }
+    if has("copy") {
+        let to = s.scratch().join("copied");
+        let dir = s.dir().to_string_lossy().into_owned();
+        let j = json_of(&s, &["copy", "--from", &dir, "--to", &to.to_string_lossy()]);
+        assert_eq!(j["archived"], 0, "{j}");
+        seen.push("copy");
+    }
+    if has("actor") {
+        let a = json_of(&s, &["actor", "codex-1"]);
+        assert!(common::is_id(a["actor"].as_str().unwrap()), "{a}");
+        seen.push("actor");
+    }
+    if has("diff-check") {
+        diff_check_in_json(&s, &me);
+        seen.push("diff-check");
+    }
+    // Front doors that run rather than answer: tested where they live (test_mcp.py,
+    // the work and pane tests).
+    let running = ["mcp", "work", "pane"];
+    let missing: Vec<&String> = listed
+        .iter()
+        .filter(|v| !seen.contains(&v.as_str()) && !running.contains(&v.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "verbs with no --json case in this test: {missing:?}"
+    );
+}
+
+/// `upsert`, `link` and `unlink` with `--json`, on a new store: two nodes, the second
+/// waiting on the first. Returns the first.
+fn edits_in_json(s: &Store, seen: &mut Vec<&str>) -> String {
+    let a = json_of(s, &["upsert", "--summary", "parse the manifest header"]);
     let a = a["id"].as_str().expect("upsert --json has id").to_string();
     assert!(is_id(&a));
-    let b = json_of(&s, &["upsert", "--summary", "reject a manifest"])["id"]
+    let b = json_of(s, &["upsert", "--summary", "reject a manifest"])["id"]
         .as_str()
         .expect("id")
         .to_string();
     seen.push("upsert");
-    json_of(&s, &["link", &a, &b]);
+    json_of(s, &["link", &a, &b]);
     seen.push("link");
-    json_of(&s, &["unlink", &a, &b]);
+    json_of(s, &["unlink", &a, &b]);
     seen.push("unlink");
     s.ok(&["link", &a, &b]);
+    a
+}
 
-    let list = json_of(&s, &["list"]);
+/// `list`, `show` (every field), `get`, `next` and `ready` with `--json`; `a` is ready and
+/// another node waits on it.
+fn reads_in_json(s: &Store, a: &str, seen: &mut Vec<&str>) {
+    let list = json_of(s, &["list"]);
     let arr = list.as_array().expect("list --json is an array");
     assert_eq!(arr.len(), 2);
     assert_eq!(arr[0]["display"], "ready");
@@ -259,8 +328,8 @@ fn json_works_on_every_verb() {
     assert_eq!(arr[1]["display"], "todo");
     assert_eq!(arr[1]["ready"], false);
     seen.push("list");
-    let shown = json_of(&s, &["show", &a]);
-    assert_eq!(shown["id"], a.as_str());
+    let shown = json_of(s, &["show", a]);
+    assert_eq!(shown["id"], a);
     assert_eq!(shown["display"], "ready");
     assert_eq!(shown["generation"], 1);
     for field in [
@@ -295,110 +364,68 @@ fn json_works_on_every_verb() {
         );
     }
     seen.push("show");
-    assert_eq!(json_of(&s, &["get", &a])["id"], a.as_str());
+    assert_eq!(json_of(s, &["get", a])["id"], a);
 
-    assert_eq!(json_of(&s, &["next"])["id"], a.as_str());
+    assert_eq!(json_of(s, &["next"])["id"], a);
     seen.push("next");
-    let ready = json_of(&s, &["ready"]);
-    assert_eq!(ready[0]["id"], a.as_str());
+    let ready = json_of(s, &["ready"]);
+    assert_eq!(ready[0]["id"], a);
     seen.push("ready");
+}
 
-    let c = json_of(&s, &["claim", &a, "--assignee", &me]);
+/// `claim`, `renew`, `release`, `claim-next`, `reclaim`, `complete` and `reopen` of `a`
+/// with `--json`, as `me`.
+fn leases_in_json(s: &Store, a: &str, me: &str, seen: &mut Vec<&str>) {
+    let c = json_of(s, &["claim", a, "--assignee", me]);
     assert_eq!(c["generation"], 2);
     seen.push("claim");
-    json_of(&s, &["renew", &a, "--actor", &me]);
+    json_of(s, &["renew", a, "--actor", me]);
     seen.push("renew");
-    let r = json_of(&s, &["release", &a, "--actor", &me, "--gen", "2"]);
+    let r = json_of(s, &["release", a, "--actor", me, "--gen", "2"]);
     assert_eq!(r["generation"], 3);
     seen.push("release");
-    let cn = json_of(&s, &["claim-next", "--assignee", &me]);
-    assert_eq!(cn["id"], a.as_str());
+    let cn = json_of(s, &["claim-next", "--assignee", me]);
+    assert_eq!(cn["id"], a);
     assert_eq!(cn["generation"], 4);
     seen.push("claim-next");
-    let rc = json_of(&s, &["reclaim", "--lease", "0"]);
+    let rc = json_of(s, &["reclaim", "--lease", "0"]);
     assert_eq!(rc, serde_json::json!([{"id": a, "generation": 5}]));
     seen.push("reclaim");
-    s.claim(&a, &me, &[]);
-    let done = json_of(&s, &["complete", &a, "--status", "done", "--gen", "6"]);
+    s.claim(a, me, &[]);
+    let done = json_of(s, &["complete", a, "--status", "done", "--gen", "6"]);
     assert_eq!(done["status"], "done");
     seen.push("complete");
-    assert_eq!(json_of(&s, &["reopen", &a])["generation"], 7);
+    assert_eq!(json_of(s, &["reopen", a])["generation"], 7);
     seen.push("reopen");
-    let log = json_of(&s, &["log"]);
-    assert!(log.as_array().is_some_and(|l| l.len() >= 8), "{log}");
-    seen.push("log");
-    let cfg = json_of(&s, &["config"]);
-    assert_eq!(cfg["max_held"], 1);
-    json_of(&s, &["config", "max_held", "2"]);
-    seen.push("config");
-    assert_eq!(json_of(&s, &["check"])["ok"], true);
-    seen.push("check");
+}
 
-    // Verbs of SPEC section 5 this test knows how to call, when the binary has them.
-    let listed = listed_verbs();
-    if listed.iter().any(|v| v == "archive") {
-        let z = s.upsert("finished, to archive", &[]);
-        s.claim(&z, &actor(9), &[]);
-        s.ok(&["complete", &z, "--status", "done", "--gen", "2"]);
-        json_of(&s, &["archive", &z]);
-        seen.push("archive");
-        if listed.iter().any(|v| v == "unarchive") {
-            json_of(&s, &["unarchive", &z]);
-            seen.push("unarchive");
-        }
+/// `archive` with `--json` of a finished node, then `unarchive` when the binary has it.
+fn archive_in_json(s: &Store, unarchive: bool, seen: &mut Vec<&str>) {
+    let z = s.upsert("finished, to archive", &[]);
+    s.claim(&z, &actor(9), &[]);
+    s.ok(&["complete", &z, "--status", "done", "--gen", "2"]);
+    json_of(s, &["archive", &z]);
+    seen.push("archive");
+    if unarchive {
+        json_of(s, &["unarchive", &z]);
+        seen.push("unarchive");
     }
-    if listed.iter().any(|v| v == "import") {
-        let plan = s.scratch().join("plan.json");
-        std::fs::write(
-            &plan,
-            r#"{"nodes": [{"key": "x", "summary": "imported"}, {"key": "y", "summary": "after", "deps": ["x"]}]}"#,
-        )
-        .expect("write plan");
-        json_of(&s, &["import", &plan.to_string_lossy()]);
-        seen.push("import");
-    }
-    if listed.iter().any(|v| v == "graph") {
-        json_of(&s, &["graph"]);
-        seen.push("graph");
-    }
-    if listed.iter().any(|v| v == "copy") {
-        let to = s.scratch().join("copied");
-        let dir = s.dir().to_string_lossy().into_owned();
-        let j = json_of(&s, &["copy", "--from", &dir, "--to", &to.to_string_lossy()]);
-        assert_eq!(j["archived"], 0, "{j}");
-        seen.push("copy");
-    }
-    if listed.iter().any(|v| v == "actor") {
-        let a = json_of(&s, &["actor", "codex-1"]);
-        assert!(common::is_id(a["actor"].as_str().unwrap()), "{a}");
-        seen.push("actor");
-    }
-    if listed.iter().any(|v| v == "diff-check") {
-        // A repository with no commit yet and nothing in it: nothing to cover.
-        let repo = s.scratch().join("repo");
-        std::fs::create_dir_all(&repo).expect("mkdir");
-        let init = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .arg(&repo)
-            .status()
-            .expect("git init");
-        assert!(init.success());
-        let repo = repo.to_string_lossy().into_owned();
-        let j = json_of(&s, &["diff-check", "--repo", &repo, "--actor", &me]);
-        assert_eq!(j["uncovered"], serde_json::json!([]), "{j}");
-        seen.push("diff-check");
-    }
-    // Front doors that run rather than answer: tested where they live (test_mcp.py,
-    // the work and pane tests).
-    let running = ["mcp", "work", "pane"];
-    let missing: Vec<&String> = listed
-        .iter()
-        .filter(|v| !seen.contains(&v.as_str()) && !running.contains(&v.as_str()))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "verbs with no --json case in this test: {missing:?}"
-    );
+}
+
+/// `diff-check --json` in a repository with no commit yet and nothing in it: nothing to
+/// cover.
+fn diff_check_in_json(s: &Store, me: &str) {
+    let repo = s.scratch().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .arg(&repo)
+        .status()
+        .expect("git init");
+    assert!(init.success());
+    let repo = repo.to_string_lossy().into_owned();
+    let j = json_of(s, &["diff-check", "--repo", &repo, "--actor", me]);
+    assert_eq!(j["uncovered"], serde_json::json!([]), "{j}");
 }
 
 #[test]

@@ -45,23 +45,7 @@ fn worker(s: &Store, me: &str) -> Vec<(String, u64)> {
 #[test]
 fn concurrent_workers_never_get_the_same_node() {
     let s = Arc::new(Store::new());
-    // Create the nodes from four threads at once (upserts race on the lock too).
-    let ids: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..4)
-            .map(|t| {
-                let s = &s;
-                scope.spawn(move || {
-                    (0..NODES / 4)
-                        .map(|i| s.upsert(&format!("node {t}-{i}"), &[]))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("creator"))
-            .collect()
-    });
+    let ids = create_from_four_threads(&s);
     let created: BTreeSet<&String> = ids.iter().collect();
     assert_eq!(created.len(), NODES);
     assert_eq!(s.all().len(), NODES);
@@ -108,7 +92,34 @@ fn concurrent_workers_never_get_the_same_node() {
             "{id} was completed by someone other than its grantee"
         );
     }
-    // The history has one claim and one complete per node.
+    one_claim_and_one_complete_per_node(&s);
+    assert!(s.ok(&["check"]).starts_with("ok"));
+    let r = s.run(&["claim-next", "--assignee", &actor(1)]);
+    assert_eq!(r.code, Some(1));
+}
+
+/// Creates the nodes from four threads at once (upserts race on the lock too); returns
+/// their ids.
+fn create_from_four_threads(s: &Store) -> Vec<String> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|t| {
+                scope.spawn(move || {
+                    (0..NODES / 4)
+                        .map(|i| s.upsert(&format!("node {t}-{i}"), &[]))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("creator"))
+            .collect()
+    })
+}
+
+/// The history has one claim and one complete per node.
+fn one_claim_and_one_complete_per_node(s: &Store) {
     let log = s.json(&["log"]);
     let log = log.as_array().expect("log array");
     for verb in ["claim", "complete"] {
@@ -124,7 +135,4 @@ fn concurrent_workers_never_get_the_same_node() {
             "{verb} twice for a node"
         );
     }
-    assert!(s.ok(&["check"]).starts_with("ok"));
-    let r = s.run(&["claim-next", "--assignee", &actor(1)]);
-    assert_eq!(r.code, Some(1));
 }

@@ -47,22 +47,7 @@ fn keys_refer_to_each_other_and_to_existing_nodes_and_every_field_lands() {
     distinct.dedup();
     assert_eq!(distinct.len(), 7, "ids must be distinct: {out:?}");
 
-    let r = s.node(root);
-    assert_eq!(r["summary"], "plan root");
-    assert_eq!(r["kind"], "epic");
-    assert_eq!(r["role"], "planner");
-    assert_eq!(r["priority"], -3);
-    assert_eq!(r["estimate"], 5);
-    assert_eq!(r["labels"], json!(["x", "y z"]));
-    assert_eq!(r["resources"], json!(["src/a/", "db:users"]));
-    assert_eq!(r["ref"], "TICKET-12");
-    assert_eq!(r["max_attempts"], 4);
-    assert_eq!(r["parent"], Value::Null);
-    assert_eq!(r["status"], "todo");
-    assert_eq!(r["generation"], 1);
-    assert_eq!(r["attempts"], 0);
-    assert_eq!(r["workspace"], "");
-    assert_eq!(r["archived"], false);
+    the_root_has_every_field(&s, root);
 
     let c = s.node(child);
     assert_eq!(c["summary"], "child of the root", "summary stored trimmed");
@@ -100,6 +85,27 @@ fn keys_refer_to_each_other_and_to_existing_nodes_and_every_field_lands() {
     assert_eq!(s.display(child), "todo");
     assert_eq!(s.display(early), "todo");
     assert_eq!(s.display(late), "ready");
+}
+
+/// The plan's root node holds every field its plan node gave, and the defaults of a new
+/// node for the rest.
+fn the_root_has_every_field(s: &Store, root: &str) {
+    let r = s.node(root);
+    assert_eq!(r["summary"], "plan root");
+    assert_eq!(r["kind"], "epic");
+    assert_eq!(r["role"], "planner");
+    assert_eq!(r["priority"], -3);
+    assert_eq!(r["estimate"], 5);
+    assert_eq!(r["labels"], json!(["x", "y z"]));
+    assert_eq!(r["resources"], json!(["src/a/", "db:users"]));
+    assert_eq!(r["ref"], "TICKET-12");
+    assert_eq!(r["max_attempts"], 4);
+    assert_eq!(r["parent"], Value::Null);
+    assert_eq!(r["status"], "todo");
+    assert_eq!(r["generation"], 1);
+    assert_eq!(r["attempts"], 0);
+    assert_eq!(r["workspace"], "");
+    assert_eq!(r["archived"], false);
 }
 
 fn small_plan() -> Value {

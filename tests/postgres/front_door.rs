@@ -49,26 +49,36 @@ fn the_walkthrough_runs_on_postgres_as_on_a_directory() {
         listed.starts_with(&b[..8]) && listed.contains("ready"),
         "{listed}"
     );
-    // A stalled worker is fenced off: exit 5, nothing changes.
-    cli(&url, &["claim", &b, "--assignee", &me, "--ttl", "1s"]).ok();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
-    cli(&url, &["reclaim"]).ok();
-    let before = cli(&url, &["--json", "show", &b]).json();
-    cli(&url, &["complete", &b, "--status", "done", "--gen", "2"]).refused(5, "stale generation");
-    assert_eq!(cli(&url, &["--json", "show", &b]).json(), before);
-    let e = cli(
-        &url,
-        &["--json", "complete", &b, "--status", "done", "--gen", "2"],
-    )
-    .error_json();
-    assert_eq!(e["code"], "stale_generation");
+    a_stalled_worker_is_fenced_off(&url, &b, &me);
     let check = cli(&url, &["check"]);
     assert!(
         check.ok().starts_with("ok: 2 live nodes"),
         "{}",
         check.stdout
     );
-    // A node a row, history a row an event, readable with SQL.
+    nodes_and_events_are_rows(&url, &schema, &a);
+}
+
+/// A stalled worker is fenced off: exit 5, nothing changes. (`me` claims `b` with a short
+/// lease that expires and is handed back.)
+fn a_stalled_worker_is_fenced_off(url: &str, b: &str, me: &str) {
+    cli(url, &["claim", b, "--assignee", me, "--ttl", "1s"]).ok();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    cli(url, &["reclaim"]).ok();
+    let before = cli(url, &["--json", "show", b]).json();
+    cli(url, &["complete", b, "--status", "done", "--gen", "2"]).refused(5, "stale generation");
+    assert_eq!(cli(url, &["--json", "show", b]).json(), before);
+    let e = cli(
+        url,
+        &["--json", "complete", b, "--status", "done", "--gen", "2"],
+    )
+    .error_json();
+    assert_eq!(e["code"], "stale_generation");
+}
+
+/// A node a row, history a row an event, readable with SQL: node `a` of the store at `url`
+/// (schema `schema`) is done at generation 2.
+fn nodes_and_events_are_rows(url: &str, schema: &str, a: &str) {
     assert_eq!(
         psql(&format!(
             "SELECT status || ' ' || generation FROM {schema}.nodes WHERE id = '{a}'"
@@ -80,7 +90,7 @@ fn the_walkthrough_runs_on_postgres_as_on_a_directory() {
         .unwrap();
     assert_eq!(
         events as usize,
-        cli(&url, &["--json", "log"])
+        cli(url, &["--json", "log"])
             .json()
             .as_array()
             .unwrap()

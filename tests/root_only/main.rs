@@ -6,7 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-use common::{is_root, refused_io, run_bounded};
+use common::{is_root, refused_io, run_bounded, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -145,27 +145,8 @@ fn a_compaction_that_runs_out_of_space_keeps_the_committed_write() {
         c.arg("--dir").arg(&dir).args(args);
         run_bounded(c, &format!("{args:?}"))
     };
-    // A journal just under the compaction threshold, of a state about as large.
     let label = "l".repeat(240);
-    let mut ids = Vec::new();
-    for n in 0..3 {
-        let labels: Vec<String> = (0..1300).map(|i| format!("{n}-{i}-{label}")).collect();
-        let summary = format!("big {n}");
-        let mut args = vec!["upsert", "--summary", summary.as_str()];
-        for l in &labels {
-            args.extend(["--label", l.as_str()]);
-        }
-        let r = run(&args);
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
-        ids.push(r.stdout.trim().to_string());
-    }
-    let journal = std::fs::metadata(dir.join("journal"))
-        .expect("journal")
-        .len();
-    assert!(
-        (900_000..1 << 20).contains(&journal),
-        "journal of {journal} bytes"
-    );
+    let mut ids = journal_just_under_the_threshold(&run, &dir, &label);
     // Room for the next record and a little more, not for a new snapshot.
     let filler = fill(&mnt, 400 * 1024);
     let labels: Vec<String> = (0..1000).map(|i| format!("x-{i}-{label}")).collect();
@@ -191,34 +172,8 @@ fn a_compaction_that_runs_out_of_space_keeps_the_committed_write() {
     let r = run(&["check"]);
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
     let all = run(&["--json", "list"]);
-    let listed: Vec<String> = all
-        .json()
-        .as_array()
-        .expect("array")
-        .iter()
-        .map(|n| n["id"].as_str().expect("id").to_string())
-        .collect();
-    assert_eq!(listed, ids);
-    // With room again the next write compacts, and everything is still there.
-    std::fs::remove_file(&filler).expect("remove filler");
-    let r = run(&["upsert", "--summary", "after the disk emptied"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(
-        std::fs::metadata(dir.join("journal"))
-            .expect("journal")
-            .len()
-            < 64 * 1024,
-        "the journal was not compacted once there was room"
-    );
-    assert!(dir.join("history.jsonl").exists());
-    assert!(
-        !dir.join("snapshot.json.tmp").exists(),
-        "a temporary was left"
-    );
-    let r = run(&["check"]);
-    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
-    let r = run(&["--json", "log"]);
-    assert_eq!(r.json().as_array().map(Vec::len), Some(ids.len() + 1));
+    assert_eq!(ids_of(&all), ids);
+    with_room_again_the_next_write_compacts(&run, &dir, &filler, ids.len());
 }
 
 /// A compaction that runs out of space removes its temporary snapshot: the store does not
@@ -243,21 +198,8 @@ fn a_compaction_that_runs_out_of_space_leaves_no_temporary_and_the_store_recover
     };
     // A file beside the store takes all but 768 KiB, to be removed later.
     let filler = fill(&mnt, 768 * 1024);
-    // Upserts with 400-byte summaries until one fails.
     let mut ids = Vec::new();
-    let refused = (0..20_000)
-        .find_map(|k| {
-            let summary = format!("{k:05} {}", "s".repeat(394));
-            let r = run(&["upsert", "--summary", &summary]);
-            match r.code {
-                Some(0) => {
-                    ids.push(r.stdout.trim().to_string());
-                    None
-                }
-                _ => Some(r),
-            }
-        })
-        .expect("the disk never filled");
+    let refused = upsert_until_the_disk_fills(&run, &mut ids);
     refused_io(
         &refused,
         &dir.join("journal"),
@@ -277,12 +219,7 @@ fn a_compaction_that_runs_out_of_space_leaves_no_temporary_and_the_store_recover
     );
     let listed = |r: common::Run| -> Vec<String> {
         assert_eq!(r.code, Some(0), "{}", r.stderr);
-        r.json()
-            .as_array()
-            .expect("array")
-            .iter()
-            .map(|n| n["id"].as_str().expect("id").to_string())
-            .collect()
+        ids_of(&r)
     };
     assert_eq!(listed(run(&["--json", "list"])), ids, "on a full disk");
     // Room again: writes succeed, the journal is compacted, nothing is lost.
@@ -310,4 +247,84 @@ fn a_compaction_that_runs_out_of_space_leaves_no_temporary_and_the_store_recover
     assert_eq!(listed(run(&["--json", "list"])), ids, "once there was room");
     let r = run(&["check"]);
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+}
+
+/// How a test runs the binary on its store.
+type Runs<'a> = &'a dyn Fn(&[&str]) -> Run;
+
+/// The ids `list --json` printed, in its order.
+fn ids_of(r: &Run) -> Vec<String> {
+    r.json()
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|n| n["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+/// A journal just under the compaction threshold in `dir`, of a state about as large: three
+/// nodes with 1300 labels each (made of `label`). Returns their ids.
+fn journal_just_under_the_threshold(run: Runs, dir: &Path, label: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let labels: Vec<String> = (0..1300).map(|i| format!("{n}-{i}-{label}")).collect();
+        let summary = format!("big {n}");
+        let mut args = vec!["upsert", "--summary", summary.as_str()];
+        for l in &labels {
+            args.extend(["--label", l.as_str()]);
+        }
+        let r = run(&args);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        ids.push(r.stdout.trim().to_string());
+    }
+    let journal = std::fs::metadata(dir.join("journal"))
+        .expect("journal")
+        .len();
+    assert!(
+        (900_000..1 << 20).contains(&journal),
+        "journal of {journal} bytes"
+    );
+    ids
+}
+
+/// With room again (`filler` removed) the next write compacts the journal of `dir`, and
+/// everything is still there: the history holds the `writes` before it and this one.
+fn with_room_again_the_next_write_compacts(run: Runs, dir: &Path, filler: &Path, writes: usize) {
+    std::fs::remove_file(filler).expect("remove filler");
+    let r = run(&["upsert", "--summary", "after the disk emptied"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        std::fs::metadata(dir.join("journal"))
+            .expect("journal")
+            .len()
+            < 64 * 1024,
+        "the journal was not compacted once there was room"
+    );
+    assert!(dir.join("history.jsonl").exists());
+    assert!(
+        !dir.join("snapshot.json.tmp").exists(),
+        "a temporary was left"
+    );
+    let r = run(&["check"]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    let r = run(&["--json", "log"]);
+    assert_eq!(r.json().as_array().map(Vec::len), Some(writes + 1));
+}
+
+/// Upserts with 400-byte summaries until one fails, adding the ids of those that did not to
+/// `ids`; returns the one that failed.
+fn upsert_until_the_disk_fills(run: Runs, ids: &mut Vec<String>) -> Run {
+    (0..20_000)
+        .find_map(|k| {
+            let summary = format!("{k:05} {}", "s".repeat(394));
+            let r = run(&["upsert", "--summary", &summary]);
+            match r.code {
+                Some(0) => {
+                    ids.push(r.stdout.trim().to_string());
+                    None
+                }
+                _ => Some(r),
+            }
+        })
+        .expect("the disk never filled")
 }

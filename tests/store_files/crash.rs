@@ -541,40 +541,20 @@ impl Writer<'_> {
     }
 }
 
+const WRITERS: u64 = 2;
+const CYCLES: usize = 30;
+
 #[test]
 fn random_sigkills_against_looping_writers() {
-    const WRITERS: u64 = 2;
-    const CYCLES: usize = 30;
     let s = Store::new();
     let mut seed_rng = Rng::from_env("random SIGKILLs");
-    // About 10 KiB of labels a node, so that the journal is compacted every hundred writes
-    // or so and some kills land inside a compaction.
     let results: Vec<(String, BTreeMap<String, Known>, usize, usize)> =
         std::thread::scope(|scope| {
             let handles: Vec<_> = (1..=WRITERS)
                 .map(|w| {
                     let s = &s;
                     let seed = seed_rng.next();
-                    scope.spawn(move || {
-                        let me = actor(0xa0 + w);
-                        let labels = (0..40)
-                            .map(|i| format!("w{w}-{i}-{}", "l".repeat(230)))
-                            .collect();
-                        let mut writer = Writer {
-                            s,
-                            me: me.clone(),
-                            rng: Rng::seeded(seed),
-                            nodes: BTreeMap::new(),
-                            kills: 0,
-                            spared: 0,
-                            labels,
-                        };
-                        for i in 0..CYCLES {
-                            writer.cycle(i);
-                        }
-                        writer.verify(None);
-                        (me, writer.nodes, writer.kills, writer.spared)
-                    })
+                    scope.spawn(move || loop_writer(s, w, seed))
                 })
                 .collect();
             handles
@@ -598,7 +578,43 @@ fn random_sigkills_against_looping_writers() {
         }
     }
     assert_eq!(all.len(), CYCLES * WRITERS as usize);
-    // The history holds each write once: one create, one claim, one complete a node.
+    each_write_is_in_the_history_once(&s, all.len());
+    let history_bytes = std::fs::metadata(s.dir.join("history.jsonl"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    eprintln!("{kills} kills landed; history.jsonl holds {history_bytes} bytes");
+    assert!(kills > 0, "no kill landed");
+    assert!(history_bytes > 0, "the journal was never compacted");
+}
+
+/// Writer `w`: `CYCLES` cycles, then its check. Returns its actor, what it knows of its
+/// nodes, and how many of its processes were killed and how many ran to the end.
+fn loop_writer(s: &Store, w: u64, seed: u64) -> (String, BTreeMap<String, Known>, usize, usize) {
+    let me = actor(0xa0 + w);
+    // About 10 KiB of labels a node, so that the journal is compacted every hundred writes
+    // or so and some kills land inside a compaction.
+    let labels = (0..40)
+        .map(|i| format!("w{w}-{i}-{}", "l".repeat(230)))
+        .collect();
+    let mut writer = Writer {
+        s,
+        me: me.clone(),
+        rng: Rng::seeded(seed),
+        nodes: BTreeMap::new(),
+        kills: 0,
+        spared: 0,
+        labels,
+    };
+    for i in 0..CYCLES {
+        writer.cycle(i);
+    }
+    writer.verify(None);
+    (me, writer.nodes, writer.kills, writer.spared)
+}
+
+/// The history holds each write once: one create, one claim, one complete for each of the
+/// store's `nodes` nodes.
+fn each_write_is_in_the_history_once(s: &Store, nodes: usize) {
     let log = s.json(&["log"]);
     let log = log.as_array().expect("log");
     let mut seen = BTreeSet::new();
@@ -614,12 +630,6 @@ fn random_sigkills_against_looping_writers() {
     }
     for verb in ["create", "claim", "complete"] {
         let n = log.iter().filter(|e| e["verb"] == verb).count();
-        assert_eq!(n, all.len(), "{verb} events");
+        assert_eq!(n, nodes, "{verb} events");
     }
-    let history_bytes = std::fs::metadata(s.dir.join("history.jsonl"))
-        .map(|m| m.len())
-        .unwrap_or(0);
-    eprintln!("{kills} kills landed; history.jsonl holds {history_bytes} bytes");
-    assert!(kills > 0, "no kill landed");
-    assert!(history_bytes > 0, "the journal was never compacted");
 }

@@ -91,54 +91,121 @@ fn sound(s: &Store, what: &str) {
 /// does not apply (the caller picks again).
 fn random_write(rng: &mut Rng, s: &Store, n: usize, plan: &std::path::Path) -> Option<Vec<String>> {
     let nodes: Vec<Value> = s.all().into_values().collect();
-    let live: Vec<&Value> = nodes.iter().filter(|n| n["archived"] == false).collect();
-    let with =
-        |st: &str| -> Vec<&Value> { live.iter().copied().filter(|n| n["status"] == st).collect() };
-    let pick = |rng: &mut Rng, v: &[&Value]| -> Option<Value> {
-        (!v.is_empty()).then(|| v[rng.below(v.len() as u64) as usize].clone())
-    };
-    let id = |n: &Value| n["id"].as_str().expect("id").to_string();
-    let gen = |n: &Value| n["generation"].as_u64().expect("generation").to_string();
+    let pool = Pool::new(&nodes);
     let who = actor(1 + rng.below(3));
-    let terminal: Vec<&Value> = live
-        .iter()
-        .copied()
-        .filter(|n| matches!(n["status"].as_str(), Some("done" | "failed" | "cancelled")))
-        .collect();
     let args: Vec<String> = match rng.below(15) {
-        0 => {
-            let mut a = vec!["upsert".into(), "--summary".into(), format!("written {n}")];
-            for k in 0..rng.below(4) {
-                a.extend([
-                    "--label".into(),
-                    format!("label {k} {}", "x".repeat(k as usize * 50)),
-                ]);
-            }
-            a
-        }
-        1 => {
-            let node = pick(rng, &live)?;
-            let summary = node["summary"].as_str().expect("summary").to_string();
-            let prio = (1 + rng.below(9)).to_string();
-            vec![
-                "upsert".into(),
-                "--summary".into(),
-                summary,
-                "--priority".into(),
-                prio,
-            ]
-        }
+        0 => new_node(rng, n),
+        1 => reprioritise(rng, &pool)?,
         2 => {
-            let todo = with("todo");
-            let (p, c) = (pick(rng, &live)?, pick(rng, &todo)?);
+            let todo = pool.with("todo");
+            let (p, c) = (pick(rng, &pool.live)?, pick(rng, &todo)?);
             let mut a = vec!["link".into(), id(&p), id(&c)];
             if rng.below(2) == 0 {
                 a.insert(1, "--soft".into());
             }
             a
         }
+        k @ 3..=6 => lease_write(k, rng, &pool, who)?,
+        k @ 7..=9 => finish_write(k, rng, &pool, n)?,
+        10 => vec!["reopen".into(), id(&pick(rng, &pool.terminal())?)],
+        11 => vec!["archive".into(), id(&pick(rng, &pool.terminal())?)],
+        12 => vec!["unarchive".into(), id(&pick(rng, &pool.archived())?)],
+        13 => {
+            if pool.with("claimed").is_empty() {
+                return None;
+            }
+            vec!["reclaim".into(), "--lease".into(), "0".into()]
+        }
+        _ => plan_write(rng, &pool, n, plan),
+    };
+    Some(args)
+}
+
+/// The store's nodes, as a random write picks among them.
+struct Pool<'a> {
+    nodes: &'a [Value],
+    /// The nodes not archived.
+    live: Vec<&'a Value>,
+}
+
+impl<'a> Pool<'a> {
+    fn new(nodes: &'a [Value]) -> Pool<'a> {
+        let live = nodes.iter().filter(|n| n["archived"] == false).collect();
+        Pool { nodes, live }
+    }
+
+    /// The live nodes of status `st`.
+    fn with(&self, st: &str) -> Vec<&'a Value> {
+        self.live
+            .iter()
+            .copied()
+            .filter(|n| n["status"] == st)
+            .collect()
+    }
+
+    /// The live finished nodes.
+    fn terminal(&self) -> Vec<&'a Value> {
+        self.live
+            .iter()
+            .copied()
+            .filter(|n| matches!(n["status"].as_str(), Some("done" | "failed" | "cancelled")))
+            .collect()
+    }
+
+    /// The archived nodes.
+    fn archived(&self) -> Vec<&'a Value> {
+        self.nodes
+            .iter()
+            .filter(|n| n["archived"] == true)
+            .collect()
+    }
+}
+
+/// One of `v` at random; `None` when `v` is empty.
+fn pick(rng: &mut Rng, v: &[&Value]) -> Option<Value> {
+    (!v.is_empty()).then(|| v[rng.below(v.len() as u64) as usize].clone())
+}
+
+fn id(n: &Value) -> String {
+    n["id"].as_str().expect("id").to_string()
+}
+
+fn gen(n: &Value) -> String {
+    n["generation"].as_u64().expect("generation").to_string()
+}
+
+/// An upsert of a new node (write `n`), with up to three labels of growing length.
+fn new_node(rng: &mut Rng, n: usize) -> Vec<String> {
+    let mut a = vec!["upsert".into(), "--summary".into(), format!("written {n}")];
+    for k in 0..rng.below(4) {
+        a.extend([
+            "--label".into(),
+            format!("label {k} {}", "x".repeat(k as usize * 50)),
+        ]);
+    }
+    a
+}
+
+/// An upsert of a live node again, with a new priority.
+fn reprioritise(rng: &mut Rng, pool: &Pool) -> Option<Vec<String>> {
+    let node = pick(rng, &pool.live)?;
+    let summary = node["summary"].as_str().expect("summary").to_string();
+    let prio = (1 + rng.below(9)).to_string();
+    Some(vec![
+        "upsert".into(),
+        "--summary".into(),
+        summary,
+        "--priority".into(),
+        prio,
+    ])
+}
+
+/// Pick `k` of a random write: 3 claim, 4 claim-next (as `who`), 5 renew, 6 release (as the
+/// holder).
+fn lease_write(k: u64, rng: &mut Rng, pool: &Pool, who: String) -> Option<Vec<String>> {
+    let args = match k {
         3 => {
-            let node = pick(rng, &with("todo"))?;
+            let node = pick(rng, &pool.with("todo"))?;
             vec![
                 "claim".into(),
                 id(&node),
@@ -156,7 +223,7 @@ fn random_write(rng: &mut Rng, s: &Store, n: usize, plan: &std::path::Path) -> O
             "1h".into(),
         ],
         5 => {
-            let node = pick(rng, &with("claimed"))?;
+            let node = pick(rng, &pool.with("claimed"))?;
             let holder = node["holder"].as_str().expect("holder").to_string();
             vec![
                 "renew".into(),
@@ -169,8 +236,8 @@ fn random_write(rng: &mut Rng, s: &Store, n: usize, plan: &std::path::Path) -> O
                 "2h".into(),
             ]
         }
-        6 => {
-            let node = pick(rng, &with("claimed"))?;
+        _ => {
+            let node = pick(rng, &pool.with("claimed"))?;
             let holder = node["holder"].as_str().expect("holder").to_string();
             vec![
                 "release".into(),
@@ -181,60 +248,53 @@ fn random_write(rng: &mut Rng, s: &Store, n: usize, plan: &std::path::Path) -> O
                 gen(&node),
             ]
         }
-        7 | 8 => {
-            let node = pick(rng, &with("claimed"))?;
-            let status = ["done", "failed", "cancelled"][rng.below(3) as usize];
-            vec![
-                "complete".into(),
-                id(&node),
-                "--status".into(),
-                status.into(),
-                "--gen".into(),
-                gen(&node),
-                "--note".into(),
-                format!("note {n}"),
-            ]
-        }
-        9 => {
-            let node = pick(rng, &with("todo"))?;
-            vec![
-                "complete".into(),
-                id(&node),
-                "--status".into(),
-                "cancelled".into(),
-                "--gen".into(),
-                gen(&node),
-            ]
-        }
-        10 => vec!["reopen".into(), id(&pick(rng, &terminal)?)],
-        11 => vec!["archive".into(), id(&pick(rng, &terminal)?)],
-        12 => {
-            let archived: Vec<&Value> = nodes.iter().filter(|n| n["archived"] == true).collect();
-            vec!["unarchive".into(), id(&pick(rng, &archived)?)]
-        }
-        13 => {
-            if with("claimed").is_empty() {
-                return None;
-            }
-            vec!["reclaim".into(), "--lease".into(), "0".into()]
-        }
-        _ => {
-            // A plan of three nodes, one waiting on the other two, maybe on a live node too.
-            let mut deps = vec![format!("\"a{n}\""), format!("\"b{n}\"")];
-            if let Some(node) = pick(rng, &live) {
-                deps.push(format!("\"{}\"", id(&node)));
-            }
-            let text = format!(
-                "{{\"nodes\": [{{\"key\": \"a{n}\", \"summary\": \"plan a {n}\"}}, \
-                 {{\"key\": \"b{n}\", \"summary\": \"plan b {n}\", \"priority\": 2}}, \
-                 {{\"key\": \"c{n}\", \"summary\": \"plan c {n}\", \"deps\": [{}]}}]}}",
-                deps.join(", ")
-            );
-            std::fs::write(plan, text).expect("write plan");
-            vec!["import".into(), plan.to_string_lossy().into_owned()]
-        }
     };
     Some(args)
+}
+
+/// Pick `k` of a random write: 7 and 8 complete a claimed node with a note (write `n`), 9
+/// cancels a todo node.
+fn finish_write(k: u64, rng: &mut Rng, pool: &Pool, n: usize) -> Option<Vec<String>> {
+    if k == 9 {
+        let node = pick(rng, &pool.with("todo"))?;
+        return Some(vec![
+            "complete".into(),
+            id(&node),
+            "--status".into(),
+            "cancelled".into(),
+            "--gen".into(),
+            gen(&node),
+        ]);
+    }
+    let node = pick(rng, &pool.with("claimed"))?;
+    let status = ["done", "failed", "cancelled"][rng.below(3) as usize];
+    Some(vec![
+        "complete".into(),
+        id(&node),
+        "--status".into(),
+        status.into(),
+        "--gen".into(),
+        gen(&node),
+        "--note".into(),
+        format!("note {n}"),
+    ])
+}
+
+/// An import of a plan of three nodes (write `n`), written to `plan`: one waiting on the
+/// other two, maybe on a live node too.
+fn plan_write(rng: &mut Rng, pool: &Pool, n: usize, plan: &std::path::Path) -> Vec<String> {
+    let mut deps = vec![format!("\"a{n}\""), format!("\"b{n}\"")];
+    if let Some(node) = pick(rng, &pool.live) {
+        deps.push(format!("\"{}\"", id(&node)));
+    }
+    let text = format!(
+        "{{\"nodes\": [{{\"key\": \"a{n}\", \"summary\": \"plan a {n}\"}}, \
+         {{\"key\": \"b{n}\", \"summary\": \"plan b {n}\", \"priority\": 2}}, \
+         {{\"key\": \"c{n}\", \"summary\": \"plan c {n}\", \"deps\": [{}]}}]}}",
+        deps.join(", ")
+    );
+    std::fs::write(plan, text).expect("write plan");
+    vec!["import".into(), plan.to_string_lossy().into_owned()]
 }
 
 /// Runs `args` with the crash point armed; asserts the process died by SIGKILL there.

@@ -16,6 +16,7 @@
 use crate::common::{
     self, actor, assert_files_eq, copy_dir, is_root, refused_io, run_bounded, Run, Store,
 };
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -133,88 +134,111 @@ fn a_symlink_in_place_of_a_store_file_is_refused_and_its_target_left_untouched()
         "archive.jsonl",
         "compact.lock",
     ] {
-        let s = Store::new();
-        copy_dir(&template.dir, &s.dir);
-        let link = s.dir.join(name);
-        let target = s.scratch().join(format!("target-{name}"));
-        std::fs::rename(&link, &target).expect("move the file out");
-        set_old_mtime(&target);
-        std::os::unix::fs::symlink(&target, &link).expect("symlink");
-        let before = fingerprint(&target);
-        // The side files are read by log and check only (and archive.jsonl by show, list and
-        // unarchive of archived nodes); a write does not need them until it compacts. compact.lock is only
-        // opened by a compaction.
-        let side = matches!(name, "history.jsonl" | "archive.jsonl" | "compact.lock");
-        let read = name != "compact.lock";
-        for args in every_kind_of_command(&ids) {
-            let a: Vec<&str> = args.iter().map(String::as_str).collect();
-            let r = run_args(&s, &a);
-            let needs = !side || (read && matches!(a[0], "log" | "check"));
-            if needs {
-                refused_io(&r, &link, "symbolic link", &format!("{name}: {a:?}"));
-            } else if r.code != Some(0) {
-                assert_eq!(r.code, Some(4), "{name}: {a:?}: {}", r.stderr);
-            }
-            assert_eq!(
-                fingerprint(&target),
-                before,
-                "{name}: {a:?} touched the target"
-            );
-        }
-        if name == "archive.jsonl" {
-            // Archived nodes are read from archive.jsonl.
-            let r = run_args(&s, &["show", &ids[0]]);
-            refused_io(
-                &r,
-                &link,
-                "symbolic link",
-                &format!("{name}: show archived"),
-            );
-            let r = run_args(&s, &["list", "--archived"]);
-            refused_io(
-                &r,
-                &link,
-                "symbolic link",
-                &format!("{name}: list --archived"),
-            );
-        }
-        if side {
-            // A write that compacts the journal still commits: the compaction fails on the
-            // link, leaves the target alone and is retried by a later write. (An archived
-            // node in the journal makes the compaction append to archive.jsonl too.)
-            let extra = s.upsert("archived before the compaction", &[]);
-            s.ok(&["complete", &extra, "--status", "cancelled", "--gen", "1"]);
-            s.ok(&["archive", &extra]);
-            let r = run_args(&s, &compacting_write());
-            assert_eq!(r.code, Some(0), "{name}: a compacting write: {}", r.stderr);
-            assert_eq!(
-                fingerprint(&target),
-                before,
-                "{name}: compaction touched the target"
-            );
-            assert!(
-                std::fs::metadata(s.dir.join("journal"))
-                    .expect("journal")
-                    .len()
-                    > 1 << 20,
-                "{name}: the journal was compacted through a link"
-            );
-        }
-        // Put the file back: the store reads as it did.
-        std::fs::remove_file(&link).expect("remove link");
-        std::fs::rename(&target, &link).expect("move back");
-        let r = s.run(&["check"]);
-        assert_eq!(
-            r.code,
-            Some(0),
-            "{name}: check after: {}{}",
-            r.stdout,
-            r.stderr
-        );
-        if !side {
-            assert_eq!(contents(&s), reference, "{name}: the store changed");
-        }
+        symlink_in_place_of(name, &template, &ids, &reference);
     }
+}
+
+/// A copy of `template` with its file `name` moved out and a symbolic link to it in its
+/// place: every command that needs the file refuses the link and none touches its target;
+/// with the file put back, the store reads as `reference` (the side files aside).
+fn symlink_in_place_of(
+    name: &str,
+    template: &Store,
+    ids: &[String; 3],
+    reference: &(serde_json::Value, serde_json::Value),
+) {
+    let s = Store::new();
+    copy_dir(&template.dir, &s.dir);
+    let link = s.dir.join(name);
+    let target = s.scratch().join(format!("target-{name}"));
+    std::fs::rename(&link, &target).expect("move the file out");
+    set_old_mtime(&target);
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let before = fingerprint(&target);
+    // The side files are read by log and check only (and archive.jsonl by show, list and
+    // unarchive of archived nodes); a write does not need them until it compacts. compact.lock is only
+    // opened by a compaction.
+    let side = matches!(name, "history.jsonl" | "archive.jsonl" | "compact.lock");
+    let read = name != "compact.lock";
+    for args in every_kind_of_command(ids) {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run_args(&s, &a);
+        let needs = !side || (read && matches!(a[0], "log" | "check"));
+        if needs {
+            refused_io(&r, &link, "symbolic link", &format!("{name}: {a:?}"));
+        } else if r.code != Some(0) {
+            assert_eq!(r.code, Some(4), "{name}: {a:?}: {}", r.stderr);
+        }
+        assert_eq!(
+            fingerprint(&target),
+            before,
+            "{name}: {a:?} touched the target"
+        );
+    }
+    if name == "archive.jsonl" {
+        archived_reads_refuse_the_link(&s, ids, &link);
+    }
+    if side {
+        a_compacting_write_commits_past_the_link(&s, name, &target, &before);
+    }
+    // Put the file back: the store reads as it did.
+    std::fs::remove_file(&link).expect("remove link");
+    std::fs::rename(&target, &link).expect("move back");
+    let r = s.run(&["check"]);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "{name}: check after: {}{}",
+        r.stdout,
+        r.stderr
+    );
+    if !side {
+        assert_eq!(&contents(&s), reference, "{name}: the store changed");
+    }
+}
+
+/// Archived nodes are read from archive.jsonl: with a link in its place, `show` of one and
+/// `list --archived` are refused.
+fn archived_reads_refuse_the_link(s: &Store, ids: &[String; 3], link: &Path) {
+    let name = "archive.jsonl";
+    let r = run_args(s, &["show", &ids[0]]);
+    refused_io(&r, link, "symbolic link", &format!("{name}: show archived"));
+    let r = run_args(s, &["list", "--archived"]);
+    refused_io(
+        &r,
+        link,
+        "symbolic link",
+        &format!("{name}: list --archived"),
+    );
+}
+
+/// A write that compacts the journal still commits: the compaction fails on the link to
+/// `target` (side file `name`), leaves the target as it was (`before`) and is retried by a
+/// later write. (An archived node in the journal makes the compaction append to
+/// archive.jsonl too.)
+fn a_compacting_write_commits_past_the_link(
+    s: &Store,
+    name: &str,
+    target: &Path,
+    before: &(Vec<u8>, SystemTime),
+) {
+    let extra = s.upsert("archived before the compaction", &[]);
+    s.ok(&["complete", &extra, "--status", "cancelled", "--gen", "1"]);
+    s.ok(&["archive", &extra]);
+    let r = run_args(s, &compacting_write());
+    assert_eq!(r.code, Some(0), "{name}: a compacting write: {}", r.stderr);
+    assert_eq!(
+        &fingerprint(target),
+        before,
+        "{name}: compaction touched the target"
+    );
+    assert!(
+        std::fs::metadata(s.dir.join("journal"))
+            .expect("journal")
+            .len()
+            > 1 << 20,
+        "{name}: the journal was compacted through a link"
+    );
 }
 
 #[test]
@@ -510,19 +534,7 @@ fn an_unreadable_or_read_only_store_is_a_clean_io_error_and_stays_readable() {
     let reference = contents(&s);
     let root = is_root();
     if root {
-        // Root passes permission checks whatever the bits say: a store chmod 000 is read
-        // and written as usual. Assert that, then run the binary as an unprivileged owner of
-        // the store, whom the bits do stop.
-        chmod(&s.dir, 0o000);
-        let r = s.run(&["list"]);
-        assert_eq!(
-            r.code,
-            Some(0),
-            "root reads a chmod 000 store: {}",
-            r.stderr
-        );
-        assert!(r.stdout.contains(&ids[0][..8]));
-        chmod(&s.dir, 0o700);
+        root_is_not_stopped_by_permission_bits(&s, &ids);
     }
     // The unprivileged user runs a copy of the binary beside the store, so that the path
     // to the build directory need not be open to it.
@@ -555,9 +567,47 @@ fn an_unreadable_or_read_only_store_is_a_clean_io_error_and_stays_readable() {
         &["upsert", "--summary", "new"],
         &["claim", &ids[0], "--assignee", &me],
     ];
-
-    // The store directory unreadable and unsearchable.
     let before = s.files();
+    an_unsearchable_store_is_refused(&s, &cmd, &reads, &writes, &before);
+    an_unreadable_snapshot_is_refused(&s, &cmd, &reads, &writes);
+    a_read_only_store_reads_and_refuses_writes(&s, &cmd, &reads, &writes, &before);
+
+    // Every earlier write is there, and the next one works.
+    let r = run_bounded(cmd(&["--json", "list", "--all"]), "list");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(r.json(), reference.0);
+    let r = run_bounded(cmd(&["upsert", "--summary", "after"]), "upsert");
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
+/// How a permission test runs the binary with its arguments.
+type Runs<'a> = &'a dyn Fn(&[&str]) -> Command;
+
+/// Root passes permission checks whatever the bits say: a store chmod 000 is read and
+/// written as usual. (The test then runs the binary as an unprivileged owner of the store,
+/// whom the bits do stop.)
+fn root_is_not_stopped_by_permission_bits(s: &Store, ids: &[String; 3]) {
+    chmod(&s.dir, 0o000);
+    let r = s.run(&["list"]);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "root reads a chmod 000 store: {}",
+        r.stderr
+    );
+    assert!(r.stdout.contains(&ids[0][..8]));
+    chmod(&s.dir, 0o700);
+}
+
+/// The store directory unreadable and unsearchable: every command is refused, and the
+/// files are as they were (`before`).
+fn an_unsearchable_store_is_refused(
+    s: &Store,
+    cmd: Runs,
+    reads: &[&[&str]],
+    writes: &[&[&str]],
+    before: &BTreeMap<String, Vec<u8>>,
+) {
     chmod(&s.dir, 0o000);
     for args in reads.iter().chain(writes.iter()) {
         let r = run_bounded(cmd(args), &format!("{args:?}"));
@@ -569,9 +619,11 @@ fn an_unreadable_or_read_only_store_is_a_clean_io_error_and_stays_readable() {
         );
     }
     chmod(&s.dir, 0o700);
-    assert_files_eq(&before, &s.files(), "chmod 000");
+    assert_files_eq(before, &s.files(), "chmod 000");
+}
 
-    // snapshot.json unreadable.
+/// snapshot.json unreadable: every command is refused naming it.
+fn an_unreadable_snapshot_is_refused(s: &Store, cmd: Runs, reads: &[&[&str]], writes: &[&[&str]]) {
     chmod(&s.dir.join("snapshot.json"), 0o000);
     for args in reads.iter().chain(writes.iter()) {
         let r = run_bounded(cmd(args), &format!("{args:?}"));
@@ -583,9 +635,17 @@ fn an_unreadable_or_read_only_store_is_a_clean_io_error_and_stays_readable() {
         );
     }
     chmod(&s.dir.join("snapshot.json"), 0o600);
+}
 
-    // A read-only store: readers read (a shared lock needs no write permission), writers
-    // are refused naming the file they could not open, and nothing changes.
+/// A read-only store: readers read (a shared lock needs no write permission), writers
+/// are refused naming the file they could not open, and nothing changes (`before`).
+fn a_read_only_store_reads_and_refuses_writes(
+    s: &Store,
+    cmd: Runs,
+    reads: &[&[&str]],
+    writes: &[&[&str]],
+    before: &BTreeMap<String, Vec<u8>>,
+) {
     for f in ["lock", "snapshot.json", "journal"] {
         chmod(&s.dir.join(f), 0o400);
     }
@@ -607,14 +667,7 @@ fn an_unreadable_or_read_only_store_is_a_clean_io_error_and_stays_readable() {
     for f in ["lock", "snapshot.json", "journal"] {
         chmod(&s.dir.join(f), 0o600);
     }
-    assert_files_eq(&before, &s.files(), "read-only store");
-
-    // Every earlier write is there, and the next one works.
-    let r = run_bounded(cmd(&["--json", "list", "--all"]), "list");
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(r.json(), reference.0);
-    let r = run_bounded(cmd(&["upsert", "--summary", "after"]), "upsert");
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_files_eq(before, &s.files(), "read-only store");
 }
 
 /// A command whose files may not grow past `bytes` (the CLI ignores SIGXFSZ, so a write past

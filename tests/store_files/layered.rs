@@ -356,58 +356,27 @@ fn a_page_that_fails_its_checksum_is_corrupt_when_read_and_check_finds_it() {
 #[test]
 fn writers_sharing_a_batch_with_a_damaged_read_lose_nothing() {
     use crate::common::{flat_plan, unsynced};
-    use claimdag::Code;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     let open = |compact_min_bytes| unsynced(&dir, compact_min_bytes);
     let plan = flat_plan(900, |i| format!("node number {i}"));
     let imported = open(1).import("", plan).unwrap();
     let ids: Vec<Id> = imported.into_iter().map(|(id, _)| id).collect();
-    let path = dir.join("snapshot.json");
-    let mut bytes = std::fs::read(&path).unwrap();
-    let at = bytes
-        .windows(b"node number 450".len())
-        .position(|w| w == b"node number 450")
-        .unwrap();
-    assert_eq!(at / (64 << 10), 1, "node 450 sits in the second page");
-    bytes[at + 12] = b'9';
-    std::fs::write(&path, &bytes).unwrap();
+    damage_the_second_page(&dir);
     let store = open(1 << 40);
     let bad = ids[450];
-    let corrupt = |e: claimdag::Error| assert_eq!(e.code(), Code::Corrupt, "{e}");
     // (nodes done, nodes left claimed) by each writer.
     let results: Vec<(Vec<Id>, Vec<Id>)> = std::thread::scope(|s| {
         let writers: Vec<_> = (0..3u8)
             .map(|w| {
                 let (store, ids) = (&store, &ids);
-                s.spawn(move || {
-                    let me = Id([w + 1; 16]);
-                    let (mut done, mut held) = (Vec::new(), Vec::new());
-                    for k in 0..40 {
-                        let id = ids[w as usize * 100 + k];
-                        if let Some(h) = held.pop() {
-                            held.push(h);
-                            break; // one claim per actor: it stays claimed
-                        }
-                        match store.claim(id, me, None, None) {
-                            Ok(g) => match store.complete(id, Status::Done, g, Some(me), None) {
-                                Ok(()) => done.push(id),
-                                Err(e) => {
-                                    corrupt(e);
-                                    held.push(id);
-                                }
-                            },
-                            Err(e) => corrupt(e),
-                        }
-                    }
-                    (done, held)
-                })
+                s.spawn(move || claim_and_finish(store, ids, w))
             })
             .collect();
         let store = &store;
         s.spawn(move || {
             for _ in 0..120 {
-                corrupt(store.claim(bad, Id([9; 16]), None, None).unwrap_err());
+                assert_corrupt(store.claim(bad, Id([9; 16]), None, None).unwrap_err());
             }
         });
         writers.into_iter().map(|w| w.join().unwrap()).collect()
@@ -439,6 +408,49 @@ fn writers_sharing_a_batch_with_a_damaged_read_lose_nothing() {
         done.len(),
         held.len()
     );
+}
+
+/// Breaks the checksum of the snapshot's second page in `dir`, where node 450 sits.
+fn damage_the_second_page(dir: &Path) {
+    let path = dir.join("snapshot.json");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes
+        .windows(b"node number 450".len())
+        .position(|w| w == b"node number 450")
+        .unwrap();
+    assert_eq!(at / (64 << 10), 1, "node 450 sits in the second page");
+    bytes[at + 12] = b'9';
+    std::fs::write(&path, &bytes).unwrap();
+}
+
+fn assert_corrupt(e: claimdag::Error) {
+    assert_eq!(e.code(), claimdag::Code::Corrupt, "{e}");
+}
+
+/// Writer `w` claims and completes nodes `100 w` on, up to 40 of them, until one stays
+/// claimed (a completion refused as `corrupt`: one claim per actor). Every refusal is
+/// `corrupt`. Returns the nodes done and the node left claimed.
+fn claim_and_finish(store: &claimdag::Store, ids: &[Id], w: u8) -> (Vec<Id>, Vec<Id>) {
+    let me = Id([w + 1; 16]);
+    let (mut done, mut held) = (Vec::new(), Vec::new());
+    for k in 0..40 {
+        let id = ids[w as usize * 100 + k];
+        if let Some(h) = held.pop() {
+            held.push(h);
+            break; // one claim per actor: it stays claimed
+        }
+        match store.claim(id, me, None, None) {
+            Ok(g) => match store.complete(id, Status::Done, g, Some(me), None) {
+                Ok(()) => done.push(id),
+                Err(e) => {
+                    assert_corrupt(e);
+                    held.push(id);
+                }
+            },
+            Err(e) => assert_corrupt(e),
+        }
+    }
+    (done, held)
 }
 
 /// A small snapshot (one page, read whole when the store is opened) edited in place is

@@ -5,10 +5,9 @@
 use super::model::{rows, Filters, Row, Snapshot};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
-use crate::model::{HistoryLine, Status};
-use crate::store::ListFilter;
+use crate::model::HistoryLine;
 use crate::verbs::{self, Ctx, Verb};
-use crate::view::NodeView;
+use crate::{ListFilter, NodeView, Status};
 
 /// A key, as the pane reads it (terminal events are turned into these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -442,16 +441,6 @@ impl<'a> App<'a> {
         let cx = &self.cx;
         let node = id.map(|i| i.hex()).unwrap_or_default();
         let short = id.map(|i| i.short()).unwrap_or_default();
-        let finish = |status: Status| {
-            let req = verbs::Complete {
-                node: node.clone(),
-                status: status.as_str().into(),
-                gen,
-                actor: None,
-                note: None,
-            };
-            verbs::run(cx, &req).map(|_| format!("{short} {status} at gen {gen}"))
-        };
         let text = match action {
             Action::ClaimNext => return self.claim_next(),
             Action::Claim => {
@@ -461,8 +450,7 @@ impl<'a> App<'a> {
                     gen: Some(gen),
                     ttl: None,
                 };
-                let a = verbs::run(cx, &req)?;
-                Ok(format!("claimed {short} at gen {}", a.json["generation"]))
+                format!("claimed {short} at gen {}", req.run(cx)?.generation)
             }
             Action::Renew => {
                 let req = verbs::Renew {
@@ -471,7 +459,8 @@ impl<'a> App<'a> {
                     gen: Some(gen),
                     ttl: None,
                 };
-                verbs::run(cx, &req).map(|_| format!("renewed {short} at gen {gen}"))
+                req.run(cx)?;
+                format!("renewed {short} at gen {gen}")
             }
             Action::Release => {
                 let req = verbs::Release {
@@ -479,48 +468,49 @@ impl<'a> App<'a> {
                     actor: None,
                     gen,
                 };
-                let a = verbs::run(cx, &req)?;
-                Ok(format!(
-                    "released {short}: now gen {}",
-                    a.json["generation"]
-                ))
+                format!("released {short}: now gen {}", req.run(cx)?.generation)
             }
-            Action::Done => finish(Status::Done),
-            Action::Failed => finish(Status::Failed),
-            Action::Cancel => finish(Status::Cancelled),
+            Action::Done => self.finish(node, Status::Done, gen, &short)?,
+            Action::Failed => self.finish(node, Status::Failed, gen, &short)?,
+            Action::Cancel => self.finish(node, Status::Cancelled, gen, &short)?,
             Action::Reopen => {
-                let a = verbs::run(
-                    cx,
-                    &verbs::Reopen {
-                        node,
-                        gen: Some(gen),
-                    },
-                )?;
-                Ok(format!(
-                    "reopened {short}: now gen {}",
-                    a.json["generation"]
-                ))
+                let req = verbs::Reopen {
+                    node,
+                    gen: Some(gen),
+                };
+                format!("reopened {short}: now gen {}", req.run(cx)?.generation)
             }
             Action::Archive => {
                 let req = verbs::Archive {
                     nodes: vec![node],
                     ..verbs::Archive::default()
                 };
-                verbs::run(cx, &req).map(|_| format!("archived {short}"))
+                req.run(cx)?;
+                format!("archived {short}")
             }
             Action::Reclaim => {
-                let a = verbs::run(
-                    cx,
-                    &verbs::Reclaim {
-                        lease: None,
-                        workspace: None,
-                    },
-                )?;
-                let n = a.json.as_array().map_or(0, |v| v.len());
-                Ok(format!("handed back {n} expired claim(s)"))
+                let req = verbs::Reclaim {
+                    lease: None,
+                    workspace: None,
+                };
+                let n = req.run(cx)?.0.len();
+                format!("handed back {n} expired claim(s)")
             }
-        }?;
+        };
         Ok((text, None))
+    }
+
+    /// Completes `node` (shown as `short`) with `status` at `gen`, as the pane's actor.
+    fn finish(&self, node: String, status: Status, gen: u64, short: &str) -> Result<String> {
+        let req = verbs::Complete {
+            node,
+            status: status.as_str().into(),
+            gen,
+            actor: None,
+            note: None,
+        };
+        req.run(&self.cx)?;
+        Ok(format!("{short} {status} at gen {gen}"))
     }
 }
 

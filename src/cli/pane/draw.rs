@@ -7,9 +7,8 @@
 
 use super::app::{actor_label, Action, App, Mode};
 use super::model::Snapshot;
-use crate::model::DisplayWord;
 use crate::verbs::text;
-use crate::view::NodeView;
+use crate::{DisplayWord, NodeView};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};

@@ -4,9 +4,7 @@
 
 use crate::error::Result;
 use crate::id::{Actor, Id, IdMap};
-use crate::model::DisplayWord;
-use crate::store::{ListFilter, Store};
-use crate::view::NodeView;
+use crate::{DisplayWord, ListFilter, NodeView, Store};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Which nodes the pane shows.

@@ -4,9 +4,8 @@
 use super::app::{App, Key, Mode};
 use super::draw;
 use super::model::Filters;
-use crate::model::Status;
 use crate::verbs::Ctx;
-use crate::{Actor, Id, Store, Upsert};
+use crate::{Actor, Id, Status, Store, Upsert};
 
 struct Fixture {
     _tmp: tempfile::TempDir,
