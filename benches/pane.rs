@@ -8,7 +8,7 @@
 
 mod common;
 
-use claimdag::cli::pane::{app::App, draw, model::Filters};
+use claimdag::cli::pane::{app::App, board::Filters, draw};
 use claimdag::verbs::Ctx;
 use claimdag::{Actor, Store};
 use common::median;

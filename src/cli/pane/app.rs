@@ -2,7 +2,7 @@
 //! without a terminal. Every action is a request of the verb layer, made with the node's
 //! generation as the pane shows it and the pane's actor; a refusal becomes the message line.
 
-use super::model::{rows, Filters, Row, Snapshot};
+use super::board::{rows, Board, Filters, Row};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
 use crate::model::HistoryLine;
@@ -87,11 +87,11 @@ pub struct Message {
     pub error: bool,
 }
 
-/// The pane: a snapshot of the store, the filters, the selection and the mode.
+/// The pane: a board read from the store, the filters, the selection and the mode.
 pub struct App<'a> {
     pub cx: Ctx<'a>,
     pub filters: Filters,
-    pub snap: Snapshot,
+    pub snap: Board,
     pub rows: Vec<Row>,
     /// The selected row; the selection follows its node across reloads.
     pub selected: usize,
@@ -108,7 +108,7 @@ pub struct App<'a> {
 
 impl<'a> App<'a> {
     pub fn new(cx: Ctx<'a>, filters: Filters) -> Result<App<'a>> {
-        let snap = Snapshot::load(cx.store, &filters)?;
+        let snap = Board::load(cx.store, &filters)?;
         let mut app = App {
             cx,
             filters,
@@ -154,7 +154,7 @@ impl<'a> App<'a> {
 
     /// Reads the store again.
     pub fn reload(&mut self) -> bool {
-        match Snapshot::load(self.cx.store, &self.filters) {
+        match Board::load(self.cx.store, &self.filters) {
             Ok(s) => {
                 self.snap = s;
                 self.refilter();
@@ -322,7 +322,7 @@ impl<'a> App<'a> {
         self.say(self.describe_filters());
     }
 
-    /// The distinct values `f` finds among the snapshot's nodes, sorted.
+    /// The distinct values `f` finds among the board's nodes, sorted.
     fn present<T: Ord + Clone>(&self, f: impl Fn(&NodeView) -> Option<T>) -> Vec<T> {
         let mut v: Vec<T> = self.snap.nodes.iter().filter_map(f).collect();
         v.sort();

@@ -6,7 +6,7 @@
 //! escaped.
 
 use super::app::{actor_label, Action, App, Mode};
-use super::model::Snapshot;
+use super::board::Board;
 use crate::verbs::text;
 use crate::{DisplayWord, NodeView};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -204,7 +204,7 @@ fn id_style(critical: bool) -> Style {
 }
 
 /// `1ba96a7c:done 55c39d6f~todo` (`~` for a soft link).
-fn prerequisites(s: &Snapshot, v: &NodeView) -> String {
+fn prerequisites(s: &Board, v: &NodeView) -> String {
     v.node
         .prerequisites()
         .map(|(dep, soft)| {

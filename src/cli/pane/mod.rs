@@ -7,8 +7,8 @@
 //! within a second, and an idle store costs one version check per tick.
 
 pub mod app;
+pub mod board;
 pub mod draw;
-pub mod model;
 mod term;
 #[cfg(test)]
 mod tests;
@@ -16,7 +16,7 @@ mod tests;
 use crate::error::{Error, Result};
 use crate::verbs::Ctx;
 use app::{App, Key};
-use model::Filters;
+use board::Filters;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! and every key pressed on the state, checked against what the store then holds.
 
 use super::app::{App, Key, Mode};
+use super::board::Filters;
 use super::draw;
-use super::model::Filters;
 use crate::verbs::Ctx;
 use crate::{Actor, Id, Status, Store, Upsert};
 

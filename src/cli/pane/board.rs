@@ -1,4 +1,4 @@
-//! What the pane shows, read from the store: one snapshot of a workspace (its nodes with
+//! What the pane shows, read from the store: one board of a workspace (its nodes with
 //! their derived words, the longest critical path, the lease clock) and the rows of the
 //! forest the filters leave, in parent order.
 
@@ -25,7 +25,7 @@ pub struct Filters {
 
 /// One consistent read of a workspace.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
+pub struct Board {
     /// The store, as `location` names it (no password).
     pub location: String,
     /// The store's version before the read: a later write shows as a newer version.
@@ -49,9 +49,9 @@ pub fn local_ms() -> i64 {
         .unwrap_or(0)
 }
 
-impl Snapshot {
+impl Board {
     /// Reads the workspace of `filters` (the archive too when `filters.archived`).
-    pub fn load(store: &Store, filters: &Filters) -> Result<Snapshot> {
+    pub fn load(store: &Store, filters: &Filters) -> Result<Board> {
         // The version first: a write between it and the reads shows as a change next time.
         let version = store.version()?;
         let nodes = store.list(&ListFilter {
@@ -67,7 +67,7 @@ impl Snapshot {
             .enumerate()
             .map(|(i, v)| (v.node.id, i))
             .collect();
-        Ok(Snapshot {
+        Ok(Board {
             location: store.location(),
             version,
             nodes,
@@ -136,12 +136,12 @@ impl Snapshot {
 /// A line of the forest: a node and how deep it sits under its parents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row {
-    /// PickOrder into [`Snapshot::nodes`].
+    /// PickOrder into [`Board::nodes`].
     pub node: usize,
     pub depth: u16,
 }
 
-/// True when `v` passes the filters (the workspace is the snapshot's already).
+/// True when `v` passes the filters (the workspace is the board's already).
 fn shown(v: &NodeView, f: &Filters) -> bool {
     let n = &v.node;
     if n.status.is_terminal() && !n.archived && !f.finished {
@@ -161,7 +161,7 @@ fn shown(v: &NodeView, f: &Filters) -> bool {
 
 /// The nodes the filters leave, as a forest: each under its parent (when that is shown
 /// too), children in creation order.
-pub fn rows(snap: &Snapshot, filters: &Filters) -> Vec<Row> {
+pub fn rows(snap: &Board, filters: &Filters) -> Vec<Row> {
     let visible: Vec<bool> = snap.nodes.iter().map(|v| shown(v, filters)).collect();
     let mut children: IdMap<Vec<usize>> = IdMap::default();
     let mut roots = Vec::new();
