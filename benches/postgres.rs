@@ -11,7 +11,7 @@
 //! on stdout (and `pg<TAB>key<TAB>value` lines on stderr); it never fails on a time.
 
 use claimdag::rules::{Plan, PlanNode};
-use claimdag::store::{SystemClock, Tuning};
+use claimdag::store::{embedded::Tuning, SystemClock};
 use claimdag::{Actor, Status, Store};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

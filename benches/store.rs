@@ -13,7 +13,7 @@
 mod common;
 
 use claimdag::rules::{Plan, PlanNode};
-use claimdag::store::{SystemClock, Tuning};
+use claimdag::store::{embedded::Tuning, SystemClock};
 use claimdag::{Actor, Id, Status, Store};
 use common::{emit, median, note, pair_ratio, vm_kib, Floor, Series};
 use std::path::{Path, PathBuf};

@@ -415,7 +415,7 @@ impl Serialize for HistoryLine {
 pub struct ArchivedStub {
     pub status: Status,
     /// 0 only in stubs read from a snapshot of format 1, until they are completed from the
-    /// archive (see `store::snapshot`).
+    /// archive (see `store::embedded::snapshot`).
     #[serde(default)]
     pub generation: u64,
     #[serde(default, skip_serializing_if = "String::is_empty")]

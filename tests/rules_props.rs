@@ -10,7 +10,7 @@
 use claimdag::model::{Node, Status};
 use claimdag::rules::{self, Output, Plan, PlanNode, Readiness, Request, Upsert};
 use claimdag::state::State;
-use claimdag::store::{Clock, Tuning};
+use claimdag::store::{embedded::Tuning, Clock};
 use claimdag::{Error, Id, Settings, Store};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};

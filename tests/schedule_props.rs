@@ -7,7 +7,7 @@ use claimdag::model::{Node, Status};
 use claimdag::rules::{self, Plan, PlanNode, Request, Upsert};
 use claimdag::schedule;
 use claimdag::state::State;
-use claimdag::store::snapshot;
+use claimdag::store::embedded::snapshot;
 use claimdag::{Id, Settings};
 use proptest::prelude::*;
 use std::collections::HashMap;

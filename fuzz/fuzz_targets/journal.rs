@@ -2,7 +2,7 @@
 //! again with nothing torn, and every record it keeps encodes to a record it reads back.
 #![no_main]
 
-use claimdag::store::journal::{self, Head, HEADER};
+use claimdag::store::embedded::journal::{self, Head, HEADER};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 

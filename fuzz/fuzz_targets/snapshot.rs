@@ -5,7 +5,7 @@
 //! `corrupt`) and is never written back.
 #![no_main]
 
-use claimdag::store::snapshot;
+use claimdag::store::embedded::snapshot;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 

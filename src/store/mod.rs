@@ -21,11 +21,6 @@ pub use query::{ListFilter, STATUS_WORDS};
 inner_item! { use backend::{Backend, Need, Reading}; }
 #[cfg(feature = "internals")]
 pub use backend::Decide;
-#[cfg(feature = "internals")]
-pub use embedded::{
-    fault, journal, snapshot, EmbeddedStore, Logs, Tuning, ARCHIVE, COMPACT_MIN_BYTES, HISTORY,
-    JOURNAL, LOCK, SNAPSHOT,
-};
 
 use crate::error::{Error, Result};
 use crate::graph::Format;

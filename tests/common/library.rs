@@ -24,12 +24,12 @@ pub fn unsynced(dir: &Path, compact_min_bytes: u64) -> claimdag::Store {
 pub fn unsynced_backend(
     dir: &Path,
     compact_min_bytes: u64,
-) -> std::sync::Arc<claimdag::store::EmbeddedStore> {
-    let tuning = claimdag::store::Tuning {
+) -> std::sync::Arc<claimdag::store::embedded::EmbeddedStore> {
+    let tuning = claimdag::store::embedded::Tuning {
         sync: false,
         compact_min_bytes,
     };
-    std::sync::Arc::new(claimdag::store::EmbeddedStore::new(
+    std::sync::Arc::new(claimdag::store::embedded::EmbeddedStore::new(
         dir.to_path_buf(),
         tuning,
         std::sync::Arc::new(claimdag::store::SystemClock),

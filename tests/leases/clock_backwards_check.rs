@@ -5,7 +5,7 @@
 
 use claimdag::model::Status;
 use claimdag::rules::Upsert;
-use claimdag::store::{Clock, Tuning};
+use claimdag::store::{embedded::Tuning, Clock};
 use claimdag::Store;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

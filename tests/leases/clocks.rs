@@ -12,7 +12,7 @@
 use claimdag::model::Status;
 use claimdag::rules::{self, Output, Request, Upsert};
 use claimdag::state::State;
-use claimdag::store::{Clock, Tuning};
+use claimdag::store::{embedded::Tuning, Clock};
 use claimdag::{Id, Settings, Store};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,7 +2,7 @@
 //! millisecond, before and after the archive moves to its side file.
 
 use crate::common::flat_plan;
-use claimdag::store::{Clock, Tuning};
+use claimdag::store::{embedded::Tuning, Clock};
 use claimdag::{Id, ListFilter, Status, Store};
 use std::sync::Arc;
 

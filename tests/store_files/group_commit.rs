@@ -206,7 +206,7 @@ fn a_failed_second_sync_keeps_what_the_first_made_durable() {
 
 #[test]
 fn a_write_that_panics_releases_the_lock_at_once() {
-    use claimdag::store::{Backend, EmbeddedStore};
+    use claimdag::store::{embedded::EmbeddedStore, Backend};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     upsert(&open(&dir), "made").unwrap();
@@ -275,7 +275,7 @@ fn reads_and_other_handles_go_on_while_threads_write() {
 
 #[test]
 fn a_write_that_panics_on_a_torn_journal_header_leaves_the_files_as_they_were() {
-    use claimdag::store::{Backend, EmbeddedStore, JOURNAL};
+    use claimdag::store::{embedded::EmbeddedStore, embedded::JOURNAL, Backend};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     upsert(&open(&dir), "made").unwrap();

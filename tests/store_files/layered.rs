@@ -6,7 +6,7 @@
 
 use claimdag::model::{ArchivedStub, Change, Node, Status};
 use claimdag::state::State;
-use claimdag::store::snapshot;
+use claimdag::store::embedded::snapshot;
 use claimdag::{Id, Settings};
 use proptest::prelude::*;
 use std::path::Path;

@@ -87,7 +87,7 @@ fn a_lost_lease_is_reported_and_its_completion_refused() {
 
 #[test]
 fn a_lease_whose_renewals_keep_failing_is_lost_after_a_ttl() {
-    use claimdag::store::fault::{self, SyncFault};
+    use claimdag::store::embedded::fault::{self, SyncFault};
     let (_t, s) = store();
     let a = node(&s, "the disk goes away under it");
     let me = Actor::from_name("worker-1").unwrap();

@@ -1,7 +1,7 @@
 //! A snapshot's nodes read and decoded one at a time when asked for: a process that
 //! touches a few nodes of a large store reads and decodes a few pages of it.
 //!
-//! The snapshot writer (`store::snapshot`) lays out, after the nodes' list, an index of
+//! The snapshot writer (`super`, snapshot/mod.rs) lays out, after the nodes' list, an index of
 //! them sorted by id and a trailer with a checksum of every page of what comes before it:
 //!
 //! ```text
