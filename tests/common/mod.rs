@@ -24,5 +24,5 @@ pub use journal::{fold_journal, journal_records, JOURNAL_HEADER};
 pub use library::{actor_id, flat_plan, handle, unsynced, unsynced_backend};
 pub use output::{actor, id_of, is_id, parse_gen, parse_import, short};
 pub use rng::Rng;
-pub use run::{bin, command, run_bounded, run_limited, Run, LIMIT, LONG_LIMIT};
+pub use run::{bin, command, run_bounded, run_limited, Run, LIMIT, LONG_LIMIT, STORE_ENV};
 pub use store::Store;

@@ -17,17 +17,21 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_claimdag")
 }
 
+/// The environment variables that choose a store, a workspace or a crash point: a test's
+/// command runs without them, so that only what the test passes counts.
+pub const STORE_ENV: [&str; 4] = [
+    "CLAIMDAG_DIR",
+    "CLAIMDAG_WORKSPACE",
+    "CLAIMDAG_CRASH_AT",
+    "XDG_STATE_HOME",
+];
+
 /// A command for the binary with the environment variables that choose a store, a workspace
-/// or a crash point removed, so that only what a test passes counts, and the compaction
+/// or a crash point removed ([`STORE_ENV`]), so that only what a test passes counts, and the compaction
 /// threshold pinned at 1 MiB.
 pub fn command() -> Command {
     let mut c = Command::new(bin());
-    for k in [
-        "CLAIMDAG_DIR",
-        "CLAIMDAG_WORKSPACE",
-        "CLAIMDAG_CRASH_AT",
-        "XDG_STATE_HOME",
-    ] {
+    for k in STORE_ENV {
         c.env_remove(k);
     }
     // The tests that build a journal just under the compaction threshold assume 1 MiB.

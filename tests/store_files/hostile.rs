@@ -547,12 +547,7 @@ fn an_unreadable_or_read_only_store_is_a_clean_io_error_and_stays_readable() {
     let cmd = |args: &[&str]| {
         if root {
             let mut c = as_user(Command::new(&copy), NOBODY);
-            for k in [
-                "CLAIMDAG_DIR",
-                "CLAIMDAG_WORKSPACE",
-                "CLAIMDAG_CRASH_AT",
-                "XDG_STATE_HOME",
-            ] {
+            for k in common::STORE_ENV {
                 c.env_remove(k);
             }
             c.arg("--dir").arg(&s.dir).args(args);
