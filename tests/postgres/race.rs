@@ -130,3 +130,34 @@ fn copies_racing_into_one_new_store_leave_exactly_one() {
         .ok()
         .starts_with("ok: 5 live nodes"));
 }
+
+/// A first write that finds no store and, before it looks whether one exists, sees another
+/// process make it, loads that store and writes into it (the look is held back on a slow
+/// link while the other process creates the store).
+#[test]
+fn a_store_made_while_a_first_write_looked_for_it_is_loaded_not_refused() {
+    use super::proxy::Proxy;
+    use std::time::Duration;
+    let url = pg::fresh_url();
+    // Every look into the catalog (whether the store exists) waits 3 s on its way.
+    let proxy = Proxy::start(
+        super::server_port(),
+        &["pg_catalog.pg_class"],
+        Duration::from_secs(3),
+    );
+    let slow = format!(
+        "postgres://claimdag:claimdag-test@127.0.0.1:{}/claimdag?sslmode=disable&schema={}",
+        proxy.port,
+        super::schema_of(&url)
+    );
+    let late = std::thread::spawn(move || cli(&slow, &["upsert", "--summary", "late first write"]));
+    // The second look is the one after the store's row was not found: make the store now.
+    assert!(
+        proxy.wait_for_hits(2, Duration::from_secs(30)),
+        "the write looked twice"
+    );
+    cli(&url, &["upsert", "--summary", "the store's maker"]).ok();
+    let r = late.join().unwrap();
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
+}

@@ -72,6 +72,8 @@ struct Conn {
     /// When the connection was last used: one idle longer than [`IDLE_CHECK`] is checked
     /// before it is used again.
     last_used: Option<std::time::Instant>,
+    /// A load is being made again because the store appeared meanwhile (see `absent`).
+    reloading: bool,
 }
 
 /// An error from the server or the connection, naming the store (never its password).
@@ -224,7 +226,8 @@ impl Conn {
         Ok((now as Millis, true))
     }
 
-    /// The store is not there (yet): an empty state at write 0.
+    /// The store is not there (yet): an empty state at write 0. When it is there after all
+    /// (another process made it since the look that missed it), it is loaded instead.
     fn absent(&mut self, store: &PgStore, why: Error) -> Result<(Millis, bool)> {
         let exists: bool = self
             .client()?
@@ -232,7 +235,16 @@ impl Conn {
             .map_err(|e| store.err(e))?
             .get(0);
         if exists {
-            return Err(why);
+            // Another process made the store between the look that missed it and this one:
+            // read it as it now is (once; a store that exists and still cannot be read is
+            // the error).
+            if self.reloading {
+                return Err(why);
+            }
+            self.reloading = true;
+            let loaded = self.full_load(store, None);
+            self.reloading = false;
+            return loaded;
         }
         self.state = State::default();
         self.seq = 0;
