@@ -78,12 +78,13 @@ impl Drop for Tmux {
 }
 
 /// Starts `claimdag pane EXTRA...` in a 120x40 tmux window; the shell around it saves the
-/// terminal settings before and after (`stty -a` in `after-a`), and prints how the pane
-/// exited. The pane's process id is in `pane.pid`.
+/// terminal settings before and after (`stty -a` in `after-a`), and then prints how the pane
+/// exited: once `PANE-EXITED-` shows, both files are written. The pane's process id is in
+/// `pane.pid`.
 fn start(tmux: &Tmux, s: &Store, env: &str, extra: &str) {
     let dir = s.scratch().display().to_string();
     let cmd = format!(
-        "cd '{dir}'; ulimit -c 0; stty -g > before; sh -c 'echo $$ > pane.pid; exec \"$@\"' sh env {env} '{}' --dir '{}' pane {extra}; echo PANE-EXITED-$?; stty -g > after; stty -a > after-a; sleep 60",
+        "cd '{dir}'; ulimit -c 0; stty -g > before; sh -c 'echo $$ > pane.pid; exec \"$@\"' sh env {env} '{}' --dir '{}' pane {extra}; code=$?; stty -g > after; stty -a > after-a; echo PANE-EXITED-$code; sleep 60",
         common::bin(),
         s.dir().display()
     );
