@@ -29,6 +29,7 @@ impl Format {
 pub fn colour(d: DisplayWord) -> &'static str {
     match d {
         DisplayWord::Ready => "#b7e1a1",
+        DisplayWord::Scheduled => "#d7c4ec",
         DisplayWord::Blocked => "#f4a6a6",
         DisplayWord::Todo => "#e6e6e6",
         DisplayWord::Claimed => "#9ec9f0",

@@ -61,6 +61,8 @@ impl std::fmt::Display for Status {
 #[serde(rename_all = "lowercase")]
 pub enum DisplayWord {
     Ready,
+    /// A `todo` node that would be ready but for its `not_before`, still to come.
+    Scheduled,
     Blocked,
     Todo,
     Claimed,
@@ -74,6 +76,7 @@ impl DisplayWord {
     pub fn as_str(self) -> &'static str {
         match self {
             DisplayWord::Ready => "ready",
+            DisplayWord::Scheduled => "scheduled",
             DisplayWord::Blocked => "blocked",
             DisplayWord::Todo => "todo",
             DisplayWord::Claimed => "claimed",
@@ -151,6 +154,10 @@ pub struct Node {
     pub note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_by: Option<Actor>,
+    /// Not granted before this time: a scheduled node, or one handed back with a backoff.
+    /// A claim clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_before: Option<Millis>,
     /// The holder whose claim was last handed back (released, expired or reclaimed): its
     /// renew, release and complete are `stale_generation`, with or without a generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -188,6 +195,7 @@ impl Node {
             ref_: None,
             note: None,
             completed_by: None,
+            not_before: None,
             last_holder: None,
             created_at: now,
             updated_at: now,
@@ -213,6 +221,11 @@ impl Node {
         self.status == Status::Claimed && !self.is_expired(now)
     }
 
+    /// The `not_before` still to come at `now`, if any: the node is not granted before it.
+    pub fn scheduled_after(&self, now: Millis) -> Option<Millis> {
+        self.not_before.filter(|t| *t > now)
+    }
+
     /// Every prerequisite, hard ones first, with `true` for soft ones.
     pub fn prerequisites(&self) -> impl Iterator<Item = (Id, bool)> + '_ {
         self.deps
@@ -222,6 +235,19 @@ impl Node {
     }
 }
 
+/// Default longest backoff of a handed-back node: one hour.
+pub const DEFAULT_RETRY_DELAY_MAX_MS: u64 = 3_600_000;
+
+fn default_retry_delay_max() -> u64 {
+    DEFAULT_RETRY_DELAY_MAX_MS
+}
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+fn is_default_retry_delay_max(v: &u64) -> bool {
+    *v == DEFAULT_RETRY_DELAY_MAX_MS
+}
+
 /// Store settings (docs/reference.md, "Nodes").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
@@ -229,11 +255,26 @@ pub struct Settings {
     /// Live claims one actor may hold in a workspace; 0 = no limit.
     pub max_held: u64,
     pub max_attempts: Option<u32>,
+    /// The first backoff of a handed-back node (0: ready again at once); it doubles with
+    /// every attempt, up to `retry_delay_max_ms`. Stores written before it read as 0.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub retry_delay_ms: u64,
+    #[serde(
+        default = "default_retry_delay_max",
+        skip_serializing_if = "is_default_retry_delay_max"
+    )]
+    pub retry_delay_max_ms: u64,
 }
 
 impl Settings {
     /// The settings' names, as `config` shows them.
-    pub const KEYS: [&'static str; 3] = ["default_ttl", "max_held", "max_attempts"];
+    pub const KEYS: [&'static str; 5] = [
+        "default_ttl",
+        "max_held",
+        "max_attempts",
+        "retry_delay",
+        "retry_delay_max",
+    ];
 
     /// Every setting as `config` shows it: `default_ttl 15m`, `max_held 1`, `max_attempts none`.
     pub fn entries(&self) -> Vec<(&'static str, String)> {
@@ -248,6 +289,17 @@ impl Settings {
             ),
             ("max_held", self.max_held.to_string()),
             ("max_attempts", max_attempts),
+            (
+                "retry_delay",
+                match self.retry_delay_ms {
+                    0 => "0".to_string(),
+                    d => crate::duration::format_ms(d),
+                },
+            ),
+            (
+                "retry_delay_max",
+                crate::duration::format_ms(self.retry_delay_max_ms),
+            ),
         ]
     }
 
@@ -276,6 +328,8 @@ impl Settings {
                     .parse()
                     .map_err(|_| whole("a whole number (0 = no limit)"))?
             }
+            "retry_delay" => self.retry_delay_ms = crate::duration::parse_ms(v)?,
+            "retry_delay_max" => self.retry_delay_max_ms = crate::duration::parse_ms(v)?,
             _ => {
                 self.max_attempts = match v {
                     "none" => None,
@@ -298,12 +352,28 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// The backoff of a node handed back after `attempts` claims:
+    /// `min(retry_delay_max, retry_delay x 2^(attempts-1))`, 0 when `retry_delay` is 0.
+    pub fn backoff_ms(&self, attempts: u32) -> u64 {
+        if self.retry_delay_ms == 0 {
+            return 0;
+        }
+        let doublings = attempts.saturating_sub(1).min(63);
+        self.retry_delay_ms
+            .saturating_mul(1u64 << doublings)
+            .min(self.retry_delay_max_ms)
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             default_ttl_ms: DEFAULT_TTL_MS,
             max_held: 1,
             max_attempts: None,
+            retry_delay_ms: 0,
+            retry_delay_max_ms: DEFAULT_RETRY_DELAY_MAX_MS,
         }
     }
 }

@@ -27,20 +27,7 @@ pub fn problems(state: &State) -> Vec<String> {
             parts.join(", ")
         ));
     }
-    // The claims a snapshot lists are the nodes it stores as claimed.
-    let claimed: std::collections::BTreeSet<Id> = state
-        .nodes()
-        .iter()
-        .filter(|n| n.status == Status::Claimed)
-        .map(|n| n.id)
-        .collect();
-    if claimed != *state.claimed_ids() {
-        out.push(format!(
-            "the snapshot lists {} claimed nodes where {} nodes are claimed",
-            state.claimed_ids().len(),
-            claimed.len()
-        ));
-    }
+    out.extend(kept_sets_problems(state));
     for n in state.nodes() {
         let id = n.id;
         if n.generation == 0 {
@@ -78,6 +65,39 @@ pub fn problems(state: &State) -> Vec<String> {
     if let Some(cycle) = find_cycle(state) {
         out.push(format!(
             "the prerequisites form a cycle through node {cycle}"
+        ));
+    }
+    out
+}
+
+/// The claims and the scheduled nodes a snapshot lists are the nodes it stores as claimed,
+/// and its `todo` nodes with a `not_before`.
+fn kept_sets_problems(state: &State) -> Vec<String> {
+    let mut out = Vec::new();
+    let claimed: std::collections::BTreeSet<Id> = state
+        .nodes()
+        .iter()
+        .filter(|n| n.status == Status::Claimed)
+        .map(|n| n.id)
+        .collect();
+    if claimed != *state.claimed_ids() {
+        out.push(format!(
+            "the snapshot lists {} claimed nodes where {} nodes are claimed",
+            state.claimed_ids().len(),
+            claimed.len()
+        ));
+    }
+    let scheduled: std::collections::BTreeMap<Id, u64> = state
+        .nodes()
+        .iter()
+        .filter(|n| n.status == Status::Todo)
+        .filter_map(|n| Some((n.id, n.not_before?)))
+        .collect();
+    if scheduled != *state.scheduled() {
+        out.push(format!(
+            "the snapshot lists {} scheduled nodes where {} nodes have a not_before",
+            state.scheduled().len(),
+            scheduled.len()
         ));
     }
     out

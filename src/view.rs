@@ -22,9 +22,10 @@ impl NodeView {
         let display = rules::display(state, node, now);
         let why = match (node.status, display) {
             (Status::Todo, DisplayWord::Ready) => None,
-            (Status::Todo, _) => {
-                Some(rules::readiness(&|id| state.status_of(id), &state.settings, node).explain())
-            }
+            (Status::Todo, _) => Some(
+                rules::readiness_at(&|id| state.status_of(id), &state.settings, node, now)
+                    .explain(),
+            ),
             _ => None,
         };
         NodeView {
@@ -71,6 +72,7 @@ struct Shape<'a> {
     ref_: &'a Option<String>,
     note: &'a Option<String>,
     completed_by: &'a Option<Id>,
+    not_before: Option<Millis>,
     last_holder: &'a Option<Id>,
     created_at: Millis,
     updated_at: Millis,
@@ -107,6 +109,7 @@ impl Serialize for NodeView {
             ref_: &n.ref_,
             note: &n.note,
             completed_by: &n.completed_by,
+            not_before: n.not_before,
             last_holder: &n.last_holder,
             created_at: n.created_at,
             updated_at: n.updated_at,
@@ -131,7 +134,8 @@ struct Owned {
     /// Soft prerequisites: satisfied when finished in any status.
     soft_deps: Vec<Id>,
     status: Status,
-    /// The derived word: ready, blocked, todo, claimed, expired, done, failed, cancelled.
+    /// The derived word: ready, scheduled, blocked, todo, claimed, expired, done, failed,
+    /// cancelled.
     display: DisplayWord,
     ready: bool,
     /// Why a todo node is not ready (or is blocked).
@@ -153,6 +157,10 @@ struct Owned {
     ref_: Option<String>,
     note: Option<String>,
     completed_by: Option<Actor>,
+    /// Not granted before this time (ms since the epoch): a scheduled node, or one
+    /// handed back with a backoff.
+    #[serde(default)]
+    not_before: Option<Millis>,
     last_holder: Option<Actor>,
     created_at: Millis,
     updated_at: Millis,
@@ -187,6 +195,7 @@ impl<'de> Deserialize<'de> for NodeView {
                 ref_: o.ref_,
                 note: o.note,
                 completed_by: o.completed_by,
+                not_before: o.not_before,
                 last_holder: o.last_holder,
                 created_at: o.created_at,
                 updated_at: o.updated_at,

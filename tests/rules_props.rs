@@ -26,6 +26,8 @@ enum Op {
         s: usize,
         res: Option<usize>,
         cap: Option<u32>,
+        /// A `not_before` this long after now.
+        nb: Option<u64>,
     },
     Link {
         p: usize,
@@ -56,6 +58,7 @@ enum Op {
         n: usize,
         a: u8,
         gen: i8,
+        retry: Option<u64>,
     },
     Reclaim {
         lease: Option<u64>,
@@ -71,6 +74,9 @@ enum Op {
     },
     Config {
         max_held: u64,
+        /// retry_delay, and retry_delay_max as a multiple of it.
+        delay: u64,
+        cap: u64,
     },
     Archive {
         n: Option<usize>,
@@ -94,19 +100,19 @@ fn op() -> impl Strategy<Value = Op> {
         2 => proptest::option::of(n.clone()).prop_map(|n| Op::Archive { n }),
         2 => n.clone().prop_map(|n| Op::Unarchive { n }),
         2 => proptest::collection::vec(plan_node, 1..4).prop_map(|nodes| Op::Import { nodes }),
-        3 => (n.clone(), proptest::option::of(0..RESOURCES.len()), proptest::option::of(1u32..3))
-            .prop_map(|(s, res, cap)| Op::Upsert { s, res, cap }),
+        3 => (n.clone(), proptest::option::of(0..RESOURCES.len()), proptest::option::of(1u32..3), proptest::option::weighted(0.3, 0u64..5000))
+            .prop_map(|(s, res, cap, nb)| Op::Upsert { s, res, cap, nb }),
         2 => (n.clone(), n.clone(), any::<bool>()).prop_map(|(p, c, soft)| Op::Link { p, c, soft }),
         1 => (n.clone(), n.clone()).prop_map(|(p, c)| Op::Unlink { p, c }),
         4 => (n.clone(), a.clone(), gen.clone(), 1u64..3000).prop_map(|(n, a, gen, ttl)| Op::Claim { n, a, gen, ttl }),
         3 => (a.clone(), 1u64..3000, any::<bool>()).prop_map(|(a, ttl, resume)| Op::ClaimNext { a, ttl, resume }),
         2 => (n.clone(), a.clone(), gen.clone()).prop_map(|(n, a, gen)| Op::Renew { n, a, gen }),
-        2 => (n.clone(), a.clone(), gen.clone()).prop_map(|(n, a, gen)| Op::Release { n, a, gen }),
+        2 => (n.clone(), a.clone(), gen.clone(), proptest::option::weighted(0.3, 0u64..5000)).prop_map(|(n, a, gen, retry)| Op::Release { n, a, gen, retry }),
         1 => proptest::option::of(0u64..3000).prop_map(|lease| Op::Reclaim { lease }),
         4 => (n.clone(), proptest::option::of(a.clone()), gen.clone(), 0u8..3)
             .prop_map(|(n, a, gen, status)| Op::Complete { n, a, gen, status }),
         1 => n.clone().prop_map(|n| Op::Reopen { n }),
-        1 => (0u64..3).prop_map(|max_held| Op::Config { max_held }),
+        1 => (0u64..3, prop_oneof![Just(0u64), 1u64..2000], 1u64..5).prop_map(|(max_held, delay, cap)| Op::Config { max_held, delay, cap }),
     ]
 }
 
@@ -125,12 +131,13 @@ fn gen_of(state: &State, id: Id, delta: i8) -> u64 {
     g.saturating_add_signed(delta as i64).max(1)
 }
 
-fn request(state: &State, op: &Op) -> Request {
+fn request(state: &State, op: &Op, now: u64) -> Request {
     match *op {
-        Op::Upsert { s, res, cap } => Request::Upsert(Upsert {
+        Op::Upsert { s, res, cap, nb } => Request::Upsert(Upsert {
             summary: SUMMARIES[s].to_string(),
             resources: res.map(|r| vec![RESOURCES[r].to_string()]),
             max_attempts: cap,
+            not_before: nb.map(|d| now + d),
             ..Upsert::default()
         }),
         Op::Link { p, c, soft } => Request::Link {
@@ -161,10 +168,11 @@ fn request(state: &State, op: &Op) -> Request {
             gen: (gen != -1).then(|| gen_of(state, node_id(n), gen)),
             ttl_ms: None,
         },
-        Op::Release { n, a, gen } => Request::Release {
+        Op::Release { n, a, gen, retry } => Request::Release {
             node: node_id(n),
             actor: actor(a),
             gen: gen_of(state, node_id(n), gen),
+            retry_in_ms: retry,
         },
         Op::Reclaim { lease } => Request::Reclaim {
             workspace: String::new(),
@@ -182,8 +190,14 @@ fn request(state: &State, op: &Op) -> Request {
             node: node_id(n),
             gen: None,
         },
-        Op::Config { max_held } => Request::Configure(Settings {
+        Op::Config {
             max_held,
+            delay,
+            cap,
+        } => Request::Configure(Settings {
+            max_held,
+            retry_delay_ms: delay,
+            retry_delay_max_ms: delay * cap,
             ..Settings::default()
         }),
         Op::Archive { n } => Request::Archive {
@@ -303,11 +317,69 @@ fn check_step(
     }
     // max_held and resources.
     a_grant_keeps_to_max_held_and_resources(after, now, granted);
+    if result.is_ok() {
+        hand_backs_wait_their_backoff(before, archive, req, now);
+    }
     assert!(
         claimdag::verify::problems(after).is_empty(),
         "{:?}",
         claimdag::verify::problems(after)
     );
+}
+
+/// A node handed back (released, expired, reclaimed) is not granted again before
+/// `retry_in` when the release gave one, else before the store's backoff
+/// `min(retry_delay_max, retry_delay x 2^(attempts-1))`; with neither it keeps its
+/// `not_before`.
+fn hand_backs_wait_their_backoff(
+    before: &State,
+    archive: &HashMap<Id, Node>,
+    req: &Request,
+    now: u64,
+) {
+    if matches!(req, Request::Upsert(_)) {
+        return; // it may set the not_before of a node it found handed back
+    }
+    let effect = rules::apply(before, archive, req, now).expect("deterministic");
+    let settings = effect.change.settings.as_ref().unwrap_or(&before.settings);
+    for e in &effect.change.events {
+        if !matches!(e.verb.as_str(), "release" | "expire" | "reclaim") {
+            continue;
+        }
+        let id = e.node.unwrap();
+        let Some(n) = effect.change.nodes.iter().find(|n| n.id == id) else {
+            continue;
+        };
+        if n.status != Status::Todo || n.generation != e.generation.unwrap() {
+            continue; // claimed again in the same call (expire, then claim)
+        }
+        let retry_in = match (req, e.verb.as_str()) {
+            (Request::Release { retry_in_ms, .. }, "release") => *retry_in_ms,
+            _ => None,
+        };
+        // The backoff of the settings in force when the hand-back happened: a Configure
+        // in the same call runs after the expiries.
+        let s = if e.verb == "expire" {
+            &before.settings
+        } else {
+            settings
+        };
+        let delay = retry_in.unwrap_or_else(|| s.backoff_ms(n.attempts));
+        let expect = if delay > 0 {
+            Some(now + delay)
+        } else {
+            before.get(&id).and_then(|b| b.not_before)
+        };
+        assert_eq!(
+            n.not_before, expect,
+            "{} of {id} after {} attempts",
+            e.verb, n.attempts
+        );
+        if retry_in.is_none() && s.retry_delay_ms > 0 {
+            let doubled = s.retry_delay_ms << (n.attempts.saturating_sub(1)).min(40);
+            assert!(delay <= s.retry_delay_max_ms && delay <= doubled.max(s.retry_delay_ms));
+        }
+    }
 }
 
 /// Generations and attempts never decrease (a node unarchived keeps its generation, a new
@@ -397,6 +469,11 @@ fn only_a_ready_node_is_granted(
         Readiness::Ready,
         "granted a node that was not ready"
     );
+    assert!(
+        pre.not_before.is_none_or(|t| t <= now),
+        "granted {id} at {now}, before its not_before {:?}",
+        pre.not_before
+    );
     grants.insert(id, (a, g));
 }
 
@@ -480,7 +557,7 @@ proptest! {
         let mut granted = HashSet::new();
         for (op, step) in &ops {
             now += step;
-            let req = request(&state, op);
+            let req = request(&state, op, now);
             // (A refused call cannot change the state here: the rules only borrow it. The
             // store-level property below checks the files and a reload after refusals.)
             let before = state.clone();
@@ -538,7 +615,7 @@ proptest! {
             clock.0.fetch_add(*step, Ordering::SeqCst);
             let state = store.inspect(|s, _| s.clone()).unwrap();
             let before = files(&dir);
-            let req = request(&state, op);
+            let req = request(&state, op, clock.0.load(Ordering::SeqCst));
             let result = store.execute(&req);
             if result.is_err() {
                 prop_assert_eq!(files(&dir), before, "a refused {:?} changed the files", req);

@@ -24,6 +24,8 @@ enum Op {
         est: u64,
         prio: i64,
         role: usize,
+        /// A `not_before` this long after now.
+        nb: Option<u64>,
     },
     Link {
         p: usize,
@@ -55,6 +57,7 @@ enum Op {
     Release {
         n: usize,
         ws: usize,
+        retry: Option<u64>,
     },
     Reopen {
         n: usize,
@@ -73,6 +76,8 @@ enum Op {
     },
     Cap {
         cap: Option<u32>,
+        /// The store's retry_delay: hand-backs then schedule the node.
+        delay: u64,
     },
     /// A plan of (summary, estimate, waits on the plan node before, waits on an existing
     /// node): more than eight nodes take the batch path of the index.
@@ -86,19 +91,19 @@ fn op() -> impl Strategy<Value = Op> {
     let n = 0..SUMMARIES.len();
     let ws = 0..WORKSPACES.len();
     prop_oneof![
-        5 => (n.clone(), ws.clone(), 1u64..3, -1i64..2, 0..ROLES.len())
-            .prop_map(|(s, ws, est, prio, role)| Op::Upsert { s, ws, est, prio, role }),
+        5 => (n.clone(), ws.clone(), 1u64..3, -1i64..2, 0..ROLES.len(), proptest::option::weighted(0.3, 0u64..8000))
+            .prop_map(|(s, ws, est, prio, role, nb)| Op::Upsert { s, ws, est, prio, role, nb }),
         5 => (n.clone(), n.clone(), ws.clone(), any::<bool>()).prop_map(|(p, c, ws, soft)| Op::Link { p, c, ws, soft }),
         1 => (n.clone(), n.clone(), ws.clone()).prop_map(|(p, c, ws)| Op::Unlink { p, c, ws }),
         3 => (n.clone(), ws.clone(), 0u8..3, 1u64..3000).prop_map(|(n, ws, a, ttl)| Op::Claim { n, ws, a, ttl }),
         3 => (ws.clone(), 0..ROLES.len(), 0u8..3).prop_map(|(ws, role, a)| Op::ClaimNext { ws, role, a }),
         4 => (n.clone(), ws.clone(), 0u8..3).prop_map(|(n, ws, status)| Op::Complete { n, ws, status }),
-        1 => (n.clone(), ws.clone()).prop_map(|(n, ws)| Op::Release { n, ws }),
+        1 => (n.clone(), ws.clone(), proptest::option::of(0u64..8000)).prop_map(|(n, ws, retry)| Op::Release { n, ws, retry }),
         2 => (n.clone(), ws.clone()).prop_map(|(n, ws)| Op::Reopen { n, ws }),
         1 => ws.clone().prop_map(|ws| Op::Reclaim { ws }),
         2 => (n.clone(), ws.clone()).prop_map(|(n, ws)| Op::Archive { n, ws }),
         2 => (n.clone(), ws.clone()).prop_map(|(n, ws)| Op::Unarchive { n, ws }),
-        1 => proptest::option::of(1u32..3).prop_map(|cap| Op::Cap { cap }),
+        1 => (proptest::option::of(1u32..3), prop_oneof![Just(0u64), 1u64..3000]).prop_map(|(cap, delay)| Op::Cap { cap, delay }),
         2 => (ws.clone(), proptest::collection::vec((0..40usize, 1u64..3, any::<bool>(), proptest::option::of(n.clone())), 1..20))
             .prop_map(|(ws, nodes)| Op::Import { ws, nodes }),
     ]
@@ -114,7 +119,7 @@ fn actor(a: u8) -> Id {
     Id(b)
 }
 
-fn request(state: &State, op: &Op) -> Request {
+fn request(state: &State, op: &Op, now: u64) -> Request {
     let gen = |n: Id| state.get(&n).map(|n| n.generation).unwrap_or(1);
     let holder = |n: Id| state.get(&n).and_then(|n| n.holder).unwrap_or_default();
     match *op {
@@ -124,12 +129,14 @@ fn request(state: &State, op: &Op) -> Request {
             est,
             prio,
             role,
+            nb,
         } => Request::Upsert(Upsert {
             summary: SUMMARIES[s].into(),
             workspace: WORKSPACES[ws].into(),
             estimate: Some(est),
             priority: Some(prio),
             role: Some(ROLES[role].into()),
+            not_before: nb.map(|d| now + d),
             ..Upsert::default()
         }),
         Op::Link { p, c, ws, soft } => Request::Link {
@@ -162,10 +169,11 @@ fn request(state: &State, op: &Op) -> Request {
             note: None,
             held: false,
         },
-        Op::Release { n, ws } => Request::Release {
+        Op::Release { n, ws, retry } => Request::Release {
             node: id(n, ws),
             actor: holder(id(n, ws)),
             gen: gen(id(n, ws)),
+            retry_in_ms: retry,
         },
         Op::Reopen { n, ws } => Request::Reopen {
             node: id(n, ws),
@@ -181,9 +189,11 @@ fn request(state: &State, op: &Op) -> Request {
             older_than_ms: None,
         },
         Op::Unarchive { n, ws } => Request::Unarchive { node: id(n, ws) },
-        Op::Cap { cap } => Request::Configure(Settings {
+        Op::Cap { cap, delay } => Request::Configure(Settings {
             max_held: 0,
             max_attempts: cap,
+            retry_delay_ms: delay,
+            retry_delay_max_ms: delay * 4,
             ..Settings::default()
         }),
         Op::Import { ws, ref nodes } => import_request(state, ws, nodes),
@@ -224,7 +234,7 @@ fn import_request(
 fn check(state: &State, now: u64) -> Result<(), TestCaseError> {
     let diff = state.pick_order().differences(state.nodes(), state);
     prop_assert!(diff.is_empty(), "the index drifted: {:?}", diff);
-    for t in [now, now + 5_000] {
+    for t in [now, now + 2_500, now + 9_000] {
         let tx = rules::read_at(state, t);
         for ws in WORKSPACES {
             for role in ROLES {
@@ -252,7 +262,7 @@ proptest! {
         let mut now = 1_000_000u64;
         for (op, step) in &ops {
             now += step;
-            let req = request(&state, op);
+            let req = request(&state, op, now);
             if let Ok(e) = rules::apply(&state, &archive, &req, now) {
                 state.apply(&e.change);
                 for n in &e.change.nodes {
@@ -282,7 +292,7 @@ fn step(
     op: &Op,
     now: u64,
 ) -> Option<claimdag::model::Change> {
-    let e = rules::apply(state, archive, &request(state, op), now).ok()?;
+    let e = rules::apply(state, archive, &request(state, op, now), now).ok()?;
     for n in &e.change.nodes {
         archive.remove(&n.id);
     }
@@ -352,7 +362,7 @@ proptest! {
         prop_assert!(read.is_layered() || (early && cap_moved) || !store);
         let diff = read.pick_order().differences(whole.nodes(), &whole);
         prop_assert!(diff.is_empty(), "the stored pick order drifted: {:?}", diff);
-        for t in [now, now + 5_000] {
+        for t in [now, now + 2_500, now + 9_000] {
             let (r, w) = (rules::read_at(&read, t), rules::read_at(&whole, t));
             for ws in WORKSPACES {
                 for role in ROLES {

@@ -50,7 +50,7 @@ pub struct Cli {
 pub enum Verb {
     /// Create a node, or merge fields into the node with the same identity; prints its id
     #[command(
-        after_help = "Example:\n  claimdag upsert --summary \"parse the manifest header\" --priority 2 --label parser\n\nThe id is minted from workspace, kind, parent and summary: upserting the same\nfields again returns the same id and merges role, priority, estimate, labels,\nresources, ref and max-attempts (unless the node is finished)."
+        after_help = "Example:\n  claimdag upsert --summary \"parse the manifest header\" --priority 2 --label parser\n  claimdag upsert --summary \"nightly rebuild\" --not-before 2026-12-04T02:00:00Z\n  claimdag upsert --summary \"retry the upload\" --not-before +10m\n\nThe id is minted from workspace, kind, parent and summary: upserting the same\nfields again returns the same id and merges role, priority, estimate, labels,\nresources, ref, max-attempts and not-before (unless the node is finished).\nA node with a not-before still to come shows as scheduled and is not granted."
     )]
     Upsert(Described<verbs::Upsert>),
     /// Make CHILD wait on PARENT (hard: PARENT must be done; --soft: PARENT must finish)
@@ -81,7 +81,7 @@ pub enum Verb {
     Renew(Described<verbs::Renew>),
     /// Hand a live claim back; prints the new generation
     #[command(
-        after_help = "Example:\n  claimdag release 092dca29 --actor $(printf '%032x' 7) --gen 2"
+        after_help = "Example:\n  claimdag release 092dca29 --actor $(printf '%032x' 7) --gen 2\n  claimdag release 092dca29 --actor name:w1 --gen 2 --retry-in 5m\n\nThe node is ready again at once, or after the store's backoff (config\nretry_delay), or with --retry-in after that long."
     )]
     Release(Described<verbs::Release>),
     /// Hand back expired claims, and with --lease claims quiet that long; prints each
@@ -108,7 +108,7 @@ pub enum Verb {
     /// Pick and claim the next ready node in one step; prints "<id>  gen=<g>" (exit 1 when none)
     #[command(
         name = "claim-next",
-        after_help = "Example:\n  claimdag claim-next --assignee $(printf '%032x' 7) --ttl 5m\n  CLAIMDAG_ACTOR=name:codex-1 claimdag claim-next --resume\n\nThe assignee defaults to $CLAIMDAG_ACTOR. With --resume, an actor that already\nholds a live claim in the workspace gets that claim back (id and generation)\ninstead of a second one or assignee_busy."
+        after_help = "Example:\n  claimdag claim-next --assignee $(printf '%032x' 7) --ttl 5m\n  CLAIMDAG_ACTOR=name:codex-1 claimdag claim-next --resume\n\nThe assignee defaults to $CLAIMDAG_ACTOR. With --resume, an actor that already\nholds a live claim in the workspace gets that claim back (id and generation)\ninstead of a second one or assignee_busy.\n\nWith --wait DUR, when nothing is ready it waits up to DUR for a node to become\nready (another process's write, a lease running out, a scheduled time passing)\nand claims it; nothing by then exits 1. A waiting process uses no CPU:\n  claimdag claim-next --assignee name:w1 --wait 10m"
     )]
     ClaimNext(Described<verbs::ClaimNext>),
     /// Print the history, oldest first
@@ -116,9 +116,15 @@ pub enum Verb {
         after_help = "Example:\n  claimdag log\n  claimdag log 092dca29\n  claimdag log --since 42   # only the writes after write 42"
     )]
     Log(Described<verbs::Log>),
-    /// Show or change settings: default_ttl, max_held, max_attempts
+    /// Follow the history: print every write's events as it is committed, until interrupted
     #[command(
-        after_help = "Example:\n  claimdag config\n  claimdag config default_ttl 10m\n  claimdag config max_held 0        # no limit\n  claimdag config max_attempts none"
+        after_help = "Example:\n  claimdag watch\n  claimdag watch --json | jq -c 'select(.verb == \"complete\")'\n  claimdag watch --since 0   # the whole history first, then what comes\n\nLines are those of claimdag log (JSON lines with --json), printed as each write\nof any process commits. It ends quietly when its reader goes away."
+    )]
+    Watch(Described<verbs::Watch>),
+    /// Show or change settings: default_ttl, max_held, max_attempts, retry_delay,
+    /// retry_delay_max
+    #[command(
+        after_help = "Example:\n  claimdag config\n  claimdag config default_ttl 10m\n  claimdag config max_held 0        # no limit\n  claimdag config max_attempts none\n  claimdag config retry_delay 30s   # a handed-back node waits 30s, 1m, 2m, ...\n  claimdag config retry_delay_max 1h"
     )]
     Config(Described<verbs::Config>),
     /// Create or merge every node of a JSON plan, with its links, as one atomic write

@@ -9,6 +9,7 @@ mod guard;
 pub mod mcp;
 #[cfg(feature = "pane")]
 pub mod pane;
+mod watch;
 pub mod work;
 
 use crate::error::{Error, Result};
@@ -129,6 +130,7 @@ fn execute(cli: Cli) -> Result<Ran> {
             verbs::run_printed(&env_actor(cx, &r.assignee)?, r, cli.json)
         },
         Verb::DiffCheck(Described(r)) => verbs::run_printed(&env_actor(cx, &r.actor)?, r, cli.json),
+        Verb::Watch(Described(a)) => return watch::run(store, a, cli.json).map(Ran::Exited),
         Verb::Import { file } => verbs::run_printed(
             &cx,
             &verbs::Import::from_bytes(&read_plan(file)?, None)?,

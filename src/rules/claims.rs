@@ -2,6 +2,7 @@
 //! Generations move here and only here (and in expiry, `Tx::hand_back`).
 
 use super::{check_text, check_ttl, resources_overlap, validate_word, validate_workspace};
+use super::validate::check_delay;
 use super::{Output, Readiness, Tx};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
@@ -79,6 +80,7 @@ impl Tx<'_> {
         n.claimed_at = Some(self.now);
         n.renewed_at = Some(self.now);
         n.ttl_ms = Some(ttl);
+        n.not_before = None;
         n.updated_at = n.updated_at.max(self.now);
         self.event("claim", Some(&n), Some(actor), None);
         let g = n.generation;
@@ -205,9 +207,18 @@ impl Tx<'_> {
         Ok(Output::Unit)
     }
 
-    pub(super) fn release(&mut self, id: Id, actor: Actor, gen: u64) -> Result<Output> {
+    pub(super) fn release(
+        &mut self,
+        id: Id,
+        actor: Actor,
+        gen: u64,
+        retry_in: Option<u64>,
+    ) -> Result<Output> {
+        if let Some(t) = retry_in {
+            check_delay(self.now, t, "retry_in")?;
+        }
         let n = self.held_by(id, actor, Some(gen))?;
-        let g = self.hand_back(n, "release");
+        let g = self.hand_back(n, "release", retry_in);
         Ok(Output::Generation(g))
     }
 
@@ -229,7 +240,7 @@ impl Tx<'_> {
                 .collect();
             for n in quiet {
                 let id = n.id;
-                let g = self.hand_back(n, "reclaim");
+                let g = self.hand_back(n, "reclaim", None);
                 handed.push((id, g));
             }
         }
@@ -309,6 +320,7 @@ impl Tx<'_> {
         n.status = Status::Todo;
         n.generation += 1;
         n.completed_by = None;
+        n.not_before = None;
         n.updated_at = n.updated_at.max(self.now);
         self.event("reopen", Some(&n), None, None);
         let g = n.generation;

@@ -53,6 +53,12 @@ impl Tx<'_> {
         if u.max_attempts == Some(0) {
             return Err(Error::invalid("max_attempts must be at least 1"));
         }
+        if u.not_before.is_some_and(|t| t > super::validate::LATEST_TIME) {
+            return Err(Error::invalid(format!(
+                "not_before {} is past the latest time the clock can reach",
+                u.not_before.unwrap_or_default()
+            )));
+        }
         if let Some(l) = &u.labels {
             check_list("label", l, 256)?;
         }
@@ -185,5 +191,8 @@ fn merge(n: &mut Node, u: &Upsert) {
     }
     if let Some(v) = u.max_attempts {
         n.max_attempts = Some(v);
+    }
+    if let Some(v) = u.not_before {
+        n.not_before = Some(v);
     }
 }

@@ -20,7 +20,7 @@ mod validate;
 #[cfg(test)]
 mod pick_tests;
 
-pub use crate::schedule::ready::{readiness, Readiness};
+pub use crate::schedule::ready::{readiness_at, Readiness};
 pub use plan::{Plan, PlanNode};
 use validate::{check_line, check_list, check_ttl};
 pub use validate::{
@@ -66,6 +66,8 @@ pub enum Request {
         node: Id,
         actor: Actor,
         gen: u64,
+        /// Ready again only this long after the release, instead of the store's backoff.
+        retry_in_ms: Option<u64>,
     },
     Reclaim {
         workspace: String,
@@ -148,6 +150,8 @@ pub struct Upsert {
     pub resources: Option<Vec<String>>,
     pub ref_: Option<String>,
     pub max_attempts: Option<u32>,
+    /// Not granted before this time (ms since the epoch).
+    pub not_before: Option<Millis>,
 }
 
 /// What a successful request returns.
@@ -225,7 +229,12 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             gen,
             ttl_ms,
         } => tx.renew(*node, *actor, *gen, *ttl_ms)?,
-        Request::Release { node, actor, gen } => tx.release(*node, *actor, *gen)?,
+        Request::Release {
+            node,
+            actor,
+            gen,
+            retry_in_ms,
+        } => tx.release(*node, *actor, *gen, *retry_in_ms)?,
         Request::Reclaim {
             workspace,
             lease_ms,
@@ -260,17 +269,17 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
 }
 
 /// The first time after `now` at which the rules would see `state` differently by time
-/// alone (the next lease to run out), if any. A decision made at `now` holds until then: a
-/// store that commits it later (a slow link, a paused process) must refuse it from that time
-/// on and have it decided again.
-#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+/// alone (the next lease to run out, the next `not_before` to pass), if any. A decision
+/// made at `now` holds until then: a store that commits it later (a slow link, a paused
+/// process) must refuse it from that time on and have it decided again. A waiter for ready
+/// work sleeps until then at most.
 pub fn valid_until(state: &State, now: Millis) -> Option<Millis> {
-    state
+    let leases = state
         .claimed_ids()
         .iter()
-        .filter_map(|id| state.get(id)?.lease_end())
-        .filter(|end| *end > now)
-        .min()
+        .filter_map(|id| state.get(id)?.lease_end());
+    let scheduled = state.scheduled().values().copied();
+    leases.chain(scheduled).filter(|t| *t > now).min()
 }
 
 /// The state as of `now` with every expired claim handed back, as the next write will see
@@ -287,8 +296,9 @@ pub fn display(state: &State, node: &Node, now: Millis) -> DisplayWord {
         Status::Done => DisplayWord::Done,
         Status::Failed => DisplayWord::Failed,
         Status::Cancelled => DisplayWord::Cancelled,
-        Status::Todo => match readiness(&|id| state.status_of(id), &state.settings, node) {
+        Status::Todo => match readiness_at(&|id| state.status_of(id), &state.settings, node, now) {
             Readiness::Ready => DisplayWord::Ready,
+            Readiness::Scheduled(_) => DisplayWord::Scheduled,
             Readiness::Blocked(_) => DisplayWord::Blocked,
             Readiness::Waiting(_) | Readiness::OutOfAttempts { .. } => DisplayWord::Todo,
         },
@@ -420,8 +430,9 @@ impl<'a> Tx<'a> {
         base.chain(mine)
     }
 
+    /// Whether `node` is ready at this transaction's time.
     pub fn readiness(&self, node: &Node) -> Readiness {
-        readiness(&|id| self.status_of(id), self.settings(), node)
+        readiness_at(&|id| self.status_of(id), self.settings(), node, self.now)
     }
 
     fn put(&mut self, node: Node) {
@@ -466,8 +477,13 @@ impl<'a> Tx<'a> {
         }
     }
 
-    /// Hands back `node`: `todo`, holder cleared, generation + 1, attempts kept.
-    fn hand_back(&mut self, mut node: Node, verb: &str) -> u64 {
+    /// Hands back `node`: `todo`, holder cleared, generation + 1, attempts kept; not
+    /// granted again for `retry_in` ms when given, else for the store's backoff.
+    fn hand_back(&mut self, mut node: Node, verb: &str, retry_in: Option<u64>) -> u64 {
+        let delay = retry_in.unwrap_or_else(|| self.settings().backoff_ms(node.attempts));
+        if delay > 0 {
+            node.not_before = Some(self.now.saturating_add(delay));
+        }
         let holder = node.holder.take();
         node.last_holder = holder;
         node.status = Status::Todo;
@@ -491,7 +507,7 @@ impl<'a> Tx<'a> {
             .cloned()
             .collect();
         for n in expired {
-            self.hand_back(n, "expire");
+            self.hand_back(n, "expire", None);
         }
     }
     fn configure(&mut self, s: &Settings) -> Result<Output> {
@@ -501,6 +517,16 @@ impl<'a> Tx<'a> {
         check_ttl(self.now, s.default_ttl_ms, "default_ttl")?;
         if s.max_attempts == Some(0) {
             return Err(Error::invalid("max_attempts must be at least 1 (or none)"));
+        }
+        if s.retry_delay_max_ms < s.retry_delay_ms {
+            return Err(Error::invalid(format!(
+                "retry_delay_max ({}) must not be below retry_delay ({})",
+                crate::duration::format_ms(s.retry_delay_max_ms),
+                crate::duration::format_ms(s.retry_delay_ms)
+            )));
+        }
+        if s.retry_delay_max_ms > 0 {
+            check_ttl(self.now, s.retry_delay_max_ms, "retry_delay_max")?;
         }
         if s != self.settings() {
             self.settings = Some(s.clone());
@@ -513,6 +539,9 @@ impl<'a> Tx<'a> {
 impl crate::schedule::PickView for Tx<'_> {
     fn get(&self, id: &Id) -> Option<&Node> {
         Tx::get(self, id)
+    }
+    fn now(&self) -> Millis {
+        self.now
     }
     fn nodes(&self) -> impl Iterator<Item = &Node> + '_ {
         Tx::nodes(self)

@@ -389,6 +389,7 @@ fn plan_upsert(workspace: &str, n: &PlanNode, parent: Option<Id>) -> Upsert {
         resources: n.resources.clone(),
         ref_: n.ref_.clone(),
         max_attempts: n.max_attempts,
+        not_before: None,
     }
 }
 

@@ -104,6 +104,20 @@ pub(super) fn check_list(what: &str, items: &[String], max: usize) -> Result<()>
     Ok(())
 }
 
+/// The latest time a `not_before` may name: year 9999's last millisecond, so that every
+/// time the store keeps prints as RFC 3339 and nothing added to it overflows.
+pub const LATEST_TIME: Millis = 253_402_300_799_999;
+
+/// A delay from now (0 allowed) that the clock can reach.
+pub(super) fn check_delay(now: Millis, delay: u64, what: &str) -> Result<()> {
+    if now.checked_add(delay).is_none_or(|t| t > LATEST_TIME) {
+        return Err(Error::invalid(format!(
+            "{what} of {delay} ms overflows the clock (now + {what})"
+        )));
+    }
+    Ok(())
+}
+
 pub(super) fn check_ttl(now: Millis, ttl: u64, what: &str) -> Result<()> {
     if ttl == 0 {
         return Err(Error::invalid(format!("{what} must be longer than 0")));

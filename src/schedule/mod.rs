@@ -9,7 +9,7 @@ pub mod pick_order;
 pub mod ready;
 
 use crate::id::{Id, IdMap};
-use crate::model::{Node, Status};
+use crate::model::{Millis, Node, Status};
 use pick_order::PickOrder;
 use ready::Readiness;
 use std::cmp::Ordering;
@@ -19,6 +19,8 @@ use std::cmp::Ordering;
 /// is the one implementation.
 pub trait PickView {
     fn get(&self, id: &Id) -> Option<&Node>;
+    /// The time of the pick: a node whose `not_before` is later is not ready.
+    fn now(&self) -> Millis;
     /// Every live node as this view sees it, in creation order.
     fn nodes(&self) -> impl Iterator<Item = &Node> + '_;
     fn readiness(&self, node: &Node) -> Readiness;
@@ -253,6 +255,15 @@ fn indexed<V: PickView>(tx: &V, workspace: &str, role: &str, limit: usize) -> Op
         .filter(|n| tx.readiness(n) == Readiness::Ready)
         .filter_map(|n| cand(n.id, n))
         .collect();
+    // Nodes whose `not_before` has passed are ready; the pick order keeps them apart.
+    let due = ix
+        .scheduled()
+        .take_while(|(t, _)| *t <= tx.now())
+        .filter(|(_, id)| !tx.is_changed(id))
+        .filter_map(|(_, id)| tx.get(id).map(|n| (*id, n)))
+        .filter(|(_, n)| n.workspace == workspace && (n.role == role || n.role.is_empty()));
+    let due: Vec<Cand> = due.filter_map(|(id, n)| cand(id, n)).collect();
+    out.extend(due);
     let roles: &[&str] = if role.is_empty() { &[""] } else { &[role, ""] };
     for r in roles {
         let keys = ix.ready_of(workspace, r).filter(|k| !tx.is_changed(&k.id));
@@ -288,11 +299,12 @@ fn pick_of<V: PickView>(tx: &V, c: &Cand) -> Pick {
     }
 }
 
-/// The live claims of `workspace` whose ending may still make a node ready for `role`: a
-/// claimed node of that role (or of none), which a release puts back, and every claimed node
-/// that a waiting `todo` node of that role depends on, directly or through other open
-/// nodes. Empty when nothing anyone holds can bring such work: a worker that finds nothing
-/// ready may then stop instead of waiting. `tx` sees expired claims handed back already.
+/// The nodes of `workspace` that may still make a node ready for `role` without anyone
+/// adding work: the live claims (a claimed node of that role or of none, which a release
+/// puts back, and every claimed node that a waiting `todo` node of that role depends on,
+/// directly or through other open nodes) and the scheduled nodes among them, whose time
+/// will come. Empty when nothing can bring such work: a worker that finds nothing ready
+/// may then stop instead of waiting. `tx` sees expired claims handed back already.
 pub fn pending<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Id> {
     let mine = |n: &Node| n.workspace == workspace && (n.role == role || n.role.is_empty());
     let mut found: Vec<Id> = Vec::new();
@@ -304,9 +316,14 @@ pub fn pending<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Id> {
                 seen.insert(n.id, ());
                 found.push(n.id);
             }
-            Status::Todo if matches!(tx.readiness(n), Readiness::Waiting(_)) => {
-                stack.extend(n.prerequisites().map(|(d, _)| d));
-            }
+            Status::Todo => match tx.readiness(n) {
+                Readiness::Waiting(_) => stack.extend(n.prerequisites().map(|(d, _)| d)),
+                Readiness::Scheduled(_) => {
+                    seen.insert(n.id, ());
+                    found.push(n.id);
+                }
+                _ => {}
+            },
             _ => {}
         }
     }
@@ -318,6 +335,7 @@ pub fn pending<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Id> {
         let Some(n) = tx.get(&id) else { continue };
         match n.status {
             Status::Claimed => found.push(id),
+            Status::Todo if matches!(tx.readiness(n), Readiness::Scheduled(_)) => found.push(id),
             Status::Todo => stack.extend(n.prerequisites().map(|(d, _)| d)),
             _ => {}
         }

@@ -12,7 +12,7 @@
 
 use super::ready::{readiness, Readiness};
 use crate::id::{Id, IdMap};
-use crate::model::{Node, Settings, Status};
+use crate::model::{Millis, Node, Settings, Status};
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
@@ -60,6 +60,12 @@ pub struct Parts {
     pub ready: Vec<BTreeSet<ReadyKey>>,
     /// Each ready node's group and key.
     pub keyed: IdMap<(usize, ReadyKey)>,
+    /// The nodes that would be ready but for their `not_before` (passed or to come), by
+    /// that time: which of them is ready depends on the time of the pick, so they are kept
+    /// apart from `ready`.
+    pub scheduled: BTreeSet<(Millis, Id)>,
+    /// Each such node's `not_before`.
+    pub scheduled_at: IdMap<Millis>,
 }
 
 /// A pick order built the second time a pick asks for it: the first pick of a state is
@@ -247,15 +253,35 @@ impl PickOrder {
             .map(|(_, _, w)| w)
     }
 
-    /// Puts `id` in or out of the ready set, with its current key.
-    fn rekey(&mut self, st: &dyn Lookup, id: &Id) {
+    /// The nodes that would be ready but for a `not_before`, and that time, earliest first.
+    pub fn scheduled(&self) -> impl Iterator<Item = &(Millis, Id)> + '_ {
+        self.p.scheduled.iter()
+    }
+
+    /// Takes `id` out of the ready and scheduled sets.
+    fn unkey(&mut self, id: &Id) {
         if let Some((g, k)) = self.p.keyed.remove(id) {
             self.p.ready[g].remove(&k);
         }
+        if let Some(t) = self.p.scheduled_at.remove(id) {
+            self.p.scheduled.remove(&(t, *id));
+        }
+    }
+
+    /// Puts `id` in or out of the ready set (or the scheduled one), with its current key.
+    fn rekey(&mut self, st: &dyn Lookup, id: &Id) {
+        self.unkey(id);
         let Some(n) = st.node(id) else { return };
         if n.status != Status::Todo
             || readiness(&|d| st.status(d), st.settings(), n) != Readiness::Ready
         {
+            return;
+        }
+        if let Some(t) = n.not_before {
+            if self.p.critical.contains_key(id) && self.p.order.contains_key(id) {
+                self.p.scheduled.insert((t, *id));
+                self.p.scheduled_at.insert(*id, t);
+            }
             return;
         }
         let (Some(&critical), Some(&order)) = (self.p.critical.get(id), self.p.order.get(id))
@@ -428,9 +454,7 @@ impl PickOrder {
     pub fn remove(&mut self, node: &Node) {
         self.p.order.remove(&node.id);
         self.p.critical.remove(&node.id);
-        if let Some((g, k)) = self.p.keyed.remove(&node.id) {
-            self.p.ready[g].remove(&k);
-        }
+        self.unkey(&node.id);
         for p in prereqs(node) {
             if let Some(v) = self.p.waiters.get_mut(&p) {
                 v.retain(|w| *w != node.id);
@@ -491,6 +515,12 @@ impl PickOrder {
                 "ready: {:?} != fresh {:?}",
                 keys(self),
                 keys(&fresh)
+            ));
+        }
+        if self.p.scheduled != fresh.p.scheduled {
+            out.push(format!(
+                "scheduled: {:?} != fresh {:?}",
+                self.p.scheduled, fresh.p.scheduled
             ));
         }
         let waiters = |ix: &PickOrder| {

@@ -2,7 +2,7 @@
 //! "Display words").
 
 use crate::id::Id;
-use crate::model::{Node, Settings, Status};
+use crate::model::{Millis, Node, Settings, Status};
 
 /// Why a `todo` node is or is not ready.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +16,8 @@ pub enum Readiness {
         attempts: u32,
         max_attempts: u32,
     },
+    /// Ready but for its `not_before`, still to come: not granted before this time.
+    Scheduled(Millis),
 }
 
 impl Readiness {
@@ -33,6 +35,10 @@ impl Readiness {
                 attempts,
                 max_attempts,
             } => format!("out of attempts ({attempts} of {max_attempts})"),
+            Readiness::Scheduled(t) => format!(
+                "scheduled: not before {}",
+                crate::duration::format_time(*t)
+            ),
         }
     }
 }
@@ -73,4 +79,21 @@ pub fn readiness(
         }
     }
     Readiness::Ready
+}
+
+/// [`readiness`] at time `now`: a node ready but for a `not_before` still to come is
+/// [`Readiness::Scheduled`].
+pub fn readiness_at(
+    status_of: &dyn Fn(&Id) -> Option<Status>,
+    settings: &Settings,
+    node: &Node,
+    now: Millis,
+) -> Readiness {
+    match readiness(status_of, settings, node) {
+        Readiness::Ready => match node.scheduled_after(now) {
+            Some(t) => Readiness::Scheduled(t),
+            None => Readiness::Ready,
+        },
+        r => r,
+    }
 }

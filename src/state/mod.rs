@@ -6,11 +6,11 @@ pub mod frozen;
 pub mod layered;
 
 use crate::id::{Id, IdMap};
-use crate::model::{ArchivedStub, Change, Node, Settings, Status};
+use crate::model::{ArchivedStub, Change, Millis, Node, Settings, Status};
 use crate::schedule::pick_order::{Lazy, Lookup, PickOrder};
 use frozen::{Damage, Frozen};
 use layered::Layered;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// A change of more nodes than this updates the pick order in one pass.
@@ -29,6 +29,8 @@ pub struct State {
     nodes: Vec<Node>,
     slots: IdMap<usize>,
     claimed: BTreeSet<Id>,
+    /// The `todo` nodes with a `not_before`, and its value.
+    scheduled: BTreeMap<Id, Millis>,
     archived: IdMap<ArchivedStub>,
     /// The pick order, built when first asked for, then kept up to date by every change.
     order: Lazy,
@@ -46,6 +48,7 @@ impl PartialEq for State {
     fn eq(&self, other: &State) -> bool {
         self.settings == other.settings
             && self.claimed == other.claimed
+            && self.scheduled == other.scheduled
             && self.archived == other.archived
             && self.nodes() == other.nodes()
     }
@@ -81,10 +84,16 @@ impl State {
     ) -> State {
         let mut slots = IdMap::with_capacity_and_hasher(nodes.len(), Default::default());
         let mut claimed = BTreeSet::new();
+        let mut scheduled = BTreeMap::new();
         let mut duplicates = false;
         for (i, n) in nodes.iter().enumerate() {
             if n.status == Status::Claimed {
                 claimed.insert(n.id);
+            }
+            if let Some(t) = scheduled_at(n) {
+                scheduled.insert(n.id, t);
+            } else {
+                scheduled.remove(&n.id);
             }
             duplicates |= slots.insert(n.id, i).is_some();
         }
@@ -105,6 +114,7 @@ impl State {
             nodes,
             slots,
             claimed,
+            scheduled,
             archived,
             ..State::default()
         }
@@ -115,11 +125,13 @@ impl State {
         settings: Settings,
         frozen: Arc<dyn Frozen>,
         claimed: BTreeSet<Id>,
+        scheduled: BTreeMap<Id, Millis>,
         archived: IdMap<ArchivedStub>,
     ) -> State {
         State {
             settings,
             claimed,
+            scheduled,
             archived,
             layered: Some(Layered::new(frozen)),
             ..State::default()
@@ -257,6 +269,11 @@ impl State {
         &self.claimed
     }
 
+    /// The `todo` nodes that have a `not_before` (passed or still to come), with it.
+    pub fn scheduled(&self) -> &BTreeMap<Id, Millis> {
+        &self.scheduled
+    }
+
     /// The nodes whose stored status is `claimed` (live or expired), in creation order: what
     /// `list --status claimed` walks instead of every node.
     pub fn claimed_nodes(&self) -> Vec<&Node> {
@@ -333,6 +350,10 @@ impl State {
         } else {
             self.claimed.remove(&node.id);
         }
+        match scheduled_at(&node) {
+            Some(t) => self.scheduled.insert(node.id, t),
+            None => self.scheduled.remove(&node.id),
+        };
         self.archived.remove(&node.id);
         if let Some(l) = self.layered.as_mut() {
             return l.replace(node, old);
@@ -356,6 +377,7 @@ impl State {
         for n in nodes {
             self.archived.insert(n.id, ArchivedStub::of(n));
             self.claimed.remove(&n.id);
+            self.scheduled.remove(&n.id);
             if let Some(ix) = self.order.get_mut() {
                 ix.remove(n);
             }
@@ -403,5 +425,13 @@ impl State {
                 }
             }
         }
+    }
+}
+
+/// A `todo` node's `not_before`, which [`State::scheduled`] keeps.
+fn scheduled_at(n: &Node) -> Option<Millis> {
+    match n.status {
+        Status::Todo => n.not_before,
+        _ => None,
     }
 }

@@ -7,6 +7,7 @@ mod backend;
 pub mod lease;
 mod open;
 mod query;
+mod wait;
 
 inner! {
     embedded;
@@ -268,9 +269,33 @@ impl Store {
         .map(|_| ())
     }
 
-    /// Hands a claim back; returns the new generation.
+    /// Hands a claim back; returns the new generation. The node is ready again at once,
+    /// or after the store's backoff (`retry_delay`).
     pub fn release(&self, node: Id, actor: Actor, gen: u64) -> Result<u64> {
-        generation(self.execute(&Request::Release { node, actor, gen })?)
+        generation(self.execute(&Request::Release {
+            node,
+            actor,
+            gen,
+            retry_in_ms: None,
+        })?)
+    }
+
+    /// As [`Store::release`], but the node is not granted again for `retry_in_ms` (instead
+    /// of the store's backoff): the failure that made its holder give up takes time to go
+    /// away.
+    pub fn release_retry_in(
+        &self,
+        node: Id,
+        actor: Actor,
+        gen: u64,
+        retry_in_ms: u64,
+    ) -> Result<u64> {
+        generation(self.execute(&Request::Release {
+            node,
+            actor,
+            gen,
+            retry_in_ms: Some(retry_in_ms),
+        })?)
     }
 
     /// Hands back expired claims (and with a lease, claims quiet that long) in `workspace`.

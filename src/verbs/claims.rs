@@ -62,6 +62,11 @@ pub struct ClaimNext {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long))]
     pub resume: bool,
+    /// When nothing is ready, wait up to this long for a node to become ready (a write of
+    /// anyone, a claim running out, a scheduled time passing) instead of answering none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DUR"))]
+    pub wait: Option<Dur>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(skip))]
     pub workspace: Option<String>,
@@ -74,12 +79,24 @@ impl Verb for ClaimNext {
         let ws = cx.workspace(self.workspace.as_deref())?;
         let who = cx.actor(self.assignee.as_deref(), "assignee")?;
         let (role, ttl) = (self.role.as_deref(), Dur::opt_ms(&self.ttl)?);
-        let got = if self.resume {
-            cx.store.resume_or_claim_next(&ws, who, role, ttl)?
-        } else {
-            cx.store
+        let mut wait = Dur::opt_ms(&self.wait)?.unwrap_or(0);
+        if let Some(most) = cx.bounds.max_wait_ms {
+            wait = wait.min(most);
+        }
+        let wait = std::time::Duration::from_millis(wait);
+        let got = match (self.resume, wait.is_zero()) {
+            (true, true) => cx.store.resume_or_claim_next(&ws, who, role, ttl)?,
+            (true, false) => cx
+                .store
+                .resume_or_claim_next_wait(&ws, who, role, ttl, wait)?,
+            (false, true) => cx
+                .store
                 .claim_next(&ws, who, role, ttl)?
-                .map(|(id, g)| (id, g, false))
+                .map(|(id, g)| (id, g, false)),
+            (false, false) => cx
+                .store
+                .claim_next_wait(&ws, who, role, ttl, wait)?
+                .map(|(id, g)| (id, g, false)),
         };
         Ok(Claimed(got.map(|(id, generation, resumed)| ClaimedNode {
             id,
@@ -132,6 +149,10 @@ pub struct Release {
     /// The generation the claim was granted.
     #[cfg_attr(feature = "cli", arg(long, value_name = "G"))]
     pub gen: u64,
+    /// Not granted again for this long (instead of the store's retry_delay backoff).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DUR"))]
+    pub retry_in: Option<Dur>,
 }
 
 impl Verb for Release {
@@ -140,7 +161,10 @@ impl Verb for Release {
     fn run(&self, cx: &Ctx<'_>) -> Result<Granted> {
         let id = cx.node(&self.node)?;
         let who = cx.actor(self.actor.as_deref(), "actor")?;
-        let generation = cx.store.release(id, who, self.gen)?;
+        let generation = match Dur::opt_ms(&self.retry_in)? {
+            Some(ms) => cx.store.release_retry_in(id, who, self.gen, ms)?,
+            None => cx.store.release(id, who, self.gen)?,
+        };
         Ok(Granted { id, generation })
     }
 }

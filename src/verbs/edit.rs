@@ -56,6 +56,11 @@ pub struct Upsert {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub max_attempts: Option<u32>,
+    /// Not granted before this time: RFC 3339 (2026-12-03T07:05:00Z), or +DUR from now
+    /// (+90s, +2h). Until then the node shows as `scheduled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "WHEN"))]
+    pub not_before: Option<String>,
     /// The workspace (default: the caller's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(skip))]
@@ -67,6 +72,10 @@ impl Verb for Upsert {
     type Reply = Upserted;
     fn run(&self, cx: &Ctx<'_>) -> Result<Upserted> {
         let parent = self.parent.as_deref().map(|p| cx.node(p)).transpose()?;
+        let not_before = match &self.not_before {
+            Some(w) => Some(crate::duration::parse_time(w, cx.store.now()?)?),
+            None => None,
+        };
         let id = cx.store.upsert(crate::rules::Upsert {
             workspace: cx.workspace(self.workspace.as_deref())?,
             kind: self.kind.clone(),
@@ -79,6 +88,7 @@ impl Verb for Upsert {
             resources: self.resources.clone(),
             ref_: self.ref_.clone(),
             max_attempts: self.max_attempts,
+            not_before,
         })?;
         Ok(Upserted { id })
     }

@@ -33,7 +33,7 @@ pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
 pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
-pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show};
+pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show, Watch};
 pub use replies::{
     ActorId, Archived, ChangedFile, CheckReport, ClaimCover, Claimed, Completed, Coverage, Done,
     Granted, Graphed, HandedBack, History, Imported, ImportedNode, NextNode, Nodes, Outcome, Picks,
@@ -75,6 +75,9 @@ pub struct Bounds {
     /// The directories (canonical) `diff_check` may run git in, each with what is below it;
     /// `None`: anywhere.
     pub repos: Option<Vec<std::path::PathBuf>>,
+    /// The longest `claim_next` wait a request may ask for (a server's bound, so that one
+    /// client cannot hold a call open forever); `None`: as long as asked.
+    pub max_wait_ms: Option<u64>,
 }
 
 impl<'a> Ctx<'a> {

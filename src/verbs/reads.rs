@@ -158,6 +158,18 @@ impl Verb for Log {
     }
 }
 
+/// Follow the history: print every write's events as it is committed, by any process or
+/// host, until interrupted (or until the reader goes away).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Watch {
+    /// First replay the writes after this one (a `seq` seen before; 0: the whole history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SEQ"))]
+    pub since: Option<u64>,
+}
+
 /// The DAG as Graphviz dot or Mermaid, coloured by status, the critical path in red.
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

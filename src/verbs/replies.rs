@@ -232,9 +232,19 @@ pub struct SettingsReply {
     pub default_ttl_ms: u64,
     pub max_held: u64,
     pub max_attempts: Option<u32>,
+    /// The first backoff of a handed-back node, doubled with each attempt (0: none).
+    #[serde(default)]
+    pub retry_delay_ms: u64,
+    /// The longest backoff.
+    #[serde(default = "default_retry_delay_max")]
+    pub retry_delay_max_ms: u64,
     /// The one setting the text form shows.
     #[serde(skip)]
     pub key: Option<String>,
+}
+
+fn default_retry_delay_max() -> u64 {
+    crate::model::DEFAULT_RETRY_DELAY_MAX_MS
 }
 
 impl SettingsReply {
@@ -243,6 +253,8 @@ impl SettingsReply {
             default_ttl_ms: s.default_ttl_ms,
             max_held: s.max_held,
             max_attempts: s.max_attempts,
+            retry_delay_ms: s.retry_delay_ms,
+            retry_delay_max_ms: s.retry_delay_max_ms,
             key: key.map(str::to_string),
         }
     }
@@ -252,6 +264,8 @@ impl SettingsReply {
             default_ttl_ms: self.default_ttl_ms,
             max_held: self.max_held,
             max_attempts: self.max_attempts,
+            retry_delay_ms: self.retry_delay_ms,
+            retry_delay_max_ms: self.retry_delay_max_ms,
         }
     }
 }

@@ -92,6 +92,7 @@ pub fn show(v: &NodeView) -> String {
         ("ref", opt(n.ref_.clone())),
         ("note", opt(n.note.clone())),
         ("completed_by", opt(n.completed_by.map(|h| h.hex()))),
+        ("not_before", time(n.not_before)),
         ("created_at", iso_time(n.created_at)),
         ("updated_at", iso_time(n.updated_at)),
         ("archived", n.archived.to_string()),
@@ -145,26 +146,7 @@ pub fn log(lines: &[HistoryLine]) -> String {
 
 /// Milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 pub fn iso_time(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
+    crate::duration::format_time(ms)
 }
 
 #[cfg(test)]

@@ -231,6 +231,27 @@ fn json_of(s: &Store, args: &[&str]) -> Value {
     r.json()
 }
 
+/// `watch --json --since 0` replays the history as JSON lines, then prints the next write.
+fn watch_in_json(s: &Store) {
+    use std::io::BufRead;
+    let mut child = s
+        .command(&["--json", "watch", "--since", "0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start watch");
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["seq"], 1, "{first}");
+    let fresh = s.upsert("written while watched", &[]);
+    let seen = lines.find_map(|l| {
+        let v: Value = serde_json::from_str(&l.unwrap()).unwrap();
+        (v["node"] == fresh.as_str()).then_some(v)
+    });
+    assert_eq!(seen.unwrap()["verb"], "create");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[test]
 fn json_works_on_every_verb() {
     let s = Store::new();
@@ -284,6 +305,10 @@ fn json_works_on_every_verb() {
     if has("diff-check") {
         diff_check_in_json(&s, &me);
         seen.push("diff-check");
+    }
+    if has("watch") {
+        watch_in_json(&s);
+        seen.push("watch");
     }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,
     // the work and pane tests).

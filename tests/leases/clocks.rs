@@ -139,6 +139,7 @@ fn request(state: &State, op: &Op, ttl: Option<u64>) -> Option<Request> {
             node: node(n),
             actor: actor(a),
             gen: gen_near(state, n, gen),
+            retry_in_ms: None,
         },
         Op::Complete {
             n,

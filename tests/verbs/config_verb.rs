@@ -5,7 +5,8 @@
 use crate::common::{self, actor, Store};
 use std::time::Duration;
 
-const DEFAULTS: &str = "default_ttl 15m\nmax_held 1\nmax_attempts none\n";
+const DEFAULTS: &str =
+    "default_ttl 15m\nmax_held 1\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\n";
 
 #[test]
 fn a_new_store_shows_the_defaults_without_creating_itself() {
@@ -16,7 +17,8 @@ fn a_new_store_shows_the_defaults_without_creating_itself() {
     assert_eq!(s.ok(&["config", "max_attempts"]), "none\n");
     assert_eq!(
         s.json(&["config"]),
-        serde_json::json!({"default_ttl_ms": 900_000, "max_held": 1, "max_attempts": null})
+        serde_json::json!({"default_ttl_ms": 900_000, "max_held": 1, "max_attempts": null,
+                           "retry_delay_ms": 0, "retry_delay_max_ms": 3_600_000})
     );
     assert!(!s.dir().exists(), "reading the settings created the store");
 }
@@ -28,13 +30,16 @@ fn each_setting_can_be_set_and_persists() {
     assert!(s.dir().exists(), "the first setting creates the store");
     assert_eq!(s.ok(&["config", "max_held", "3"]), "3\n");
     assert_eq!(s.ok(&["config", "max_attempts", "5"]), "5\n");
+    assert_eq!(s.ok(&["config", "retry_delay", "30s"]), "30s\n");
+    assert_eq!(s.ok(&["config", "retry_delay_max", "10m"]), "10m\n");
     assert_eq!(
         s.ok(&["config"]),
-        "default_ttl 30m\nmax_held 3\nmax_attempts 5\n"
+        "default_ttl 30m\nmax_held 3\nmax_attempts 5\nretry_delay 30s\nretry_delay_max 10m\n"
     );
     assert_eq!(
         s.json(&["config"]),
-        serde_json::json!({"default_ttl_ms": 1_800_000, "max_held": 3, "max_attempts": 5})
+        serde_json::json!({"default_ttl_ms": 1_800_000, "max_held": 3, "max_attempts": 5,
+                           "retry_delay_ms": 30_000, "retry_delay_max_ms": 600_000})
     );
     // Other units are read and shown in the largest exact unit.
     assert_eq!(s.ok(&["config", "default_ttl", "90s"]), "90s\n");
@@ -48,8 +53,10 @@ fn each_setting_can_be_set_and_persists() {
     s.fold_journal();
     assert_eq!(
         s.ok(&["config"]),
-        "default_ttl 2h\nmax_held 3\nmax_attempts 5\n"
+        "default_ttl 2h\nmax_held 3\nmax_attempts 5\nretry_delay 30s\nretry_delay_max 10m\n"
     );
+    assert_eq!(s.ok(&["config", "retry_delay", "0"]), "0\n");
+    assert_eq!(s.ok(&["config", "retry_delay_max", "1h"]), "1h\n");
     assert_eq!(s.ok(&["config", "max_attempts", "none"]), "none\n");
     assert_eq!(s.ok(&["config", "max_held", "1"]), "1\n");
     assert_eq!(s.ok(&["config", "default_ttl", "15m"]), "15m\n");
@@ -169,7 +176,17 @@ fn default_ttl_sets_the_lease_of_a_claim_without_ttl() {
 /// does, leaving it as it was.
 #[test]
 fn bad_keys_and_values_are_invalid_input_and_change_nothing() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 14] = [
+        (
+            &["config", "retry_delay", "2h"],
+            "retry_delay_max (1h) must not be below",
+        ),
+        (&["config", "retry_delay", "--", "-5s"], "duration"),
+        (
+            &["config", "retry_delay_max", "99999999999999999d"],
+            "99999999999999999d",
+        ),
+        (&["config", "retry_delay_max", "soon"], "duration"),
         (&["config", "default_ttl", "abc"], "duration"),
         (&["config", "default_ttl", "0"], "default_ttl"),
         (&["config", "default_ttl", "1.5s"], "duration"),
@@ -194,7 +211,7 @@ fn bad_keys_and_values_are_invalid_input_and_change_nothing() {
         s.refused(args, 2, phrase, "invalid_input");
         assert_eq!(
             s.ok(&["config"]),
-            "default_ttl 15m\nmax_held 2\nmax_attempts none\n"
+            "default_ttl 15m\nmax_held 2\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\n"
         );
     }
     // A negative number without `--` is a usage error: exit 2, nothing written.

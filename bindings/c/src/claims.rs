@@ -181,6 +181,7 @@ unsafe fn claim_next(
             role: owned(role),
             ttl: given(ttl_ms).map(Dur::Ms),
             resume: false,
+            wait: None,
             workspace: owned(ws),
         };
         match run(store, &req)?.0 {
@@ -276,6 +277,7 @@ pub unsafe extern "C" fn claimdag_release(
             node: id.to_string(),
             actor: Some(who.to_string()),
             gen: generation,
+            retry_in: None,
         };
         out.write(run(store, &req)?.generation);
         Ok(())

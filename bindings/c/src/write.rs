@@ -145,6 +145,7 @@ unsafe fn upsert_fields(o: &claimdag_upsert_options) -> Result<verbs::Upsert, Fa
         resources,
         ref_: owned(ticket_ref),
         max_attempts: (o.max_attempts != 0).then_some(o.max_attempts),
+        not_before: None,
     })
 }
 

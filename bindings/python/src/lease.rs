@@ -307,6 +307,7 @@ pub fn claim_next_request(
         role,
         ttl: Some(Dur::Ms(ttl_ms)),
         resume: false,
+        wait: None,
         workspace,
     }
 }

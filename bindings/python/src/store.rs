@@ -135,6 +135,7 @@ impl Store {
             resources,
             ref_: r#ref,
             max_attempts: opt_int("max_attempts", max_attempts, 1)?,
+            not_before: None,
             workspace,
         };
         Ok(self.run(py, req)?.id.hex())
@@ -212,6 +213,7 @@ impl Store {
             node,
             actor: Some(actor),
             gen: int("gen", gen, 0)?,
+            retry_in: None,
         };
         Ok(self.run(py, req)?.generation)
     }
@@ -349,6 +351,7 @@ impl Store {
             role,
             ttl: dur(opt_millis("ttl", ttl)?),
             resume,
+            wait: None,
             workspace,
         };
         let got = self.run(py, req)?.0;

@@ -129,6 +129,10 @@ pub struct Setup {
     pub allow_repos: Vec<std::path::PathBuf>,
 }
 
+/// The longest `claim_next` wait an agent may ask for: a call open longer than this would
+/// outlast the request timeouts of common clients.
+pub const MAX_WAIT_MS: u64 = 30_000;
+
 impl Setup {
     /// The bounds the server holds agents to: the working directory (and the allowed ones)
     /// canonical, so that a path of the agent's is compared with what it really names.
@@ -149,6 +153,7 @@ impl Setup {
             bound: true,
             holder_only: self.profile == Profile::Worker,
             repos: Some(repos),
+            max_wait_ms: Some(MAX_WAIT_MS),
         })
     }
 }

@@ -467,6 +467,7 @@ impl<'a> App<'a> {
                     node,
                     actor: None,
                     gen,
+                    retry_in: None,
                 };
                 format!("released {short}: now gen {}", req.run(cx)?.generation)
             }

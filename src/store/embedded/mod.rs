@@ -18,6 +18,7 @@ mod fsutil;
 mod group;
 pub mod journal;
 mod logs;
+mod wake;
 pub mod snapshot;
 
 #[cfg(feature = "internals")]
@@ -201,6 +202,15 @@ impl Backend for EmbeddedStore {
 
     fn version(&self) -> Result<u64> {
         group::quiet(self).cache.version(&self.dir)
+    }
+
+    fn wait_change(&self, seen: u64, until: std::time::Instant) -> Result<u64> {
+        let mut now = seen;
+        wake::wait(&self.dir, until, &mut || {
+            now = self.version()?;
+            Ok(now != seen)
+        })?;
+        Ok(now)
     }
 
     fn check(&self) -> Result<Report> {

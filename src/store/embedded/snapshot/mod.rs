@@ -27,7 +27,7 @@ use crate::model::{ArchivedStub, Node, Settings};
 use crate::state::State;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -44,6 +44,8 @@ struct Head<'a> {
     archived: &'a IdMap<ArchivedStub>,
     count: usize,
     claimed: &'a BTreeSet<Id>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    scheduled: &'a BTreeMap<Id, crate::model::Millis>,
 }
 
 struct In {
@@ -53,6 +55,8 @@ struct In {
     archived: IdMap<ArchivedStub>,
     count: Option<u64>,
     claimed: Option<BTreeSet<Id>>,
+    /// The `todo` nodes with a `not_before` (absent: none, as an older writer had).
+    scheduled: BTreeMap<Id, crate::model::Millis>,
     nodes: Vec<Node>,
     /// The trailer is there (its fields are not read here).
     lazy: bool,
@@ -109,6 +113,7 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
         archived: state.archived(),
         count: state.len(),
         claimed: state.claimed_ids(),
+        scheduled: state.scheduled(),
     };
     let mut head = serde_json::to_vec(&head)?;
     head.pop(); // the closing brace: the nodes come next
@@ -305,9 +310,16 @@ fn layered(src: paged::Source) -> std::result::Result<(State, u64), paged::Sourc
             archived,
             count: Some(count),
             claimed: Some(claimed),
+            scheduled,
             ..
         }) if (OLDEST_FORMAT..=FORMAT).contains(&format) && count == b.len() as u64 => Ok((
-            State::layered(settings, std::sync::Arc::new(b), claimed, archived),
+            State::layered(
+                settings,
+                std::sync::Arc::new(b),
+                claimed,
+                scheduled,
+                archived,
+            ),
             seq,
         )),
         _ => Err(b.into_source()),
@@ -367,6 +379,7 @@ enum Field {
     Archived,
     Count,
     Claimed,
+    Scheduled,
     Nodes,
     Lazy,
     #[serde(other)]
@@ -407,6 +420,7 @@ impl<'de> Visitor<'de> for InVisitor {
         }
         let (mut format, mut seq, mut settings, mut archived) = (None, None, None, None);
         let (mut count, mut claimed, mut nodes) = (None, None, None::<Vec<Node>>);
+        let mut scheduled = None;
         let mut lazy = false;
         while let Some(key) = m.next_key::<Field>()? {
             match key {
@@ -416,6 +430,7 @@ impl<'de> Visitor<'de> for InVisitor {
                 Field::Archived => once(&mut m, &mut archived, "archived")?,
                 Field::Count => once::<u64, _>(&mut m, &mut count, "count")?,
                 Field::Claimed => once(&mut m, &mut claimed, "claimed")?,
+                Field::Scheduled => once(&mut m, &mut scheduled, "scheduled")?,
                 Field::Nodes => {
                     fresh(&nodes, "nodes")?;
                     let capacity = count.unwrap_or(0).min(self.most as u64) as usize;
@@ -437,6 +452,7 @@ impl<'de> Visitor<'de> for InVisitor {
             archived: archived.unwrap_or_default(),
             count,
             claimed,
+            scheduled: scheduled.unwrap_or_default(),
             nodes: nodes.ok_or_else(|| de::Error::missing_field("nodes"))?,
             lazy,
         })

@@ -38,6 +38,10 @@ struct Stored<'a> {
     nodes: &'a str,
     #[serde(borrow)]
     waiters: &'a str,
+    /// The nodes that would be ready but for their `not_before`: per node, its index entry
+    /// (8 hex) and that time (16 hex). Absent when there are none (and in older writers').
+    #[serde(borrow, default, skip_serializing_if = "str::is_empty")]
+    scheduled: &'a str,
 }
 
 /// The stored form of `index` for a snapshot whose index entries are `sorted` (ids in
@@ -85,11 +89,17 @@ pub fn encode(index: &PickOrder, sorted: &[Id], max_attempts: Option<u32>) -> Op
     for (key, &g) in &ix.groups {
         *groups.get_mut(g)? = key.clone();
     }
+    let mut scheduled = Vec::new();
+    for (t, id) in &ix.scheduled {
+        put_hex(&mut scheduled, u32::try_from(entry(id)?).ok()? as u64, 8);
+        put_hex(&mut scheduled, *t, 16);
+    }
     let stored = Stored {
         max_attempts,
         groups,
         nodes: std::str::from_utf8(&nodes).ok()?,
         waiters: std::str::from_utf8(&waiters).ok()?,
+        scheduled: std::str::from_utf8(&scheduled).ok()?,
     };
     serde_json::to_vec(&stored).ok()
 }
@@ -133,6 +143,7 @@ pub fn decode(
     }
     read_nodes(&mut ix, &entries, nodes)?;
     read_waiters(&mut ix, &entries, stored.waiters.as_bytes())?;
+    read_scheduled(&mut ix, &entries, stored.scheduled.as_bytes())?;
     Ok(Some(PickOrder::from_parts(ix)))
 }
 
@@ -221,6 +232,31 @@ fn read_waiters(ix: &mut Parts, entries: &[(Id, u64)], mut w: &[u8]) -> Result<(
         if ix.waiters.insert(p, list).is_some() {
             return Err(format!("the waiters of {} are given twice", p.hex()));
         }
+    }
+    Ok(())
+}
+
+/// Reads the scheduled nodes (see [`Stored::scheduled`]) into `ix`.
+fn read_scheduled(ix: &mut Parts, entries: &[(Id, u64)], s: &[u8]) -> Result<(), String> {
+    if !s.len().is_multiple_of(24) {
+        return Err(format!("{} characters of scheduled nodes", s.len()));
+    }
+    for rec in s.chunks(24) {
+        let bad = || "the scheduled nodes are not hex".to_string();
+        let e = hex(&rec[..8]).ok_or_else(bad)?;
+        let t = hex(&rec[8..]).ok_or_else(bad)?;
+        let id = usize::try_from(e)
+            .ok()
+            .and_then(|e| entries.get(e))
+            .map(|&(id, _)| id)
+            .ok_or_else(|| format!("the scheduled nodes name index entry {e}, which is not there"))?;
+        if !ix.critical.contains_key(&id) || ix.keyed.contains_key(&id) {
+            return Err(format!("scheduled node {} is finished or ready", id.hex()));
+        }
+        if ix.scheduled_at.insert(id, t).is_some() {
+            return Err(format!("scheduled node {} is given twice", id.hex()));
+        }
+        ix.scheduled.insert((t, id));
     }
     Ok(())
 }

@@ -1,0 +1,134 @@
+//! Waiting instead of polling: [`Store::claim_next_wait`] sleeps until a node may have
+//! become ready (another writer's commit, a lease running out, a `not_before` passing) and
+//! looks again; [`Store::wait_change`] is the same wait for any write, which `watch` is
+//! built on. A wake-up never grants anything by itself: every look is a whole write under
+//! the store's lock, so a ready node is granted once however many waiters wake.
+
+use super::{Need, Store};
+use crate::error::{Error, Result};
+use crate::id::{Actor, Id};
+use crate::rules;
+use std::time::{Duration, Instant};
+
+/// The end of a wait of `wait` from now; a wait too long for the clock is refused.
+pub(crate) fn deadline(wait: Duration) -> Result<Instant> {
+    Instant::now().checked_add(wait).ok_or_else(|| {
+        Error::invalid(format!(
+            "wait of {} ms is too long for the clock",
+            wait.as_millis()
+        ))
+    })
+}
+
+impl Store {
+    /// As [`Store::claim_next`], but when nothing is ready waits up to `wait` for a node to
+    /// become ready (a write of any process or host, a claim running out, a `not_before`
+    /// passing) and claims it. `None` when `wait` ran out with nothing ready. A waiting
+    /// caller uses no CPU while nothing changes.
+    ///
+    /// ```
+    /// # use claimdag::{Actor, Store, Upsert};
+    /// # use std::time::Duration;
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// # let store = Store::open(Some(&tmp.path().join("claims")))?;
+    /// let me = Actor::from_name("w1")?;
+    /// assert_eq!(store.claim_next_wait("", me, None, None, Duration::from_millis(50))?, None);
+    /// # Ok::<(), claimdag::Error>(())
+    /// ```
+    pub fn claim_next_wait(
+        &self,
+        workspace: &str,
+        actor: Actor,
+        role: Option<&str>,
+        ttl_ms: Option<u64>,
+        wait: Duration,
+    ) -> Result<Option<(Id, u64)>> {
+        self.wait_for(wait, || self.claim_next(workspace, actor, role, ttl_ms))
+    }
+
+    /// As [`Store::resume_or_claim_next`], waiting as [`Store::claim_next_wait`] does.
+    pub fn resume_or_claim_next_wait(
+        &self,
+        workspace: &str,
+        actor: Actor,
+        role: Option<&str>,
+        ttl_ms: Option<u64>,
+        wait: Duration,
+    ) -> Result<Option<(Id, u64, bool)>> {
+        self.wait_for(wait, || {
+            self.resume_or_claim_next(workspace, actor, role, ttl_ms)
+        })
+    }
+
+    /// Tries `attempt` until it answers something or `wait` runs out, sleeping between
+    /// tries until the store changes or the next change by time alone is due.
+    fn wait_for<T>(
+        &self,
+        wait: Duration,
+        mut attempt: impl FnMut() -> Result<Option<T>>,
+    ) -> Result<Option<T>> {
+        let end = deadline(wait)?;
+        loop {
+            // Read before the attempt: a commit after it shows as a new version, so the
+            // wait below returns at once instead of missing it.
+            let seen = self.version()?;
+            if let Some(got) = attempt()? {
+                return Ok(Some(got));
+            }
+            let now = Instant::now();
+            if now >= end {
+                return Ok(None);
+            }
+            let until = match self.next_change_in()? {
+                Some(d) => end.min(now + d),
+                None => end,
+            };
+            self.backend.wait_change(seen, until)?;
+        }
+    }
+
+    /// Waits until a write after version `seen` is committed (by any process or host), or
+    /// `wait` runs out; returns the store's version then (`seen` when nothing changed).
+    pub fn wait_change(&self, seen: u64, wait: Duration) -> Result<u64> {
+        let end = deadline(wait)?;
+        self.backend.wait_change(seen, end)
+    }
+
+    /// How long until the store changes by time alone (the next lease to run out, the next
+    /// `not_before` to pass), if anything will.
+    pub fn next_change_in(&self) -> Result<Option<Duration>> {
+        self.query(Need::default(), |v| {
+            rules::valid_until(v.state, v.now).map(|t| Duration::from_millis(t - v.now))
+        })
+    }
+}
+
+impl Store {
+    /// Follows the history as it is written: calls `f` with the lines of every write
+    /// committed after `since` (the current version when `None`), as soon as it is
+    /// committed, by any process or host; and at least every `tick` with no lines, so that
+    /// a caller whose reader went away can tell. Ends when `f` answers `false` or fails.
+    pub fn watch(
+        &self,
+        since: Option<u64>,
+        tick: Duration,
+        mut f: impl FnMut(&[crate::model::HistoryLine]) -> Result<bool>,
+    ) -> Result<()> {
+        let mut at = match since {
+            Some(s) => s,
+            None => self.version()?,
+        };
+        loop {
+            // Read before the history: a write after it shows as a new version.
+            let seen = self.version()?;
+            let lines = self.history_since(at, None)?;
+            if let Some(last) = lines.last() {
+                at = at.max(last.seq);
+            }
+            if !f(&lines)? {
+                return Ok(());
+            }
+            self.wait_change(seen.max(at), tick)?;
+        }
+    }
+}
