@@ -233,7 +233,7 @@ fn an_older_schema_is_migrated_by_the_library() {
     assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "1");
     let listed = cli(&url, &["list"]).ok().to_string();
     assert!(listed.contains("from v1"), "{listed}");
-    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "4");
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "5");
     cli(&url, &["upsert", "--summary", "after the migration"]).ok();
     assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
 }

@@ -10,6 +10,7 @@
 //! the choices.
 
 mod copy;
+mod listen;
 mod sql;
 mod tls;
 mod url;
@@ -41,6 +42,8 @@ const IDLE_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 pub struct PgStore {
     target: Target,
     conn: Mutex<Conn>,
+    /// The connection that listens for writes, while something waits.
+    listener: listen::Listener,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -116,6 +119,7 @@ impl PgStore {
         Ok(PgStore {
             target: Target::parse(arg)?,
             conn: Mutex::new(Conn::default()),
+            listener: listen::Listener::default(),
         })
     }
 
@@ -523,6 +527,15 @@ impl Backend for PgStore {
                 Err(e) => Err(store.err(e)),
             }
         })
+    }
+
+    fn wait_change(&self, seen: u64, until: std::time::Instant) -> Result<u64> {
+        let mut now = seen;
+        self.listener.wait(self, until, &mut || {
+            now = self.version()?;
+            Ok(now != seen)
+        })?;
+        Ok(now)
     }
 
     fn check(&self) -> Result<Report> {

@@ -11,6 +11,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_commit_in_one_round_trip.sql"),
     include_str!("migrations/0003_clock_never_goes_back.sql"),
     include_str!("migrations/0004_never_build_on_tampering.sql"),
+    include_str!("migrations/0005_notify_every_write.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -58,6 +59,8 @@ pub const NOW: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bi
 pub const EXISTS: &str = "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c \
                           JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                           WHERE n.nspname = $1::text AND c.relname = 'store')";
+/// The channel the store's writes are announced on (migration 5).
+pub const CHANNEL: &str = "SELECT 'claimdag_' || md5($1::text)";
 pub const SCHEMA_VERSION: &str = "SELECT version FROM {schema}.store WHERE id = 1";
 /// Serialises the creation and migration of one store.
 pub const MIGRATION_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('claimdag:' || $1::text))";
