@@ -11,9 +11,10 @@ use crate::schedule::{self, Pick};
 use crate::view::NodeView;
 
 /// The words `list --status` takes: stored statuses and display words.
-pub const STATUS_WORDS: [&str; 8] = [
+pub const STATUS_WORDS: [&str; 9] = [
     "todo",
     "ready",
+    "scheduled",
     "blocked",
     "claimed",
     "expired",

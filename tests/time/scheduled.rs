@@ -33,6 +33,9 @@ fn a_scheduled_node_shows_as_scheduled_with_its_time_and_is_not_granted() {
         );
         let list = t.ok(&["list"]);
         assert!(list.contains("scheduled"), "{list}");
+        let only = t.json(&["list", "--status", "scheduled"]);
+        assert_eq!(only.as_array().unwrap().len(), 1, "{only}");
+        assert_eq!(only[0]["id"], n.as_str());
         let show = t.ok(&["show", &n]);
         assert!(
             show.lines()
