@@ -168,7 +168,7 @@ pub enum Verb {
     Mcp(Described<McpArgs>),
     /// Run a command under a claim, node after node: the lease renews itself, the node is
     /// completed with the generation granted, a lost lease stops the command
-    #[command(after_help = WORK_HELP)]
+    #[command(after_help = super::work::HELP)]
     Work(Described<super::work::WorkArgs>),
     /// List files changed in git that no live claim of the actor covers (exit 1 when some)
     #[command(
@@ -241,38 +241,6 @@ y first); / search, t finished, A archived, m mine, p role, h holder,
 w workspace; ? help, q quit. Every action goes with the generation shown and
 as the pane's actor (--actor, else $CLAIMDAG_ACTOR); a refusal is shown on the
 message line. The view follows writes by any process within a second.";
-
-const WORK_HELP: &str = "\
-Examples:
-  claimdag work --actor name:builder-1 -- make -C \"$PWD\" node
-  claimdag work --jobs 4 --ttl 2m --role review -- ./review.sh
-  claimdag work --no-wait --json -- sh -c 'exec ./run-task \"$CLAIMDAG_NODE\"'
-
-The command runs without a shell, in a process group of its own, with stdin empty,
-and finds the node in its environment: CLAIMDAG_NODE (the id), CLAIMDAG_GEN (the
-generation it was granted), CLAIMDAG_SUMMARY, CLAIMDAG_ACTOR, CLAIMDAG_DIR and
-CLAIMDAG_WORKSPACE. Read the summary from the environment (\"$CLAIMDAG_SUMMARY\"),
-never paste it into a shell line.
-
-Exit 0: the command exited 0 and the node is completed done. Otherwise the node is
-completed failed (or, with --on-failure release, handed back for another attempt, up
-to the store's max_attempts, which it needs). What a command leaves running when it
-exits gets TERM, then KILL after --grace: a node is finished or handed back only once
-nothing of its command runs (on Linux, even what left its process group).
-The lease is renewed about every third of the ttl; when a renew is refused (the
-claim was handed to someone else) or none succeeded for a whole ttl, the lease is
-lost: the command's group gets TERM, then KILL after --grace, and the node is left
-alone. SIGINT, SIGTERM or SIGHUP to the worker go to the commands; after the grace
-they get KILL and the claims are handed back. When nothing is ready but nodes others
-hold may still unlock work, the worker waits for them (--no-wait: it exits).
-
-Progress goes to stderr, a line per node; --json prints one JSON object per node on
-stdout (and the commands' output goes to stderr).
-
-Exit status: 0 everything taken is done and nothing is left (or --max was reached),
-1 nothing was ready (--no-wait, no node taken), 8 a command failed, 9 a lease was
-lost, 127 the command could not be started, 128+N stopped by signal N (130 SIGINT,
-143 SIGTERM), 2-7 a store error as for every command.";
 
 /// Which tools an MCP server offers (`--tools`): fewer tools, fewer tokens of descriptions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
