@@ -163,7 +163,7 @@ pub enum Verb {
     Copy(Described<verbs::Copy>),
     /// Serve the store to agents over the Model Context Protocol (stdio)
     #[command(
-        after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation), also as its\ntext. The server acts as the actor given here (else $CLAIMDAG_ACTOR) and in its\nworkspace only: a call naming another is refused; the worker profile ends only\nthe claims it holds. diff_check runs git under the working directory only\n(and --allow-repo DIRs). The server ends when the client closes stdin."
+        after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation), also as its\ntext. The server acts as the actor given here (else $CLAIMDAG_ACTOR) and in its\nworkspace only: a call naming another is refused; the worker profile ends only\nthe claims it holds. diff_check runs git under the working directory only\n(and --allow-repo DIRs). The server ends when the client closes stdin.\n\nclaim_next with wait=N waits up to N seconds for work (a write of anyone, a\nclaim running out, a scheduled time passing) instead of answering none, at most\n--max-wait (default 30s):\n  claimdag mcp --tools worker --max-wait 2m\nWhile it waits the server answers other calls, and a client that sent a\nprogressToken gets a progress notification every few seconds."
     )]
     Mcp(Described<McpArgs>),
     /// Run a command under a claim, node after node: the lease renews itself, the node is
@@ -269,6 +269,10 @@ pub struct McpArgs {
     /// a repository's configuration names (core.fsmonitor): allow only trusted ones.
     #[arg(long, value_name = "DIR")]
     pub allow_repo: Vec<std::path::PathBuf>,
+    /// The longest a claim_next call may wait for work (its wait argument is cut to this;
+    /// 0: never wait). Clients time a request out: keep it under their timeout
+    #[arg(long, value_name = "DUR", default_value = "30s")]
+    pub max_wait: verbs::Dur,
 }
 
 #[cfg(test)]
