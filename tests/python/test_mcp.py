@@ -556,3 +556,30 @@ def test_release_retry_in_and_upsert_not_before_schedule_a_node(
             err, ready = await call(s, "ready")
             assert ready == {"ready": []}
     run(main())
+
+
+def test_a_cancelled_or_abandoned_wait_stops_and_claims_nothing(
+    store_dir: pathlib.Path,
+) -> None:
+    import time
+
+    p = _raw_server(store_dir)
+    _initialize(p)
+    _send(p, {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+              "params": {"name": "claim_next", "arguments": {"wait": 25}}})
+    time.sleep(0.5)
+    _send(p, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+              "params": {"requestId": 5, "reason": "the user gave up"}})
+    time.sleep(2.0)  # the wait stops within a second of the cancel
+    made = _cli_upsert(store_dir, "made after the cancel")
+    time.sleep(1.5)
+    n = claimdag.Store(store_dir).get(made)
+    assert n.display == "ready" and n.generation == 1, "nobody claimed it"
+    # A client that goes away mid-wait: the server ends at once, not after the wait.
+    _send(p, {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+              "params": {"name": "claim_next", "arguments": {"wait": 25, "role": "nobody"}}})
+    time.sleep(0.5)
+    began = time.monotonic()
+    p.communicate(timeout=20)
+    assert p.returncode == 0
+    assert time.monotonic() - began < 5

@@ -23,9 +23,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
     Implementation, JsonObject, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt, PromptArgument,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -139,6 +139,10 @@ pub const MAX_WAIT_MS: u64 = 30_000;
 /// How often a waiting `claim_next` tells a client that asked for progress (a
 /// `progressToken` in the request's `_meta`) that it is still waiting; the first comes
 /// after [`FIRST_PROGRESS`], so that a call answered at once sends none.
+/// The longest one blocking call of a waiting `claim_next` lasts (see
+/// [`Server::claim_waiting`]).
+const WAIT_SLICE: std::time::Duration = std::time::Duration::from_secs(1);
+
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 const FIRST_PROGRESS: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -209,7 +213,11 @@ impl Server {
                 let mut input = object_schema(input, None);
                 input.remove("$schema");
                 let about = match t.verb {
-                    "claim_next" => format!("{} (at most {}).", t.about, crate::duration::format_ms(max_wait)),
+                    "claim_next" => format!(
+                        "{} (at most {}).",
+                        t.about,
+                        crate::duration::format_ms(max_wait)
+                    ),
                     _ => t.about.to_string(),
                 };
                 let tool = Tool::new(t.verb, about, Arc::new(input))
@@ -266,6 +274,38 @@ impl Server {
 }
 
 impl Server {
+    /// `claim_next` with a wait of `wait_ms` (cut to the server's bound): the store's wait
+    /// in slices of at most [`WAIT_SLICE`], each one blocking call off the executor, so
+    /// that a request the client cancels (or a client that goes away) stops waiting
+    /// within a slice instead of holding a thread, and perhaps a node, for the whole wait.
+    async fn claim_waiting(
+        &self,
+        args: Value,
+        wait_ms: u64,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let wait = std::time::Duration::from_millis(wait_ms.min(self.bounds_wait()));
+        let end = tokio::time::Instant::now() + wait;
+        loop {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            let slice = left.min(WAIT_SLICE);
+            let mut a = args.clone();
+            a["wait"] = json!(format!("{}ms", slice.as_millis()));
+            let r = self.run("claim_next".into(), a).await;
+            let nothing = r.is_error != Some(true)
+                && r.structured_content
+                    .as_ref()
+                    .is_some_and(|v| v.get("claimed").is_some_and(Value::is_null));
+            if !nothing || left <= slice || context.ct.is_cancelled() {
+                return r;
+            }
+        }
+    }
+
+    fn bounds_wait(&self) -> u64 {
+        self.bounds.max_wait_ms.unwrap_or(MAX_WAIT_MS)
+    }
+
     /// A waiting `claim_next` whose client cancelled the request (or timed it out) while
     /// the store's wait ran: a node it claimed meanwhile would be held by nobody who knows,
     /// until its lease ran out; it is handed back at once, ready again without a delay.
@@ -382,20 +422,23 @@ impl ServerHandler for Server {
             ));
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let progress = context.meta.get_progress_token();
-        let waits = name == "claim_next" && args.get("wait").is_some_and(|w| !w.is_null());
-        match progress {
-            Some(token) if waits => {
-                let ran = self.run(name, args);
-                let r = with_progress(ran, &context.peer, token).await;
-                Ok(self.unless_cancelled(r, &context).await.into())
+        let wait = match args.get("wait") {
+            Some(w) if name == "claim_next" && !w.is_null() => {
+                serde_json::from_value::<verbs::Dur>(w.clone())
+                    .and_then(|d| d.ms().map_err(|e| serde::de::Error::custom(e.to_string())))
             }
-            _ if waits => {
-                let r = self.run(name, args).await;
-                Ok(self.unless_cancelled(r, &context).await.into())
-            }
-            _ => Ok(self.run(name, args).await.into()),
-        }
+            // Not a waiting call: the verb layer reads (or refuses) the arguments.
+            _ => return Ok(self.run(name, args).await.into()),
+        };
+        let Ok(wait_ms) = wait else {
+            return Ok(self.run(name, args).await.into());
+        };
+        let ran = self.claim_waiting(args, wait_ms, &context);
+        let r = match context.meta.get_progress_token() {
+            Some(token) => with_progress(ran, &context.peer, token).await,
+            None => ran.await,
+        };
+        Ok(self.unless_cancelled(r, &context).await.into())
     }
 
     async fn on_custom_request(
