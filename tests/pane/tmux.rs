@@ -265,7 +265,10 @@ fn scheduled_nodes_count_down_and_turn_ready_when_their_time_comes() {
     let line_of = |id: &str| {
         let screen = tmux.screen();
         let row = format!("{}  g1 ", &id[..8]);
-        let line = screen.lines().find(|l| l.contains(&row)).map(str::to_string);
+        let line = screen
+            .lines()
+            .find(|l| l.contains(&row))
+            .map(str::to_string);
         line.unwrap_or_else(|| panic!("no row of {id} on\n{screen}"))
     };
     let far = line_of(&later);
@@ -279,7 +282,10 @@ fn scheduled_nodes_count_down_and_turn_ready_when_their_time_comes() {
     tmux.wait_for("ready 1");
     assert!(tmux.screen().contains("scheduled 1"), "{}", tmux.screen());
     let near = line_of(&soon);
-    assert!(near.contains("ready") && !near.contains("scheduled"), "{near}");
+    assert!(
+        near.contains("ready") && !near.contains("scheduled"),
+        "{near}"
+    );
     // The search knows the word: /scheduled leaves the scheduled node only.
     tmux.run(&["send-keys", "-t", "t", "/", "scheduled", "Enter"]);
     tmux.wait_for("nodes 1/2");

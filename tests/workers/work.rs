@@ -303,7 +303,10 @@ fn a_failing_command_fails_its_node_or_is_retried_up_to_the_cap() {
         (n["status"].as_str(), n["attempts"].as_u64()),
         (Some("failed"), Some(3))
     );
-    assert!(n["note"].as_str().unwrap().contains("attempt 3 of 3"), "{n}");
+    assert!(
+        n["note"].as_str().unwrap().contains("attempt 3 of 3"),
+        "{n}"
+    );
     assert!(s.node(&b)["holder"].is_null());
 }
 

@@ -83,7 +83,10 @@ fn an_idle_worker_uses_no_cpu_and_starts_work_another_process_adds() {
     let added = s.upsert("added while it waited", &[]);
     wait_for(&s.scratch().join("ran"));
     let took = t.elapsed();
-    assert!(took < Duration::from_secs(10), "started {took:?} after the write");
+    assert!(
+        took < Duration::from_secs(10),
+        "started {took:?} after the write"
+    );
     let t = Instant::now();
     while s.display(&added) != "done" {
         assert!(t.elapsed() < Duration::from_secs(30), "never completed");
@@ -116,7 +119,10 @@ fn a_scheduled_node_is_work_that_will_come_and_is_run_when_its_time_comes() {
         t.elapsed() >= Duration::from_millis(1500),
         "not before its time"
     );
-    assert_eq!(lines(&s.scratch().join("ran")), [later.clone()]);
+    assert_eq!(
+        lines(&s.scratch().join("ran")),
+        std::slice::from_ref(&later)
+    );
     assert_eq!(s.display(&later), "done");
 }
 
@@ -128,7 +134,12 @@ fn on_failure_release_hands_back_with_the_backoff_and_fails_the_last_attempt() {
     s.ok(&["config", "max_attempts", "3"]);
     // Each run writes the time it started (ms since the epoch).
     let script = r#"date +%s%3N >> "$W/runs"; exit 5"#;
-    let w = start(worker(&s, "w", &["--on-failure", "release", "--json"], script));
+    let w = start(worker(
+        &s,
+        "w",
+        &["--on-failure", "release", "--json"],
+        script,
+    ));
     // Between the runs the node is handed back, scheduled for after the backoff.
     let mut seen_scheduled = false;
     let t = Instant::now();
@@ -138,7 +149,10 @@ fn on_failure_release_hands_back_with_the_backoff_and_fails_the_last_attempt() {
     }
     let (code, out, err) = finish(w);
     assert_eq!(code, Some(8), "{err}");
-    assert!(seen_scheduled, "never seen scheduled between attempts: {err}");
+    assert!(
+        seen_scheduled,
+        "never seen scheduled between attempts: {err}"
+    );
     let outcomes: Vec<String> = out
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap()["outcome"].to_string())
