@@ -163,12 +163,12 @@ pub enum Verb {
     Copy(Described<verbs::Copy>),
     /// Serve the store to agents over the Model Context Protocol (stdio)
     #[command(
-        after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation), also as its\ntext. The server acts as the actor given here (else $CLAIMDAG_ACTOR) and in its\nworkspace only: a call naming another is refused; the worker profile ends only\nthe claims it holds. diff_check runs git under the working directory only\n(and --allow-repo DIRs). The server ends when the client closes stdin."
+        after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation), also as its\ntext. The server acts as the actor given here (else $CLAIMDAG_ACTOR) and in its\nworkspace only: a call naming another is refused; the worker profile ends only\nthe claims it holds. diff_check runs git under the working directory only\n(and --allow-repo DIRs). The server ends when the client closes stdin.\n\nclaim_next with wait=N waits up to N seconds for work (a write of anyone, a\nclaim running out, a scheduled time passing) instead of answering none, at most\n--max-wait (default 30s):\n  claimdag mcp --tools worker --max-wait 2m\nWhile it waits the server answers other calls, and a client that sent a\nprogressToken gets a progress notification every few seconds."
     )]
     Mcp(Described<McpArgs>),
     /// Run a command under a claim, node after node: the lease renews itself, the node is
     /// completed with the generation granted, a lost lease stops the command
-    #[command(after_help = WORK_HELP)]
+    #[command(after_help = super::work::HELP)]
     Work(Described<super::work::WorkArgs>),
     /// List files changed in git that no live claim of the actor covers (exit 1 when some)
     #[command(
@@ -242,38 +242,6 @@ w workspace; ? help, q quit. Every action goes with the generation shown and
 as the pane's actor (--actor, else $CLAIMDAG_ACTOR); a refusal is shown on the
 message line. The view follows writes by any process within a second.";
 
-const WORK_HELP: &str = "\
-Examples:
-  claimdag work --actor name:builder-1 -- make -C \"$PWD\" node
-  claimdag work --jobs 4 --ttl 2m --role review -- ./review.sh
-  claimdag work --no-wait --json -- sh -c 'exec ./run-task \"$CLAIMDAG_NODE\"'
-
-The command runs without a shell, in a process group of its own, with stdin empty,
-and finds the node in its environment: CLAIMDAG_NODE (the id), CLAIMDAG_GEN (the
-generation it was granted), CLAIMDAG_SUMMARY, CLAIMDAG_ACTOR, CLAIMDAG_DIR and
-CLAIMDAG_WORKSPACE. Read the summary from the environment (\"$CLAIMDAG_SUMMARY\"),
-never paste it into a shell line.
-
-Exit 0: the command exited 0 and the node is completed done. Otherwise the node is
-completed failed (or, with --on-failure release, handed back for another attempt, up
-to the store's max_attempts, which it needs). What a command leaves running when it
-exits gets TERM, then KILL after --grace: a node is finished or handed back only once
-nothing of its command runs (on Linux, even what left its process group).
-The lease is renewed about every third of the ttl; when a renew is refused (the
-claim was handed to someone else) or none succeeded for a whole ttl, the lease is
-lost: the command's group gets TERM, then KILL after --grace, and the node is left
-alone. SIGINT, SIGTERM or SIGHUP to the worker go to the commands; after the grace
-they get KILL and the claims are handed back. When nothing is ready but nodes others
-hold may still unlock work, the worker waits for them (--no-wait: it exits).
-
-Progress goes to stderr, a line per node; --json prints one JSON object per node on
-stdout (and the commands' output goes to stderr).
-
-Exit status: 0 everything taken is done and nothing is left (or --max was reached),
-1 nothing was ready (--no-wait, no node taken), 8 a command failed, 9 a lease was
-lost, 127 the command could not be started, 128+N stopped by signal N (130 SIGINT,
-143 SIGTERM), 2-7 a store error as for every command.";
-
 /// Which tools an MCP server offers (`--tools`): fewer tools, fewer tokens of descriptions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Profile {
@@ -301,6 +269,10 @@ pub struct McpArgs {
     /// a repository's configuration names (core.fsmonitor): allow only trusted ones.
     #[arg(long, value_name = "DIR")]
     pub allow_repo: Vec<std::path::PathBuf>,
+    /// The longest a claim_next call may wait for work (its wait argument is cut to this;
+    /// 0: never wait). Clients time a request out: keep it under their timeout
+    #[arg(long, value_name = "DUR", default_value = "30s")]
+    pub max_wait: verbs::Dur,
 }
 
 #[cfg(test)]

@@ -165,6 +165,7 @@ fn execute(cli: Cli) -> Result<Ran> {
                 actor: cx.actor,
                 profile: a.tools,
                 allow_repos: a.allow_repo.clone(),
+                max_wait_ms: a.max_wait.ms()?,
             };
             mcp::serve(store.clone(), setup)?;
             return Ok(Ran::Exited(0));

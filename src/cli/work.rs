@@ -7,6 +7,18 @@
 //! Each command runs under a `Guard`, which ends only once nothing the command started is
 //! left: a node is never finished, nor handed back, while a process of its command runs.
 //!
+//! Between claims it waits for the store to change ([`Store::wait_change`], on a thread of
+//! its own: no CPU while nothing changes) or for the next change by time alone (a lease
+//! running out, a scheduled node's `not_before` passing), never polling the store. When
+//! nothing is ready but live claims or scheduled nodes may still bring work, it waits for
+//! them; when nothing can, it exits (`--no-wait`: it exits as soon as nothing is ready).
+//!
+//! A command that exits non-zero has its node completed `failed` (`--on-failure failed`,
+//! the default), or with `--on-failure release` handed back ([`Store::release`], so the
+//! store's `retry_delay` backoff keeps it from being taken again at once) while attempts
+//! remain under the node's `max_attempts` (else the store's), and completed `failed` on the
+//! last attempt. Exit statuses: see [`exit`] and [`HELP`].
+//!
 //! Everything it asks the store goes through [`Store`] and the pure rules; the node's text
 //! reaches CMD only through the environment, never through a shell line.
 
@@ -22,7 +34,50 @@ use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
+
+mod wake;
+
+/// The text after `claimdag work --help`'s options.
+pub const HELP: &str = "\
+Examples:
+  claimdag work --actor name:builder-1 -- make -C \"$PWD\" node
+  claimdag work --jobs 4 --ttl 2m --role review -- ./review.sh
+  claimdag work --no-wait --json -- sh -c 'exec ./run-task \"$CLAIMDAG_NODE\"'
+  claimdag config retry_delay 30s && claimdag config max_attempts 5
+  claimdag work --on-failure release -- ./flaky-job.sh
+
+The command runs without a shell, in a process group of its own, with stdin empty,
+and finds the node in its environment: CLAIMDAG_NODE (the id), CLAIMDAG_GEN (the
+generation it was granted), CLAIMDAG_SUMMARY, CLAIMDAG_ACTOR, CLAIMDAG_DIR and
+CLAIMDAG_WORKSPACE. Read the summary from the environment (\"$CLAIMDAG_SUMMARY\"),
+never paste it into a shell line.
+
+Exit 0: the command exited 0 and the node is completed done. Otherwise the node is
+completed failed; with --on-failure release it is handed back for another attempt
+(after the store's retry_delay backoff) while attempts remain under the node's
+max_attempts, else the store's (which it needs), and completed failed on the last
+attempt. What a command leaves running when it
+exits gets TERM, then KILL after --grace: a node is finished or handed back only once
+nothing of its command runs (on Linux, even what left its process group).
+The lease is renewed about every third of the ttl; when a renew is refused (the
+claim was handed to someone else) or none succeeded for a whole ttl, the lease is
+lost: the command's group gets TERM, then KILL after --grace, and the node is left
+alone. SIGINT, SIGTERM or SIGHUP to the worker go to the commands; after the grace
+they get KILL and the claims are handed back. When nothing is ready but nodes others
+hold may still unlock work, or scheduled nodes will become ready, the worker waits
+for them (--no-wait: it exits). Waiting costs no CPU: it wakes when the store
+changes or the next lease or schedule comes due.
+
+Progress goes to stderr, a line per node; --json prints one JSON object per node on
+stdout (and the commands' output goes to stderr).
+
+Exit status: 0 everything taken is done and nothing is left (or --max was reached),
+1 nothing was ready (--no-wait, no node taken), 8 a command failed (its node
+completed failed, or handed back with --on-failure release), 9 a lease was
+lost, 127 the command could not be started, 128+N stopped by signal N (130 SIGINT,
+143 SIGTERM), 2-7 a store error as for every command.";
 
 /// Exit statuses of `claimdag work` besides the store's error codes (2-7).
 pub mod exit {
@@ -44,8 +99,10 @@ pub mod exit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OnFailure {
     /// Complete it `failed`.
+    #[value(alias = "fail")]
     Failed,
-    /// Hand the claim back, for another attempt (up to the attempt cap).
+    /// Hand the claim back for another attempt (after the store's retry_delay backoff),
+    /// and complete it `failed` on its last attempt (max_attempts).
     Release,
 }
 
@@ -69,8 +126,9 @@ pub struct WorkArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
-    /// When a command fails: complete the node failed, or release it for another attempt
-    /// (release needs the store's attempt cap, max_attempts)
+    /// When a command exits non-zero: complete the node failed (failed, or fail), or hand it
+    /// back for another attempt after the store's backoff (config retry_delay), completing
+    /// it failed on its last attempt (release: needs the store's max_attempts)
     #[arg(long, value_enum, default_value = "failed", value_name = "WHAT")]
     pub on_failure: OnFailure,
     /// How long a command has to exit after TERM before it gets KILL
@@ -87,6 +145,13 @@ pub struct WorkArgs {
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
+
+/// How often the commands running are reaped (their exit seen): a look at the child
+/// processes, not at the store.
+const REAP_EVERY: Duration = Duration::from_millis(20);
+
+/// How long an idle worker sleeps at most before it looks for a signal.
+const IDLE_TICK: Duration = Duration::from_millis(250);
 
 /// The signal the worker was sent, 0 for none.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -262,71 +327,87 @@ impl Worker<'_> {
     }
 
     /// Claims and runs until nothing is left, `--max` is reached, a signal or an error.
+    /// It tries to claim at the start, when a command of its own ended, and when the store
+    /// may have changed (a write of anyone, a lease or a schedule coming due): between
+    /// those it only waits, and while commands run it reaps them every [`REAP_EVERY`].
     fn drive(&mut self) -> End {
-        let mut seen_version = None;
-        let mut last_try = None::<Instant>;
+        let wakes = match self.store.version() {
+            Ok(seen) => wake::watch(self.store.clone(), seen),
+            Err(e) => return End::Store(e),
+        };
+        let mut due = true;
         let mut said_waiting = false;
         loop {
             let sig = SIGNAL.load(Ordering::SeqCst);
             if sig != 0 {
                 return End::Signal(sig);
             }
-            let freed = self.reap();
+            due |= self.reap();
             self.watch_leases();
             let max_reached = self.args.max.is_some_and(|m| self.tally.taken >= m);
             let slots = self.jobs.len() < usize::from(self.args.jobs) && !max_reached;
-            // Try to claim when a slot freed, the store changed, or every second (claims
-            // of others may have run out meanwhile).
-            let version = match slots {
-                true => self.store.version().ok(),
-                false => seen_version,
-            };
-            let due = freed
-                || last_try.is_none_or(|t: Instant| t.elapsed() >= Duration::from_secs(1))
-                || version != seen_version;
             if slots && due {
-                seen_version = version;
-                last_try = Some(Instant::now());
+                due = false;
                 match self.claim() {
                     Ok(true) => {
                         said_waiting = false;
+                        due = true;
                         continue;
                     }
                     Ok(false) => {}
                     Err(end) => return end,
                 }
                 if self.jobs.is_empty() {
-                    if max_reached {
-                        return End::Max;
-                    }
-                    if self.args.no_wait {
-                        return End::NothingReady;
-                    }
-                    match self
-                        .store
-                        .pending(&self.opts.workspace, self.opts.role.as_deref())
-                    {
-                        Ok(p) if p.is_empty() => return End::NothingLeft,
-                        Ok(p) if !said_waiting => {
-                            said_waiting = true;
-                            self.say(&format!(
-                                "nothing ready; waiting on {} claim(s) that may unlock work ({} first)",
-                                p.len(),
-                                p[0].short()
-                            ));
-                        }
-                        Ok(_) => {}
-                        Err(e) => return End::Store(e),
+                    if let Some(end) = self.nothing_ready(max_reached, &mut said_waiting) {
+                        return end;
                     }
                 }
             } else if self.jobs.is_empty() && max_reached {
                 return End::Max;
             }
-            std::thread::sleep(Duration::from_millis(if self.jobs.is_empty() {
-                100
-            } else {
-                20
-            }));
+            due |= self.sleep(&wakes);
+        }
+    }
+
+    /// Nothing was ready and no command runs: the end of the loop, or `None` to wait (and
+    /// say once what for) while claims or scheduled nodes may still bring work.
+    fn nothing_ready(&self, max_reached: bool, said_waiting: &mut bool) -> Option<End> {
+        if max_reached {
+            return Some(End::Max);
+        }
+        if self.args.no_wait {
+            return Some(End::NothingReady);
+        }
+        let p = self.opts;
+        match self.store.pending(&p.workspace, p.role.as_deref()) {
+            Ok(pending) if pending.is_empty() => Some(End::NothingLeft),
+            Ok(pending) => {
+                if !*said_waiting {
+                    *said_waiting = true;
+                    self.say(&wake::waiting_on(self.store, &pending));
+                }
+                None
+            }
+            Err(e) => Some(End::Store(e)),
+        }
+    }
+
+    /// Waits for a wake-up from the store's watcher: while commands run, only until the
+    /// next reap; with none, a while (a signal is noticed within that). True when the store
+    /// may have changed.
+    fn sleep(&self, wakes: &Receiver<()>) -> bool {
+        let tick = match self.jobs.is_empty() {
+            true => IDLE_TICK,
+            false => REAP_EVERY,
+        };
+        match wakes.recv_timeout(tick) {
+            Ok(()) => true,
+            Err(RecvTimeoutError::Timeout) => false,
+            // The watcher never ends while the receiver lives; if it did, look again.
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(tick);
+                true
+            }
         }
     }
 
@@ -439,14 +520,24 @@ impl Worker<'_> {
             ));
         }
         let ok = code == Some(0);
+        let last = match (ok, self.args.on_failure) {
+            (false, OnFailure::Release) => self.last_attempt(id),
+            _ => None,
+        };
         let outcome = if job.lease.is_lost() || job.stopping.is_some() {
             drop(job.lease);
             Outcome::Lost
-        } else if ok || self.args.on_failure == OnFailure::Failed {
+        } else if ok || self.args.on_failure == OnFailure::Failed || last.is_some() {
             let status = if ok { Status::Done } else { Status::Failed };
-            let note = (!ok).then(|| match (code, signal) {
-                (_, Some(s)) => format!("claimdag work: the command was killed by signal {s}"),
-                (c, _) => format!("claimdag work: the command exited {}", c.unwrap_or(-1)),
+            let note = (!ok).then(|| {
+                let how = match (code, signal) {
+                    (_, Some(s)) => format!("claimdag work: the command was killed by signal {s}"),
+                    (c, _) => format!("claimdag work: the command exited {}", c.unwrap_or(-1)),
+                };
+                match last {
+                    Some((n, cap)) => format!("{how} (attempt {n} of {cap}: the last)"),
+                    None => how,
+                }
             });
             match job.lease.complete(status, note.as_deref()) {
                 Ok(()) if ok => Outcome::Done,
@@ -467,6 +558,17 @@ impl Worker<'_> {
             outcome,
             (code, signal),
         );
+    }
+
+    /// `Some((attempts, cap))` when the claim of `id` just run was its last attempt under
+    /// its attempt cap (the node's max_attempts, else the store's): a failure then ends it
+    /// `failed` instead of handing it back to nobody.
+    fn last_attempt(&self, id: Id) -> Option<(u32, u32)> {
+        let node = self.store.get(id).ok()?.node;
+        let cap = node
+            .max_attempts
+            .or(self.store.settings().ok()?.max_attempts)?;
+        (node.attempts >= cap).then_some((node.attempts, cap))
     }
 
     /// Hands `lease`'s claim back: `outcome`, or `Lost` (and said why) when refused.

@@ -129,3 +129,21 @@ fn dump_details_print_one_line_a_field_and_escape_control_and_bidi_characters() 
     assert!(out.contains("\\u{202e}reverse"), "{out}");
     assert!(out.contains("JIRA-1\\u{2066}"), "{out}");
 }
+
+#[test]
+fn dump_shows_a_scheduled_node_with_its_word_and_time_till_ready() {
+    let s = Store::new();
+    let a = s.upsert("after the freeze", &["--not-before", "+2h"]);
+    let out = s.ok(&["pane", "--dump", "--select", &a[..8]]);
+    let row = out
+        .lines()
+        .find(|l| l.contains(&a[..8]) && l.contains(" g1"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        row.contains("scheduled") && (row.contains("2h00m") || row.contains("1h59m")),
+        "{row}"
+    );
+    assert!(out.contains("scheduled 1"), "the header counts it: {out}");
+    assert!(out.contains("ready in     "), "the details say when: {out}");
+    assert!(out.contains("scheduled: not before"), "and why: {out}");
+}

@@ -253,3 +253,43 @@ fn c_claims_an_expired_node_at_the_generation_the_pane_shows() {
     tmux.run(&["send-keys", "-t", "t", "q"]);
     tmux.wait_for("PANE-EXITED-0");
 }
+
+#[test]
+fn scheduled_nodes_count_down_and_turn_ready_when_their_time_comes() {
+    let s = Store::new();
+    let soon = s.upsert("due in a moment", &["--not-before", "+5s"]);
+    let later = s.upsert("tomorrow's report", &["--not-before", "+1h"]);
+    let tmux = Tmux::new(s.scratch());
+    start(&tmux, &s, "CLAIMDAG_ACTOR=name:lead", "");
+    tmux.wait_for("scheduled 2");
+    let line_of = |id: &str| {
+        let screen = tmux.screen();
+        let row = format!("{}  g1 ", &id[..8]);
+        let line = screen
+            .lines()
+            .find(|l| l.contains(&row))
+            .map(str::to_string);
+        line.unwrap_or_else(|| panic!("no row of {id} on\n{screen}"))
+    };
+    let far = line_of(&later);
+    assert!(
+        far.contains("scheduled") && (far.contains("1h00m") || far.contains("59m")),
+        "the word and the time till ready: {far}"
+    );
+    let near = line_of(&soon);
+    assert!(near.contains("scheduled"), "{near}");
+    // Nothing writes: the countdown runs out and the node shows ready.
+    tmux.wait_for("ready 1");
+    assert!(tmux.screen().contains("scheduled 1"), "{}", tmux.screen());
+    let near = line_of(&soon);
+    assert!(
+        near.contains("ready") && !near.contains("scheduled"),
+        "{near}"
+    );
+    // The search knows the word: /scheduled leaves the scheduled node only.
+    tmux.run(&["send-keys", "-t", "t", "/", "scheduled", "Enter"]);
+    tmux.wait_for("nodes 1/2");
+    assert!(tmux.screen().contains(&later[..8]), "{}", tmux.screen());
+    tmux.run(&["send-keys", "-t", "t", "q"]);
+    tmux.wait_for("PANE-EXITED-0");
+}

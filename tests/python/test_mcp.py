@@ -455,3 +455,131 @@ def test_diff_check_runs_git_only_under_the_servers_work_tree(
             assert not err, cov
             assert ran.exists()
     run(main())
+
+
+def _cli_upsert(d: pathlib.Path, summary: str) -> str:
+    """A node made by another process: the claimdag command, not this server."""
+    out = subprocess.run([cli(), "--dir", str(d), "upsert", "--summary", summary],
+                         check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def test_claim_next_waits_for_the_work_another_process_makes_ready(
+    store_dir: pathlib.Path,
+) -> None:
+    async def main() -> None:
+        async with server(store_dir) as s:
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            waiting = asyncio.create_task(s.call_tool("claim_next", {"wait": 25}))
+            await asyncio.sleep(1.0)
+            assert not waiting.done(), "nothing is ready: the call waits"
+            # The server answers other calls while one waits.
+            t = loop.time()
+            err, ready = await call(s, "ready")
+            assert not err and ready == {"ready": []}
+            assert loop.time() - t < 5, "a waiting claim_next does not hold the server"
+            made = await asyncio.to_thread(_cli_upsert, store_dir, "made while it waited")
+            r = await waiting
+            took = loop.time() - began
+            assert not r.is_error, r
+            assert r.structured_content["claimed"]["id"] == made
+            assert r.structured_content["claimed"]["generation"] == 2
+            assert took < 20, f"woke {took:.1f}s after the call, not when the node came"
+    run(main())
+
+
+def test_a_wait_longer_than_max_wait_is_cut_to_it(store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        async with server(store_dir, "--max-wait", "2s") as s:
+            by = {t.name: t for t in (await s.list_tools()).tools}
+            about = by["claim_next"].description or ""
+            assert "wait up to N seconds for work instead of calling again" in about
+            assert "at most 2s" in about
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            err, got = await call(s, "claim_next", wait=120)
+            took = loop.time() - began
+            assert not err and got == {"claimed": None}
+            assert 2.0 <= took < 30, f"asked 120 s, bound 2 s, waited {took:.1f} s"
+    run(main())
+
+
+def test_a_waiting_claim_next_sends_progress_when_asked(store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        notes: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(progress: float, total: float | None,
+                              message: str | None) -> None:
+            notes.append((progress, total, message))
+
+        async with server(store_dir, "--max-wait", "4s") as s:
+            r = await s.call_tool("claim_next", {"wait": 4}, progress_callback=on_progress)
+            assert not r.is_error and r.structured_content == {"claimed": None}
+            assert len(notes) >= 1, notes
+            assert all("waiting for ready work" in (m or "") for _, _, m in notes), notes
+            assert [p for p, _, _ in notes] == sorted({p for p, _, _ in notes}), notes
+            # Without a progressToken, none (and a call answered at once sends none).
+            notes.clear()
+            r = await s.call_tool("claim_next", {"wait": 2})
+            assert not r.is_error
+            claimdag.Store(store_dir).upsert("ready at once")
+            r = await s.call_tool("claim_next", {"wait": 4}, progress_callback=on_progress)
+            assert r.structured_content["claimed"] is not None
+            assert notes == []
+    run(main())
+
+
+def test_release_retry_in_and_upsert_not_before_schedule_a_node(
+    store_dir: pathlib.Path,
+) -> None:
+    async def main() -> None:
+        async with server(store_dir) as s:
+            err, made = await call(s, "upsert", summary="flaky upstream")
+            assert not err
+            err, got = await call(s, "claim_next")
+            assert not err and got["claimed"]["id"] == made["id"]
+            err, handed = await call(s, "release", node=made["id"],
+                                     gen=got["claimed"]["generation"], retry_in="5m")
+            assert not err, handed
+            err, n = await call(s, "show", node=made["id"])
+            assert n["display"] == "scheduled", n
+            assert "scheduled: not before" in n["why"], n
+            err, got = await call(s, "claim_next")
+            assert got == {"claimed": None}, "not before its time"
+
+            err, later = await call(s, "upsert", summary="tomorrow's report",
+                                    not_before="+1h")
+            assert not err, later
+            err, n = await call(s, "show", node=later["id"])
+            assert n["display"] == "scheduled" and n["not_before"] is not None, n
+            err, ready = await call(s, "ready")
+            assert ready == {"ready": []}
+    run(main())
+
+
+def test_a_cancelled_or_abandoned_wait_stops_and_claims_nothing(
+    store_dir: pathlib.Path,
+) -> None:
+    import time
+
+    p = _raw_server(store_dir)
+    _initialize(p)
+    _send(p, {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+              "params": {"name": "claim_next", "arguments": {"wait": 25}}})
+    time.sleep(0.5)
+    _send(p, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+              "params": {"requestId": 5, "reason": "the user gave up"}})
+    time.sleep(2.0)  # the wait stops within a second of the cancel
+    made = _cli_upsert(store_dir, "made after the cancel")
+    time.sleep(1.5)
+    n = claimdag.Store(store_dir).get(made)
+    assert n.display == "ready" and n.generation == 1, "nobody claimed it"
+    # A client that goes away mid-wait: the server ends at once, not after the wait.
+    _send(p, {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+              "params": {"name": "claim_next", "arguments": {"wait": 25, "role": "nobody"}}})
+    time.sleep(0.5)
+    began = time.monotonic()
+    p.communicate(timeout=20)
+    assert p.returncode == 0
+    assert time.monotonic() - began < 5

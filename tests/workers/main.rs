@@ -9,3 +9,4 @@ mod diff_check;
 mod lease_objects;
 mod work;
 mod work_stops;
+mod work_waits;

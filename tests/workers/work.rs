@@ -291,13 +291,21 @@ fn a_failing_command_fails_its_node_or_is_retried_up_to_the_cap() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(outcomes.len(), 3);
-    assert!(outcomes
+    // Handed back while attempts remain; the last attempt's failure ends the node.
+    let words: Vec<&str> = outcomes
         .iter()
-        .all(|o| o["outcome"] == "released" && o["id"] == b.as_str()));
+        .map(|o| o["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(words, ["released", "released", "failed"], "{out}");
+    assert!(outcomes.iter().all(|o| o["id"] == b.as_str()));
     let n = s.node(&b);
     assert_eq!(
         (n["status"].as_str(), n["attempts"].as_u64()),
-        (Some("todo"), Some(3))
+        (Some("failed"), Some(3))
+    );
+    assert!(
+        n["note"].as_str().unwrap().contains("attempt 3 of 3"),
+        "{n}"
     );
     assert!(s.node(&b)["holder"].is_null());
 }

@@ -23,9 +23,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
     Implementation, JsonObject, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt, PromptArgument,
+    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -59,14 +59,14 @@ const fn spec(
 
 /// Every tool, in the order they are listed.
 const TOOLS: &[ToolSpec] = &[
-    spec("claim_next", "Take the ready node with the longest critical path (returns its id and generation: keep the generation). Use resume=true after a restart to get back a claim you already hold.", false, false, false),
+    spec("claim_next", "Take the ready node with the longest critical path (returns id and generation: keep the generation). resume=true after a restart gets back a claim you hold. wait=N: wait up to N seconds for work instead of calling again", false, false, false),
     spec("ready", "See which nodes are ready, in the order claim_next would take them.", true, false, true),
     spec("show", "Read every field of one node, and why it is not ready.", true, false, true),
     spec("renew", "Keep your claim alive while you work (about every third of its ttl), with your generation.", false, false, true),
     spec("complete", "Finish your claimed node: status done or failed, with the generation your claim returned.", false, true, false),
-    spec("release", "Hand your claim back so another worker can try, with your generation.", false, true, false),
+    spec("release", "Hand your claim back so another worker can try, with your generation; retry_in (say \"5m\") keeps it from being taken again before then.", false, true, false),
     spec("log", "Read the history of a node (or of the store): every claim, hand-back and completion.", true, false, true),
-    spec("upsert", "Create a node of work (or update the one with the same summary, kind and parent); returns its id.", false, false, true),
+    spec("upsert", "Create a node of work (or update the one with the same summary, kind and parent); returns its id. not_before (RFC 3339, or \"+2h\") schedules it for later.", false, false, true),
     spec("link", "Make child wait on parent (hard: parent must be done; soft: parent must finish).", false, false, true),
     spec("unlink", "Remove the link that makes child wait on parent.", false, true, true),
     spec("import", "Create a whole plan of nodes and links in one atomic write; safe to repeat.", false, false, true),
@@ -127,11 +127,24 @@ pub struct Setup {
     pub profile: Profile,
     /// Directories beside the working directory that `diff_check` may run git in.
     pub allow_repos: Vec<std::path::PathBuf>,
+    /// The longest `claim_next` wait an agent may ask for (`--max-wait`), in ms.
+    pub max_wait_ms: u64,
 }
 
-/// The longest `claim_next` wait an agent may ask for: a call open longer than this would
-/// outlast the request timeouts of common clients.
+/// The longest `claim_next` wait an agent may ask for unless the operator says otherwise
+/// (`--max-wait`): a call open longer than this would outlast the request timeouts of
+/// common clients.
 pub const MAX_WAIT_MS: u64 = 30_000;
+
+/// How often a waiting `claim_next` tells a client that asked for progress (a
+/// `progressToken` in the request's `_meta`) that it is still waiting; the first comes
+/// after [`FIRST_PROGRESS`], so that a call answered at once sends none.
+/// The longest one blocking call of a waiting `claim_next` lasts (see
+/// [`Server::claim_waiting`]).
+const WAIT_SLICE: std::time::Duration = std::time::Duration::from_secs(1);
+
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+const FIRST_PROGRESS: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Setup {
     /// The bounds the server holds agents to: the working directory (and the allowed ones)
@@ -153,7 +166,7 @@ impl Setup {
             bound: true,
             holder_only: self.profile == Profile::Worker,
             repos: Some(repos),
-            max_wait_ms: Some(MAX_WAIT_MS),
+            max_wait_ms: Some(self.max_wait_ms),
         })
     }
 }
@@ -184,6 +197,7 @@ fn object_schema(schema: Value, key: Option<&str>) -> JsonObject {
 impl Server {
     pub fn new(store: Store, setup: Setup) -> Result<Server> {
         let bounds = setup.bounds()?;
+        let max_wait = setup.max_wait_ms;
         let Setup {
             workspace,
             actor,
@@ -198,7 +212,15 @@ impl Server {
                 let key = verbs::object_key(t.verb);
                 let mut input = object_schema(input, None);
                 input.remove("$schema");
-                let tool = Tool::new(t.verb, t.about, Arc::new(input))
+                let about = match t.verb {
+                    "claim_next" => format!(
+                        "{} (at most {}).",
+                        t.about,
+                        crate::duration::format_ms(max_wait)
+                    ),
+                    _ => t.about.to_string(),
+                };
+                let tool = Tool::new(t.verb, about, Arc::new(input))
                     .with_raw_output_schema(Arc::new(object_schema(output, key)))
                     .with_annotations(
                         ToolAnnotations::new()
@@ -247,6 +269,85 @@ impl Server {
             Err(join) => refusal(&crate::Error::Internal(format!(
                 "the tool call panicked: {join}"
             ))),
+        }
+    }
+}
+
+impl Server {
+    /// `claim_next` with a wait of `wait_ms` (cut to the server's bound): the store's wait
+    /// in slices of at most [`WAIT_SLICE`], each one blocking call off the executor, so
+    /// that a request the client cancels (or a client that goes away) stops waiting
+    /// within a slice instead of holding a thread, and perhaps a node, for the whole wait.
+    async fn claim_waiting(
+        &self,
+        args: Value,
+        wait_ms: u64,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let wait = std::time::Duration::from_millis(wait_ms.min(self.bounds_wait()));
+        let end = tokio::time::Instant::now() + wait;
+        loop {
+            let left = end.saturating_duration_since(tokio::time::Instant::now());
+            let slice = left.min(WAIT_SLICE);
+            let mut a = args.clone();
+            a["wait"] = json!(format!("{}ms", slice.as_millis()));
+            let r = self.run("claim_next".into(), a).await;
+            let nothing = r.is_error != Some(true)
+                && r.structured_content
+                    .as_ref()
+                    .is_some_and(|v| v.get("claimed").is_some_and(Value::is_null));
+            if !nothing || left <= slice || context.ct.is_cancelled() {
+                return r;
+            }
+        }
+    }
+
+    fn bounds_wait(&self) -> u64 {
+        self.bounds.max_wait_ms.unwrap_or(MAX_WAIT_MS)
+    }
+
+    /// A waiting `claim_next` whose client cancelled the request (or timed it out) while
+    /// the store's wait ran: a node it claimed meanwhile would be held by nobody who knows,
+    /// until its lease ran out; it is handed back at once, ready again without a delay.
+    async fn unless_cancelled(
+        &self,
+        r: CallToolResult,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let claimed = r.structured_content.as_ref().and_then(|v| v.get("claimed"));
+        let fresh = claimed.filter(|c| c.get("resumed") != Some(&Value::Bool(true)));
+        if let (true, Some(c)) = (context.ct.is_cancelled(), fresh) {
+            let args = json!({"node": c["id"], "gen": c["generation"], "retry_in": 0});
+            let _ = self.run("release".into(), args).await;
+        }
+        r
+    }
+}
+
+/// Awaits `ran` (a `claim_next` that may wait for work), telling the client every
+/// [`PROGRESS_EVERY`] that it is still waiting, under the `progressToken` it gave: a
+/// client that shows progress (or resets its request timeout on it) then knows the call
+/// is alive. The call itself runs off the executor (see [`Server::run`]), so the server
+/// answers other requests meanwhile, and the store's wait holds no lock.
+async fn with_progress(
+    ran: impl std::future::Future<Output = CallToolResult>,
+    peer: &rmcp::Peer<RoleServer>,
+    token: ProgressToken,
+) -> CallToolResult {
+    let began = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(began + FIRST_PROGRESS, PROGRESS_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(ran);
+    loop {
+        tokio::select! {
+            r = &mut ran => return r,
+            _ = ticks.tick() => {
+                let waited = began.elapsed().as_secs_f64().floor();
+                let note = ProgressNotificationParam::new(token.clone(), waited)
+                    .with_message(format!("waiting for ready work ({waited:.0} s)"));
+                // A client that went away gets its answer (or not) all the same.
+                let _ = peer.notify_progress(note).await;
+            }
         }
     }
 }
@@ -311,7 +412,7 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if !self.profile.offers(&name) || !TOOLS.iter().any(|t| t.verb == name) {
@@ -321,7 +422,23 @@ impl ServerHandler for Server {
             ));
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        Ok(self.run(name, args).await.into())
+        let wait = match args.get("wait") {
+            Some(w) if name == "claim_next" && !w.is_null() => {
+                serde_json::from_value::<verbs::Dur>(w.clone())
+                    .and_then(|d| d.ms().map_err(|e| serde::de::Error::custom(e.to_string())))
+            }
+            // Not a waiting call: the verb layer reads (or refuses) the arguments.
+            _ => return Ok(self.run(name, args).await.into()),
+        };
+        let Ok(wait_ms) = wait else {
+            return Ok(self.run(name, args).await.into());
+        };
+        let ran = self.claim_waiting(args, wait_ms, &context);
+        let r = match context.meta.get_progress_token() {
+            Some(token) => with_progress(ran, &context.peer, token).await,
+            None => ran.await,
+        };
+        Ok(self.unless_cancelled(r, &context).await.into())
     }
 
     async fn on_custom_request(

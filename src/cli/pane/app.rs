@@ -139,11 +139,12 @@ impl<'a> App<'a> {
             .map(|r| &self.snap.nodes[r.node])
     }
 
-    /// Reloads when any process wrote since the last read (a cheap version check), keeping
-    /// the selection. Returns whether it reloaded.
+    /// Reloads when any process wrote since the last read (a cheap version check), or a
+    /// scheduled node's time came (its details and reasons change too), keeping the
+    /// selection. Returns whether it reloaded.
     pub fn poll(&mut self) -> bool {
         match self.cx.store.version() {
-            Ok(v) if v == self.snap.version => false,
+            Ok(v) if v == self.snap.version && !self.snap.time_came() => false,
             Ok(_) => self.reload(),
             Err(e) => {
                 self.say_err(&e);

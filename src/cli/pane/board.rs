@@ -88,8 +88,9 @@ impl Board {
 
     /// How many live nodes show each display word, in the order the header lists them.
     pub fn counts(&self) -> Vec<(DisplayWord, usize)> {
-        const ORDER: [DisplayWord; 8] = [
+        const ORDER: [DisplayWord; 9] = [
             DisplayWord::Ready,
+            DisplayWord::Scheduled,
             DisplayWord::Claimed,
             DisplayWord::Expired,
             DisplayWord::Blocked,
@@ -110,11 +111,22 @@ impl Board {
             .collect()
     }
 
-    /// A node's display word now: a claim whose lease ran out since the read is expired.
+    /// A node's display word now: a claim whose lease ran out since the read is expired, a
+    /// scheduled node whose time came since the read is ready.
     pub fn display(&self, v: &NodeView) -> DisplayWord {
         match (v.display, v.node.lease_end()) {
             (DisplayWord::Claimed, Some(end)) if (end as i64) <= self.now() => DisplayWord::Expired,
+            (DisplayWord::Scheduled, _) if self.scheduled_left(v).is_none() => DisplayWord::Ready,
             (d, _) => d,
+        }
+    }
+
+    /// Milliseconds until a scheduled node becomes ready (its `not_before`); `None` for a
+    /// node that is not scheduled, or whose time came.
+    pub fn scheduled_left(&self, v: &NodeView) -> Option<i64> {
+        match (v.display, v.node.not_before) {
+            (DisplayWord::Scheduled, Some(at)) => Some(at as i64 - self.now()).filter(|&l| l > 0),
+            _ => None,
         }
     }
 
@@ -126,6 +138,13 @@ impl Board {
             }
             _ => None,
         }
+    }
+
+    /// True when a node read as scheduled is ready by now: the read is out of date.
+    pub fn time_came(&self) -> bool {
+        self.nodes
+            .iter()
+            .any(|v| v.display == DisplayWord::Scheduled && self.scheduled_left(v).is_none())
     }
 
     pub fn on_critical_path(&self, id: &Id) -> bool {
@@ -156,7 +175,8 @@ fn shown(v: &NodeView, f: &Filters) -> bool {
         return true;
     }
     let q = f.search.to_lowercase();
-    n.summary.to_lowercase().contains(&q) || n.id.hex().starts_with(&q)
+    // A display word finds the nodes showing it (`scheduled`, `expired`, ...).
+    n.summary.to_lowercase().contains(&q) || n.id.hex().starts_with(&q) || v.display.as_str() == q
 }
 
 /// The nodes the filters leave, as a forest: each under its parent (when that is shown

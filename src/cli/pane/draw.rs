@@ -155,7 +155,12 @@ fn row(app: &App<'_>, v: &NodeView, depth: u16, selected: bool) -> Line<'static>
         Some(h) => h.hex()[..8].to_string(),
         None => "-".into(),
     };
-    let lease = s.lease_left(v).map(countdown).unwrap_or_default();
+    // The lease's countdown, or a scheduled node's till it is ready.
+    let lease = s
+        .lease_left(v)
+        .or_else(|| s.scheduled_left(v))
+        .map(countdown)
+        .unwrap_or_default();
     let word = if n.archived {
         format!("{}/arch", d.as_str())
     } else {
@@ -257,6 +262,9 @@ pub fn details(app: &App<'_>) -> Vec<Line<'static>> {
     if let Some(left) = s.lease_left(v) {
         out.push(Line::from(format!("lease left   {}", countdown(left))));
     }
+    if let Some(left) = s.scheduled_left(v) {
+        out.push(Line::from(format!("ready in     {}", countdown(left))));
+    }
     let deps: Vec<_> = v.node.prerequisites().collect();
     if !deps.is_empty() {
         out.push(Line::from("prerequisites:"));
@@ -336,8 +344,9 @@ fn help(f: &mut Frame<'_>, area: Rect) {
     }
     for l in [
         "Moving: Up/Down or j/k, PgUp/PgDn, Home/End or g/G",
-        "Filters: / search summaries and ids, t finished, A archived, m mine,",
-        "         p role, h holder, w workspace (each steps through what is there)",
+        "Filters: / search summaries, ids and words (/scheduled), t finished,",
+        "         A archived, m mine, p role, h holder, w workspace (each steps)",
+        "Countdowns: a claim's lease left; a scheduled node's time till ready",
         "Esc clears the search and the message; q or Ctrl-C quits. Any key closes this.",
     ] {
         lines.push(Line::from(l));

@@ -2,8 +2,9 @@
 //!
 //! The state and the keys ([`app`]) are apart from the drawing ([`draw`]) and from the
 //! terminal (this module): tests press keys on an [`app::App`] and read frames drawn on
-//! ratatui's `TestBackend`. The view is redrawn every quarter second (the lease countdowns
-//! move) and read again only when the store's version moved: a write by any process shows
+//! ratatui's `TestBackend`. The view is redrawn every quarter second (the countdowns move:
+//! a claim's lease left, a scheduled node's time till it is ready) and read again only when
+//! the store's version moved or a scheduled node's time came: a write by any process shows
 //! within a second, and an idle store costs one version check per tick.
 
 pub mod app;
