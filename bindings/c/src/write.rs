@@ -182,19 +182,6 @@ fn rfc3339(ms: u64) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn rfc3339_writes_the_time_the_core_reads() {
-        assert_eq!(super::rfc3339(1), "1970-01-01T00:00:00.001Z");
-        assert_eq!(
-            super::rfc3339(1_796_281_500_000),
-            "2026-12-03T07:05:00.000Z"
-        );
-        assert_eq!(super::rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
-    }
-}
-
 /// # Safety
 /// The pointers in `o` follow the rules of `claimdag_upsert_ex`.
 unsafe fn upsert_fields(o: &claimdag_upsert_options) -> Result<verbs::Upsert, Failure> {
@@ -421,4 +408,17 @@ pub unsafe extern "C" fn claimdag_unarchive(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_writes_the_time_the_core_reads() {
+        assert_eq!(super::rfc3339(1), "1970-01-01T00:00:00.001Z");
+        assert_eq!(
+            super::rfc3339(1_796_281_500_000),
+            "2026-12-03T07:05:00.000Z"
+        );
+        assert_eq!(super::rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+    }
 }
