@@ -389,6 +389,23 @@ claimdag_code claimdag_upsert_ex(struct claimdag_store *s,
                                  char out_id[33]);
 
 /**
+ * `claimdag_upsert_ex` with a time: the node is not granted before `not_before_ms`
+ * (milliseconds since the Unix epoch, UTC; 0: not given, the node's `not_before` is left
+ * as it is). Until then a node that would be ready displays `scheduled`;
+ * `claimdag_get_json` shows the time as `"not_before"`. On an existing node it moves the
+ * time (an earlier one makes the node ready at once). `claimdag_upsert_options` is left
+ * as it was: its layout is part of the ABI.
+ *
+ * # Safety
+ * As `claimdag_upsert_ex`.
+ */
+claimdag_code claimdag_upsert_not_before(struct claimdag_store *s,
+                                         const char *summary,
+                                         const struct claimdag_upsert_options *options,
+                                         uint64_t not_before_ms,
+                                         char out_id[33]);
+
+/**
  * Makes `child` wait on `parent` (a hard link: satisfied when `parent` is done). Linking
  * twice is a no-op; a link that would close a cycle is `CLAIMDAG_CYCLE`; a claimed or
  * finished child cannot gain a prerequisite.
@@ -553,6 +570,30 @@ claimdag_code claimdag_claim_next_ex(struct claimdag_store *s,
                                      uint64_t *out_generation);
 
 /**
+ * `claimdag_claim_next_ex` that waits: when no node is ready, blocks the calling thread
+ * until one becomes ready (a write of any process or host: a prerequisite completed, a
+ * node added or handed back; a claim running out; a `not_before` passing) and claims it,
+ * or until `wait_ms` milliseconds have passed. `wait_ms` is the bound: the call returns
+ * after at most about that long (plus the time of the final claim attempt), with
+ * `CLAIMDAG_NOT_FOUND` as `claimdag_claim_next` reports "nothing ready" when nothing
+ * became ready by then. `wait_ms` 0 does not wait (`claimdag_claim_next_ex`). The waiting
+ * thread uses no CPU while nothing changes; other threads may use the handle meanwhile.
+ * The call cannot be interrupted: a host that must stay responsive passes a bound it can
+ * afford and calls again.
+ *
+ * # Safety
+ * As `claimdag_claim_next_ex`.
+ */
+claimdag_code claimdag_claim_next_wait(struct claimdag_store *s,
+                                       const char *assignee,
+                                       const char *workspace,
+                                       const char *role,
+                                       uint64_t ttl_ms,
+                                       uint64_t wait_ms,
+                                       char out_id[33],
+                                       uint64_t *out_generation);
+
+/**
  * Keeps `actor`'s live claim on `id` alive: its lease restarts now. The generation is
  * unchanged. A claim that already expired is refused (`CLAIMDAG_STALE_GENERATION` once
  * it was handed back): a worker must stop when renew fails.
@@ -589,6 +630,22 @@ claimdag_code claimdag_release(struct claimdag_store *s,
                                const char *actor,
                                uint64_t generation,
                                uint64_t *out_generation);
+
+/**
+ * `claimdag_release` with a retry time: the node is not granted again for `retry_in_ms`
+ * milliseconds (its `not_before` is now + `retry_in_ms`, and until then it displays
+ * `scheduled`), in place of the store's `retry_delay` backoff. `retry_in_ms` 0 is ready
+ * again at once.
+ *
+ * # Safety
+ * As `claimdag_release`.
+ */
+claimdag_code claimdag_release_retry_in(struct claimdag_store *s,
+                                        const char *id,
+                                        const char *actor,
+                                        uint64_t generation,
+                                        uint64_t retry_in_ms,
+                                        uint64_t *out_generation);
 
 /**
  * Hands back every expired claim in the default workspace, and with a lease every claim

@@ -4,6 +4,7 @@ generation number so a stalled worker cannot finish work that is now someone els
     store = claimdag.Store()                      # the default store directory
     nid = store.upsert("parse the manifest header")
     picked = store.claim_next(me, ttl=600)        # (id, generation) or None
+    picked = store.claim_next(me, wait=60)        # waits up to a minute for work
     ...
     store.complete(nid, gen=generation)
 
@@ -19,6 +20,7 @@ from claimdag._claimdag import (
     Report,
     Settings,
     Store,
+    Watch,
     __version__,
     actor,
 )
@@ -51,6 +53,7 @@ __all__ = [
     "Pick",
     "Report",
     "Settings",
+    "Watch",
     "ClaimdagError",
     "NotFound",
     "AlreadyClaimed",

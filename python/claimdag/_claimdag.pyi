@@ -2,10 +2,10 @@
 
 import builtins
 import os
-from collections.abc import Callable, Sequence
-from datetime import timedelta
+from collections.abc import Callable, Coroutine, Sequence
+from datetime import datetime, timedelta
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Optional, Union, final
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, final
 
 if TYPE_CHECKING:
     from claimdag.aio import AsyncLeaseNext
@@ -22,6 +22,7 @@ __all__ = [
     "Settings",
     "Lease",
     "LeaseNext",
+    "Watch",
     "run_cli",
     "actor",
 ]
@@ -34,6 +35,14 @@ CODES: tuple[tuple[str, str, int, int, str], ...]
 
 #: A duration: seconds (int or float) or a timedelta.
 _Duration = Union[float, timedelta]
+
+#: A point in time: an aware datetime, or a str (RFC 3339, or "+DUR" from now: "+90s").
+_When = Union[datetime, str]
+
+#: The derived display words of a node.
+_DisplayWord = Literal[
+    "ready", "scheduled", "blocked", "todo", "claimed", "expired", "done", "failed", "cancelled"
+]
 
 @final
 class Node:
@@ -93,7 +102,9 @@ class Node:
     @property
     def archived(self) -> bool: ...
     @property
-    def display(self) -> str: ...
+    def not_before(self) -> Optional[int]: ...
+    @property
+    def display(self) -> _DisplayWord: ...
     @property
     def ready(self) -> bool: ...
     @property
@@ -172,6 +183,10 @@ class Settings:
     def max_held(self) -> int: ...
     @property
     def max_attempts(self) -> Optional[int]: ...
+    @property
+    def retry_delay_ms(self) -> int: ...
+    @property
+    def retry_delay_max_ms(self) -> int: ...
     def to_dict(self) -> dict[str, Any]: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
@@ -203,6 +218,7 @@ class Store:
         ref: Optional[str] = None,
         max_attempts: Optional[int] = None,
         workspace: Optional[str] = None,
+        not_before: Optional[_When] = None,
     ) -> str: ...
     def link(self, parent: str, child: str, soft: bool = False) -> None: ...
     def unlink(self, parent: str, child: str) -> None: ...
@@ -220,7 +236,9 @@ class Store:
         gen: Optional[int] = None,
         ttl: Optional[_Duration] = None,
     ) -> None: ...
-    def release(self, node: str, actor: str, gen: int) -> int: ...
+    def release(
+        self, node: str, actor: str, gen: int, retry_in: Optional[_Duration] = None
+    ) -> int: ...
     def reclaim(
         self, lease: Optional[_Duration] = None, workspace: Optional[str] = None
     ) -> builtins.list[tuple[str, int]]: ...
@@ -256,7 +274,11 @@ class Store:
         ttl: Optional[_Duration] = None,
         workspace: Optional[str] = None,
         resume: bool = False,
+        wait: Optional[_Duration] = None,
     ) -> Optional[tuple[str, int]]: ...
+    def watch(
+        self, since: Optional[int] = None, timeout: Optional[_Duration] = None
+    ) -> Watch: ...
     def log(
         self, node: Optional[str] = None, since: Optional[int] = None
     ) -> builtins.list[Event]: ...
@@ -266,6 +288,8 @@ class Store:
         default_ttl: _Duration = ...,
         max_held: Optional[int] = None,
         max_attempts: Optional[int] = ...,
+        retry_delay: Optional[_Duration] = None,
+        retry_delay_max: Optional[_Duration] = None,
     ) -> Settings: ...
     def archive(
         self,
@@ -294,7 +318,17 @@ class Store:
         workspace: Optional[str] = None,
         on_error: str = "failed",
         on_lost: Optional[Callable[[ClaimdagErrorLike], object]] = None,
+        wait: Optional[_Duration] = None,
     ) -> LeaseNext: ...
+    def aclaim_next(
+        self, *args: Any, **kwargs: Any
+    ) -> Coroutine[Any, Any, Optional[tuple[str, int]]]: ...
+    # For claimdag.aio: the store's version, a bounded wait for a write after a version,
+    # a wait argument in milliseconds, the seconds until a change by time alone.
+    def _version(self) -> int: ...
+    def _wait_change(self, seen: int, timeout: _Duration) -> int: ...
+    def _wait_ms(self, wait: _Duration) -> int: ...
+    def _next_change_in(self) -> Optional[float]: ...
     def alease_next(self, *args: Any, **kwargs: Any) -> "AsyncLeaseNext": ...
 
 @final
@@ -314,7 +348,7 @@ class Lease:
     @property
     def finished(self) -> bool: ...
     def complete(self, status: str = "done", note: Optional[str] = None) -> None: ...
-    def release(self) -> None: ...
+    def release(self, retry_in: Optional[_Duration] = None) -> None: ...
     def __enter__(self) -> "Lease": ...
     def __exit__(
         self,
@@ -336,6 +370,13 @@ class LeaseNext:
         exc: Optional[BaseException] = None,
         tb: Optional[TracebackType] = None,
     ) -> bool: ...
+
+@final
+class Watch:
+    """The store's events as they are committed: each next() blocks until there is one."""
+
+    def __iter__(self) -> "Watch": ...
+    def __next__(self) -> Event: ...
 
 def actor(name: str) -> str:
     """The actor ``name:NAME`` stands for, as 32 hex characters."""

@@ -82,6 +82,38 @@ impl Store {
             .map(|(id, g)| Lease::hold(self.clone(), id, g, actor, ttl_ms)))
     }
 
+    /// As [`Store::lease_next`], but when nothing is ready waits up to `wait` for a node to
+    /// become ready (as [`Store::claim_next_wait`]: another writer's commit, a claim running
+    /// out, a `not_before` passing). `None` when `wait` ran out with nothing ready.
+    ///
+    /// ```
+    /// use claimdag::{Actor, Status, Store, Upsert};
+    /// use std::time::Duration;
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// let store = Store::open(Some(&tmp.path().join("claims")))?;
+    /// let me = Actor::from_name("worker-1")?;
+    /// // Nothing to do: the wait runs out and answers None.
+    /// assert!(store.lease_next_wait("", me, None, 60_000, Duration::from_millis(20))?.is_none());
+    /// store.upsert(Upsert { summary: "compress the logs".into(), ..Upsert::default() })?;
+    /// let lease = store
+    ///     .lease_next_wait("", me, None, 60_000, Duration::from_secs(10))?
+    ///     .expect("a node is ready");
+    /// lease.complete(Status::Done, None)?;
+    /// # Ok::<(), claimdag::Error>(())
+    /// ```
+    pub fn lease_next_wait(
+        &self,
+        workspace: &str,
+        actor: Actor,
+        role: Option<&str>,
+        ttl_ms: u64,
+        wait: Duration,
+    ) -> Result<Option<Lease>> {
+        Ok(self
+            .claim_next_wait(workspace, actor, role, Some(ttl_ms), wait)?
+            .map(|(id, g)| Lease::hold(self.clone(), id, g, actor, ttl_ms)))
+    }
+
     /// Claims `node` for `actor` (as [`Store::claim`]) and holds it as a [`Lease`].
     pub fn lease(&self, node: Id, actor: Actor, ttl_ms: u64) -> Result<Lease> {
         let g = self.claim(node, actor, None, Some(ttl_ms))?;
@@ -196,6 +228,31 @@ impl Lease {
         self.stop();
         self.finished = true;
         self.store.release(self.id, self.actor, self.generation)
+    }
+
+    /// Hands the claim back as [`Lease::release`] does, with the node not ready again for
+    /// `retry_in_ms` (its `not_before` is now + `retry_in_ms`, in place of the store's
+    /// `retry_delay` backoff); returns the node's new generation.
+    ///
+    /// ```
+    /// use claimdag::{Actor, DisplayWord, Store, Upsert};
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// let store = Store::open(Some(&tmp.path().join("claims")))?;
+    /// let id = store.upsert(Upsert { summary: "call the flaky service".into(), ..Upsert::default() })?;
+    /// let me = Actor::from_name("worker-1")?;
+    /// let lease = store.lease(id, me, 60_000)?;
+    /// // The service is down: try again in a minute.
+    /// assert_eq!(lease.release_retry_in(60_000)?, 3);
+    /// let v = store.get(id)?;
+    /// assert_eq!(v.display, DisplayWord::Scheduled);
+    /// assert!(v.node.not_before.is_some());
+    /// # Ok::<(), claimdag::Error>(())
+    /// ```
+    pub fn release_retry_in(mut self, retry_in_ms: u64) -> Result<u64> {
+        self.stop();
+        self.finished = true;
+        self.store
+            .release_retry_in(self.id, self.actor, self.generation, retry_in_ms)
     }
 }
 

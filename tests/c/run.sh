@@ -69,7 +69,7 @@ compile_failed() {
 
 # RUST_BACKTRACE=0: test_errors panics on purpose (claimdag_testing_panic), and the one-line
 # panic message is enough.
-tests=(test_walkthrough test_errors test_verbs test_plans test_threads)
+tests=(test_walkthrough test_errors test_verbs test_plans test_threads test_time)
 for t in "${tests[@]}"; do
   src=("$root/tests/c/$t.c" "$root/tests/c/util.c")
   echo "== compile $t (static, shared)"

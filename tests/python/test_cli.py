@@ -93,7 +93,13 @@ def test_python_dash_m(store_dir: pathlib.Path, argv0: str) -> None:
         capture_output=True, text=True, timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["default_ttl 15m", "max_held 1", "max_attempts none"]
+    assert out.stdout.splitlines() == [
+        "default_ttl 15m",
+        "max_held 1",
+        "max_attempts none",
+        "retry_delay 0",
+        "retry_delay_max 1h",
+    ]
 
 
 def test_log_events_read_the_same_as_the_cli(store_dir: pathlib.Path) -> None:

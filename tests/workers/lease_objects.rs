@@ -163,3 +163,70 @@ fn a_lease_dropped_unfinished_hands_the_node_back() {
     let lease = s.lease(a, me, 60_000).unwrap();
     assert_eq!(lease.release().unwrap(), 5);
 }
+
+#[test]
+fn lease_next_wait_wakes_on_another_store_handles_write_and_runs_out_empty() {
+    let (_t, s) = store();
+    let me = Actor::from_name("worker-1").unwrap();
+    // Nothing at all: the wait runs out, not before it is over.
+    let t = Instant::now();
+    assert!(s
+        .lease_next_wait("", me, None, 60_000, Duration::from_millis(200))
+        .unwrap()
+        .is_none());
+    assert!(
+        t.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        t.elapsed()
+    );
+    // A second handle (as another process would) adds a node while this one waits.
+    let other = Store::open(s.dir()).unwrap();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        node(&other, "arrives later")
+    });
+    let t = Instant::now();
+    let lease = s
+        .lease_next_wait("", me, None, 60_000, Duration::from_secs(30))
+        .unwrap()
+        .expect("woken by the other handle's upsert");
+    let a = writer.join().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    assert_eq!((lease.id(), lease.generation()), (a, 2));
+    assert!(!lease.is_lost());
+    lease.complete(Status::Done, None).unwrap();
+    assert_eq!(s.get(a).unwrap().node.status, Status::Done);
+}
+
+#[test]
+fn release_retry_in_schedules_the_node_and_stops_renewing() {
+    let (_t, s) = store();
+    let a = node(&s, "the service is down");
+    let me = Actor::from_name("worker-1").unwrap();
+    let lease = s.lease(a, me, 300).unwrap();
+    let before = s.now().unwrap();
+    assert_eq!(lease.release_retry_in(60_000).unwrap(), 3);
+    let v = s.get(a).unwrap();
+    assert_eq!(v.node.status, Status::Todo);
+    assert_eq!(v.display, claimdag::DisplayWord::Scheduled);
+    assert!(!v.ready);
+    let nb = v.node.not_before.expect("not_before set");
+    assert!(
+        nb >= before + 60_000 && nb <= before + 120_000,
+        "{nb} vs {before}"
+    );
+    // Not claimable until then; the renewal thread is gone (no renew after the release).
+    assert_eq!(s.claim_next("", me, None, None).unwrap(), None);
+    std::thread::sleep(Duration::from_millis(400));
+    let verbs: Vec<String> = s
+        .history(Some(a))
+        .unwrap()
+        .iter()
+        .map(|l| l.event.verb.clone())
+        .collect();
+    assert_eq!(
+        verbs.last().map(String::as_str),
+        Some("release"),
+        "{verbs:?}"
+    );
+}

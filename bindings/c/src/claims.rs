@@ -118,6 +118,7 @@ pub unsafe extern "C" fn claimdag_claim_next(
             std::ptr::null(),
             std::ptr::null(),
             0,
+            0,
             out_id,
             out_generation,
             "claimdag_claim_next",
@@ -150,9 +151,51 @@ pub unsafe extern "C" fn claimdag_claim_next_ex(
             workspace,
             role,
             ttl_ms,
+            0,
             out_id,
             out_generation,
             "claimdag_claim_next_ex",
+        )
+    }
+}
+
+/// `claimdag_claim_next_ex` that waits: when no node is ready, blocks the calling thread
+/// until one becomes ready (a write of any process or host: a prerequisite completed, a
+/// node added or handed back; a claim running out; a `not_before` passing) and claims it,
+/// or until `wait_ms` milliseconds have passed. `wait_ms` is the bound: the call returns
+/// after at most about that long (plus the time of the final claim attempt), with
+/// `CLAIMDAG_NOT_FOUND` as `claimdag_claim_next` reports "nothing ready" when nothing
+/// became ready by then. `wait_ms` 0 does not wait (`claimdag_claim_next_ex`). The waiting
+/// thread uses no CPU while nothing changes; other threads may use the handle meanwhile.
+/// The call cannot be interrupted: a host that must stay responsive passes a bound it can
+/// afford and calls again.
+///
+/// # Safety
+/// As `claimdag_claim_next_ex`.
+/// cbindgen:ptrs-as-arrays=[[out_id;33]]
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_claim_next_wait(
+    s: *mut claimdag_store,
+    assignee: *const c_char,
+    workspace: *const c_char,
+    role: *const c_char,
+    ttl_ms: u64,
+    wait_ms: u64,
+    out_id: *mut c_char,
+    out_generation: *mut u64,
+) -> claimdag_code {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        claim_next(
+            s,
+            assignee,
+            workspace,
+            role,
+            ttl_ms,
+            wait_ms,
+            out_id,
+            out_generation,
+            "claimdag_claim_next_wait",
         )
     }
 }
@@ -164,6 +207,7 @@ unsafe fn claim_next(
     ws: *const c_char,
     role: *const c_char,
     ttl_ms: u64,
+    wait_ms: u64,
     out_id: *mut c_char,
     out_generation: *mut u64,
     name: &'static str,
@@ -181,7 +225,7 @@ unsafe fn claim_next(
             role: owned(role),
             ttl: given(ttl_ms).map(Dur::Ms),
             resume: false,
-            wait: None,
+            wait: given(wait_ms).map(Dur::Ms),
             workspace: owned(ws),
         };
         match run(store, &req)?.0 {
@@ -278,6 +322,39 @@ pub unsafe extern "C" fn claimdag_release(
             actor: Some(who.to_string()),
             gen: generation,
             retry_in: None,
+        };
+        out.write(run(store, &req)?.generation);
+        Ok(())
+    })
+}
+
+/// `claimdag_release` with a retry time: the node is not granted again for `retry_in_ms`
+/// milliseconds (its `not_before` is now + `retry_in_ms`, and until then it displays
+/// `scheduled`), in place of the store's `retry_delay` backoff. `retry_in_ms` 0 is ready
+/// again at once.
+///
+/// # Safety
+/// As `claimdag_release`.
+#[no_mangle]
+pub unsafe extern "C" fn claimdag_release_retry_in(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    actor: *const c_char,
+    generation: u64,
+    retry_in_ms: u64,
+    out_generation: *mut u64,
+) -> claimdag_code {
+    ffi_boundary("claimdag_release_retry_in", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        let who = unsafe { str_arg(actor, "actor") }?;
+        let out = unsafe { out_arg(out_generation, "out_generation") }?;
+        let req = verbs::Release {
+            node: id.to_string(),
+            actor: Some(who.to_string()),
+            gen: generation,
+            retry_in: Some(Dur::Ms(retry_in_ms)),
         };
         out.write(run(store, &req)?.generation);
         Ok(())

@@ -5,11 +5,12 @@ use crate::error::invalid;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDelta, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
+    PyBool, PyByteArray, PyBytes, PyDateTime, PyDelta, PyDict, PyFloat, PyInt, PyList, PyString,
+    PyTuple,
 };
 use serde_json::{Map, Number, Value};
 
-/// A duration argument (`ttl`, `lease`, `default_ttl`) in whole milliseconds: seconds as an
+/// A duration argument (`ttl`, `lease`, `default_ttl`, `wait`, `retry_in`) in whole milliseconds: seconds as an
 /// int or float, or a `datetime.timedelta`. Fractions of a millisecond round to the nearest
 /// one. Negative, NaN or too long is `invalid_input`; any other type is a `TypeError`.
 pub fn millis(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<u64> {
@@ -188,6 +189,50 @@ pub fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     Err(PyTypeError::new_err(format!(
         "plan values must be dict, list, tuple, str, int, float, bool or None, got {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// A `not_before` argument as the verb layer takes it (RFC 3339, or `+DUR` from now): a
+/// str is passed as written (the core refuses a bad one, naming it); an aware `datetime`
+/// becomes RFC 3339 in UTC, rounded up to the millisecond. A naive `datetime` is refused: which clock
+/// it means is a guess (`InvalidInput`). Any other type is a `TypeError`.
+pub fn not_before(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(None);
+    };
+    let py = obj.py();
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Some(s.to_cow()?.into_owned()));
+    }
+    if obj.is_instance_of::<PyDateTime>() {
+        if obj.call_method0("utcoffset")?.is_none() {
+            return Err(invalid(
+                py,
+                format!(
+                    "not_before must be an aware datetime (give it a tzinfo, such as \
+                     datetime.timezone.utc), got the naive {}",
+                    obj.str()?
+                ),
+            ));
+        }
+        let datetime = py.import("datetime")?;
+        let utc = datetime.getattr("timezone")?.getattr("utc")?;
+        // Rounded up to the millisecond: never granted before the time given.
+        let micros: u32 = obj.getattr("microsecond")?.extract()?;
+        let up = (1000 - micros % 1000) % 1000;
+        let step = datetime.getattr("timedelta")?.call1((0, 0, up))?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("timespec", "milliseconds")?;
+        let text = obj
+            .call_method1("__add__", (step,))?
+            .call_method1("astimezone", (utc,))?
+            .call_method("isoformat", (), Some(&kwargs))?;
+        return Ok(Some(text.extract()?));
+    }
+    Err(PyTypeError::new_err(format!(
+        "not_before must be an aware datetime.datetime, or a str (RFC 3339, or +DUR from now \
+         such as \"+90s\"), got {}",
         obj.get_type().name()?
     )))
 }

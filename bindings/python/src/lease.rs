@@ -11,7 +11,7 @@
 //! completed or released it already, or the lease was lost); an exception completes it
 //! `failed`, or releases it for another attempt with `on_error="release"`, and propagates.
 
-use crate::error::{detach, invalid, to_py_err};
+use crate::error::{detach, detach_waiting, invalid, to_py_err};
 use crate::types::Node;
 use claimdag::verbs::{self, parse_finish_status, Ctx, Dur, Verb};
 use pyo3::prelude::*;
@@ -57,20 +57,23 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// Claims through `request` (`claim_next`) and holds the claim; `None` when nothing is
-    /// ready.
+    /// Claims through `request` (`claim_next`), waiting up to `wait_ms` for a node to
+    /// become ready, and holds the claim; `None` when nothing is ready by then.
+    #[allow(clippy::too_many_arguments)]
     pub fn next(
         py: Python<'_>,
         store: &claimdag::Store,
         workspace: &str,
-        request: verbs::ClaimNext,
+        mut request: verbs::ClaimNext,
         ttl_ms: u64,
+        wait_ms: u64,
         on_error: OnError,
         on_lost: Option<Py<PyAny>>,
     ) -> PyResult<Option<Lease>> {
-        let got = detach(py, || {
+        let got = detach_waiting(py, wait_ms, |piece| {
             let cx = Ctx::new(store, workspace)?;
             let who = cx.actor(request.assignee.as_deref(), "assignee")?;
+            request.wait = Some(Dur::Ms(piece)).filter(|_| piece > 0);
             let Some(c) = request.run(&cx)?.0 else {
                 return Ok(None);
             };
@@ -124,8 +127,15 @@ impl Lease {
         }
     }
 
-    /// Finishes with `status` (or releases, for `None`) unless finished already.
-    fn finish(&self, py: Python<'_>, status: Option<&str>, note: Option<String>) -> PyResult<()> {
+    /// Finishes with `status` (or releases, for `None`, not granted again for `retry_in_ms`
+    /// when given) unless finished already.
+    fn finish(
+        &self,
+        py: Python<'_>,
+        status: Option<&str>,
+        note: Option<String>,
+        retry_in_ms: Option<u64>,
+    ) -> PyResult<()> {
         let status = status
             .map(parse_finish_status)
             .transpose()
@@ -140,7 +150,10 @@ impl Lease {
         detach(py, move || {
             let done = match status {
                 Some(st) => lease.complete(st, note.as_deref()),
-                None => lease.release().map(|_| ()),
+                None => match retry_in_ms {
+                    Some(ms) => lease.release_retry_in(ms).map(|_| ()),
+                    None => lease.release().map(|_| ()),
+                },
             };
             // Refused because the claim is gone (a stale generation...): the lease is lost,
             // even if its renewal had not noticed yet.
@@ -190,12 +203,16 @@ impl Lease {
     /// generation. A lost lease is refused (`StaleGeneration`) and changes nothing.
     #[pyo3(signature = (status="done", note=None))]
     fn complete(&self, py: Python<'_>, status: &str, note: Option<String>) -> PyResult<()> {
-        self.finish(py, Some(status), note)
+        self.finish(py, Some(status), note, None)
     }
 
-    /// Hands the claim back at the granted generation, for another attempt.
-    fn release(&self, py: Python<'_>) -> PyResult<()> {
-        self.finish(py, None, None)
+    /// Hands the claim back at the granted generation, for another attempt. `retry_in`
+    /// (seconds or a timedelta): not granted again for that long (the node displays
+    /// `scheduled`), in place of the store's `retry_delay` backoff.
+    #[pyo3(signature = (retry_in=None))]
+    fn release(&self, py: Python<'_>, retry_in: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let retry_in_ms = crate::convert::opt_millis("retry_in", retry_in)?;
+        self.finish(py, None, None, retry_in_ms)
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -229,9 +246,9 @@ impl Lease {
             return Ok(false);
         }
         let outcome = match (exc_type.is_some(), self.on_error) {
-            (false, _) => self.finish(py, Some("done"), None),
-            (true, OnError::Failed) => self.finish(py, Some("failed"), None),
-            (true, OnError::Release) => self.finish(py, None, None),
+            (false, _) => self.finish(py, Some("done"), None, None),
+            (true, OnError::Failed) => self.finish(py, Some("failed"), None, None),
+            (true, OnError::Release) => self.finish(py, None, None, None),
         };
         match outcome {
             // The block's own exception wins over a failure to finish.

@@ -8,6 +8,7 @@
 //! - `convert`: durations, integers and plans in.
 //! - `json`: JSON values out.
 //! - `lease`: `Lease`, a claim that renews itself, for `with` and `async with`.
+//! - `watch`: `Watch`, the history as it is written (`Store.watch`).
 //!
 //! The exception classes themselves live in `claimdag/exceptions.py`, built from `CODES`:
 //! the core's table of error codes.
@@ -18,6 +19,7 @@ mod json;
 mod lease;
 mod store;
 mod types;
+mod watch;
 
 use pyo3::prelude::*;
 use std::ffi::OsString;
@@ -73,6 +75,7 @@ fn _claimdag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Settings>()?;
     m.add_class::<lease::Lease>()?;
     m.add_class::<lease::LeaseNext>()?;
+    m.add_class::<watch::Watch>()?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(actor, m)?)?;
     Ok(())

@@ -3,11 +3,14 @@
 //! released ([`detach`]). Node arguments take a full id or a unique prefix of at least 8 hex
 //! characters ([`claimdag::Store::resolve`]).
 
-use crate::convert::{int, millis, opt_int, opt_millis, plan_bytes, py_to_json};
-use crate::error::{detach, to_py_err};
+use crate::convert::{
+    int, millis, not_before as not_before_arg, opt_int, opt_millis, plan_bytes, py_to_json,
+};
+use crate::error::{detach, detach_waiting, invalid, to_py_err};
 use crate::json::json_to_py;
 use crate::lease::{claim_next_request, Lease, LeaseNext, OnError};
 use crate::types::{Event, Node, Pick, Report, Settings};
+use crate::watch::Watch;
 use claimdag::verbs::{self, Ctx, Dur, Verb};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -104,10 +107,12 @@ impl Store {
 
     /// Creates a node, or merges fields into the node with the same identity (workspace,
     /// kind, parent, summary); returns its 32-hex id. A field left at None keeps its value on
-    /// an existing node and its default on a new one.
+    /// an existing node and its default on a new one. `not_before`: not granted before
+    /// this time (an aware `datetime`, or a str: RFC 3339, or `"+90s"` from now); until
+    /// then the node displays `scheduled`. A naive datetime is refused (InvalidInput).
     #[pyo3(signature = (summary, kind="task", parent=None, role=None, priority=None,
                         estimate=None, labels=None, resources=None, r#ref=None,
-                        max_attempts=None, workspace=None))]
+                        max_attempts=None, workspace=None, not_before=None))]
     #[allow(clippy::too_many_arguments)]
     fn upsert(
         &self,
@@ -123,6 +128,7 @@ impl Store {
         r#ref: Option<String>,
         max_attempts: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
+        not_before: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let req = verbs::Upsert {
             summary,
@@ -135,7 +141,7 @@ impl Store {
             resources,
             ref_: r#ref,
             max_attempts: opt_int("max_attempts", max_attempts, 1)?,
-            not_before: None,
+            not_before: not_before_arg(not_before)?,
             workspace,
         };
         Ok(self.run(py, req)?.id.hex())
@@ -201,19 +207,23 @@ impl Store {
         self.run(py, req).map(|_| ())
     }
 
-    /// Hands `actor`'s claim at `gen` back; returns the node's new generation.
+    /// Hands `actor`'s claim at `gen` back; returns the node's new generation. `retry_in`
+    /// (seconds or a timedelta): the node is not granted again for that long (it displays
+    /// `scheduled`), in place of the store's `retry_delay` backoff.
+    #[pyo3(signature = (node, actor, gen, retry_in=None))]
     fn release(
         &self,
         py: Python<'_>,
         node: String,
         actor: String,
         gen: &Bound<'_, PyAny>,
+        retry_in: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let req = verbs::Release {
             node,
             actor: Some(actor),
             gen: int("gen", gen, 0)?,
-            retry_in: None,
+            retry_in: dur(opt_millis("retry_in", retry_in)?),
         };
         Ok(self.run(py, req)?.generation)
     }
@@ -335,8 +345,13 @@ impl Store {
     }
 
     /// Picks the next ready node and claims it for `assignee` in one locked step; returns
-    /// `(id, generation)`, or None when nothing is ready.
-    #[pyo3(signature = (assignee, role=None, ttl=None, workspace=None, resume=false))]
+    /// `(id, generation)`, or None when nothing is ready. `wait` (seconds or a timedelta):
+    /// when nothing is ready, wait up to that long for a node to become ready (a write of
+    /// any process, a claim running out, a `not_before` passing) and claim it; None when
+    /// the wait ran out. The GIL is released while waiting, and Ctrl-C interrupts it.
+    #[pyo3(signature = (assignee, role=None, ttl=None, workspace=None, resume=false,
+                        wait=None))]
+    #[allow(clippy::too_many_arguments)]
     fn claim_next(
         &self,
         py: Python<'_>,
@@ -345,8 +360,9 @@ impl Store {
         ttl: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
         resume: bool,
+        wait: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<(String, u64)>> {
-        let req = verbs::ClaimNext {
+        let mut req = verbs::ClaimNext {
             assignee: Some(assignee),
             role,
             ttl: dur(opt_millis("ttl", ttl)?),
@@ -354,8 +370,34 @@ impl Store {
             wait: None,
             workspace,
         };
-        let got = self.run(py, req)?.0;
+        let wait_ms = opt_millis("wait", wait)?.unwrap_or(0);
+        let (core, ws) = (&self.core, &self.workspace);
+        let got = detach_waiting(py, wait_ms, move |piece| {
+            req.wait = dur(Some(piece).filter(|p| *p > 0));
+            Ok(req.run(&Ctx::new(core, ws)?)?.0)
+        })?;
         Ok(got.map(|c| (c.id.hex(), c.generation)))
+    }
+
+    /// Follows the history as it is written, by any process: an iterator of `Event`s (as
+    /// `log` gives them) that blocks, with the GIL released, until the next write is
+    /// committed. `since`: replay the events after that event number first (default: only
+    /// what is written from now on). `timeout` (seconds or a timedelta): the iterator ends
+    /// when nothing is written for that long (default: it never ends by itself).
+    #[pyo3(signature = (since=None, timeout=None))]
+    fn watch(
+        &self,
+        py: Python<'_>,
+        since: Option<u64>,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Watch> {
+        let timeout_ms = opt_millis("timeout", timeout)?;
+        let core = self.core.clone();
+        let at = match since {
+            Some(s) => s,
+            None => detach(py, || core.version())?,
+        };
+        Ok(Watch::new(core, at, timeout_ms))
     }
 
     /// The history, oldest first; only `node`'s transitions when given.
@@ -371,23 +413,50 @@ impl Store {
     }
 
     /// The store's settings, after changing those given: `default_ttl` (seconds or a
-    /// timedelta), `max_held` (0: no limit), `max_attempts` (None: no cap). Each change is
-    /// one locked write of that setting alone, so concurrent changes of other settings are
+    /// timedelta), `max_held` (0: no limit), `max_attempts` (None: no cap), `retry_delay`
+    /// (seconds or a timedelta: the first backoff of a handed-back node, doubled with each
+    /// attempt; 0: none) and `retry_delay_max` (the longest backoff). Each change is one
+    /// locked write of that setting alone, so concurrent changes of other settings are
     /// kept.
-    #[pyo3(signature = (*, default_ttl=Given::No, max_held=None, max_attempts=Given::No))]
+    #[pyo3(signature = (*, default_ttl=Given::No, max_held=None, max_attempts=Given::No,
+                        retry_delay=None, retry_delay_max=None))]
     fn config(
         &self,
         py: Python<'_>,
         default_ttl: Given<'_>,
         max_held: Option<&Bound<'_, PyAny>>,
         max_attempts: Given<'_>,
+        retry_delay: Option<&Bound<'_, PyAny>>,
+        retry_delay_max: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Settings> {
-        // Every argument is checked before the first write. `default_ttl` goes first: it is
-        // the only value the core can still refuse (0, or too long for the clock), so a
-        // refused call changes nothing.
+        // Every argument is checked before the first write. `default_ttl` goes first, then
+        // the backoff: the values the core can still refuse (0, or too long for the clock),
+        // so a refused call changes nothing as far as the core's checks allow.
         let mut changes: Vec<(&str, String)> = Vec::new();
         if let Given::Yes(v) = default_ttl {
             changes.push(("default_ttl", format!("{}ms", millis("default_ttl", &v)?)));
+        }
+        let delay = opt_millis("retry_delay", retry_delay)?;
+        let delay_max = opt_millis("retry_delay_max", retry_delay_max)?;
+        if delay.is_some() || delay_max.is_some() {
+            let now = self.run(py, verbs::Config::default())?;
+            let (d, m) = (now.retry_delay_ms, now.retry_delay_max_ms);
+            let (d2, m2) = (delay.unwrap_or(d), delay_max.unwrap_or(m));
+            if m2 < d2 {
+                return Err(invalid(
+                    py,
+                    format!("retry_delay_max ({m2} ms) must not be below retry_delay ({d2} ms)"),
+                ));
+            }
+            // In the order that keeps retry_delay_max >= retry_delay after each write.
+            let mut backoff = vec![
+                delay.map(|v| ("retry_delay", format!("{v}ms"))),
+                delay_max.map(|v| ("retry_delay_max", format!("{v}ms"))),
+            ];
+            if m2 >= d {
+                backoff.reverse();
+            }
+            changes.extend(backoff.into_iter().flatten());
         }
         if let Some(h) = opt_int::<u64>("max_held", max_held, 0)? {
             changes.push(("max_held", h.to_string()));
@@ -520,9 +589,10 @@ impl Store {
     /// `with store.lease_next(me, ttl=60) as lease:` (None when nothing is ready). Leaving
     /// the block completes the node `done`; an exception completes it `failed`, or releases
     /// it with `on_error="release"`. `on_lost(exc)` is called (on the renewal thread) when
-    /// the store refuses a renew: the node is someone else's now.
+    /// the store refuses a renew: the node is someone else's now. `wait`: as `claim_next`'s
+    /// (seconds or a timedelta; the GIL is released while waiting).
     #[pyo3(signature = (assignee, ttl=None, role=None, workspace=None, on_error="failed",
-                        on_lost=None))]
+                        on_lost=None, wait=None))]
     #[allow(clippy::too_many_arguments)]
     fn lease_next(
         &self,
@@ -533,8 +603,10 @@ impl Store {
         workspace: Option<String>,
         on_error: &str,
         on_lost: Option<Py<PyAny>>,
+        wait: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<LeaseNext> {
         let on_error = OnError::parse(py, on_error)?;
+        let wait_ms = opt_millis("wait", wait)?.unwrap_or(0);
         let ttl_ms = match opt_millis("ttl", ttl)? {
             Some(ms) => ms,
             None => self.run(py, verbs::Config::default())?.default_ttl_ms,
@@ -546,12 +618,55 @@ impl Store {
             &self.workspace,
             req,
             ttl_ms,
+            wait_ms,
             on_error,
             on_lost,
         )?;
         Ok(LeaseNext {
             lease: lease.map(|l| Py::new(py, l)).transpose()?,
         })
+    }
+
+    /// `claim_next` for asyncio: `await store.aclaim_next(me, wait=60)`. With `wait`, the
+    /// waiting holds no thread of its own: one thread per store follows its writes for every
+    /// waiting task (`claimdag.aio`), and each look runs briefly in a worker thread.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn aclaim_next<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let aio = slf.py().import("claimdag.aio")?;
+        aio.getattr("aclaim_next")?.call1((slf, args, kwargs))
+    }
+
+    /// A `wait` argument in milliseconds, refused as `claim_next` refuses it (for
+    /// `claimdag.aio`).
+    fn _wait_ms(&self, wait: &Bound<'_, PyAny>) -> PyResult<u64> {
+        millis("wait", wait)
+    }
+
+    /// The store's version: the number of the last committed write (for `claimdag.aio`).
+    fn _version(&self, py: Python<'_>) -> PyResult<u64> {
+        let core = &self.core;
+        detach(py, || core.version())
+    }
+
+    /// Waits, with the GIL released, until a write after version `seen` is committed or
+    /// `timeout` seconds (at most half a second) pass; returns the version then.
+    fn _wait_change(&self, py: Python<'_>, seen: u64, timeout: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let ms = millis("timeout", timeout)?.min(500);
+        let core = &self.core;
+        detach(py, || {
+            core.wait_change(seen, std::time::Duration::from_millis(ms))
+        })
+    }
+
+    /// Seconds until the store changes by time alone (a claim running out, a `not_before`
+    /// passing), or None (for `claimdag.aio`).
+    fn _next_change_in(&self, py: Python<'_>) -> PyResult<Option<f64>> {
+        let core = &self.core;
+        Ok(detach(py, || core.next_change_in())?.map(|d| d.as_secs_f64()))
     }
 
     /// `lease_next` for asyncio: `async with store.alease_next(me, ttl=60) as lease:`, with

@@ -138,7 +138,14 @@ impl Node {
     fn archived(&self) -> bool {
         self.0.node.archived
     }
-    /// The derived word: ready, blocked, todo, claimed, expired, done, failed or cancelled.
+    /// Not granted before this time (milliseconds since the Unix epoch), or None. A todo
+    /// node ready but for it displays `scheduled`.
+    #[getter]
+    fn not_before(&self) -> Option<u64> {
+        self.0.node.not_before
+    }
+    /// The derived word: ready, scheduled, blocked, todo, claimed, expired, done, failed or
+    /// cancelled.
     #[getter]
     fn display(&self) -> &'static str {
         self.0.display.as_str()
@@ -376,6 +383,17 @@ impl Settings {
     fn max_attempts(&self) -> Option<u32> {
         self.0.max_attempts
     }
+    /// The first backoff of a handed-back node in milliseconds, doubled with each attempt
+    /// (0: a handed-back node is ready at once).
+    #[getter]
+    fn retry_delay_ms(&self) -> u64 {
+        self.0.retry_delay_ms
+    }
+    /// The longest backoff, in milliseconds.
+    #[getter]
+    fn retry_delay_max_ms(&self) -> u64 {
+        self.0.retry_delay_max_ms
+    }
 
     /// As the CLI's `config --json` gives it.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -385,11 +403,14 @@ impl Settings {
     fn __repr__(&self) -> String {
         let s = &self.0;
         format!(
-            "Settings(default_ttl_ms={}, max_held={}, max_attempts={})",
+            "Settings(default_ttl_ms={}, max_held={}, max_attempts={}, retry_delay_ms={}, \
+             retry_delay_max_ms={})",
             s.default_ttl_ms,
             s.max_held,
             s.max_attempts
-                .map_or_else(|| "None".to_string(), |m| m.to_string())
+                .map_or_else(|| "None".to_string(), |m| m.to_string()),
+            s.retry_delay_ms,
+            s.retry_delay_max_ms
         )
     }
 }

@@ -56,3 +56,30 @@ def housekeeping(store: claimdag.Store) -> None:
     gone: list[claimdag.Node] = store.list(archived=True, terminal=False)
     dot: str = store.graph(format="mermaid", all=True, workspace=None)
     print(moved, status, gone, dot)
+
+
+def time_rules(store: claimdag.Store, me: str) -> None:
+    later = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    a = store.upsert("later", not_before=later)
+    b = store.upsert("soon", not_before="+90s")
+    when: Optional[int] = store.get(a).not_before
+    shown = store.get(b).display
+    if shown == "scheduled":
+        print(when)
+    picked = store.claim_next(me, wait=datetime.timedelta(seconds=1))
+    if picked is not None:
+        gen: int = store.release(picked[0], me, picked[1], retry_in=30)
+        print(gen)
+    with store.lease_next(me, ttl=60, wait=0.5) as lease:
+        if lease is not None:
+            lease.release(retry_in=datetime.timedelta(minutes=5))
+    s: claimdag.Settings = store.config(retry_delay=30, retry_delay_max=3600.0)
+    delays: tuple[int, int] = (s.retry_delay_ms, s.retry_delay_max_ms)
+    for event in store.watch(since=0, timeout=0.1):
+        seq: int = event.seq
+        print(seq, delays)
+
+
+async def time_rules_async(store: claimdag.Store, me: str) -> None:
+    picked: Optional[tuple[str, int]] = await store.aclaim_next(me, wait=1.0)
+    print(picked)

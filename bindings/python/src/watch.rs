@@ -1,0 +1,85 @@
+//! `claimdag.Watch`: the history as it is written, as an iterator (`Store.watch`). Each
+//! step waits with the GIL released (in pieces, so Ctrl-C interrupts it) until a write of
+//! any process is committed, then yields its events one by one.
+
+use crate::error::detach_waiting;
+use crate::types::Event;
+use claimdag::model::HistoryLine;
+use pyo3::prelude::*;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+/// What the iterator has read: the last event number seen, and events read but not yet
+/// yielded.
+struct Position {
+    at: u64,
+    pending: VecDeque<HistoryLine>,
+}
+
+/// An iterator over the store's events as they are committed (`Store.watch`): each `next`
+/// blocks, with the GIL released, until there is an event after the last one yielded. With
+/// a `timeout`, iteration ends when nothing is written for that long.
+#[pyclass(frozen, module = "claimdag._claimdag")]
+pub struct Watch {
+    core: claimdag::Store,
+    timeout_ms: Option<u64>,
+    position: Mutex<Position>,
+}
+
+impl Watch {
+    pub fn new(core: claimdag::Store, at: u64, timeout_ms: Option<u64>) -> Watch {
+        Watch {
+            core,
+            timeout_ms,
+            position: Mutex::new(Position {
+                at,
+                pending: VecDeque::new(),
+            }),
+        }
+    }
+
+    fn pop(&self) -> Option<Event> {
+        let mut p = self.position.lock().ok()?;
+        p.pending.pop_front().map(Event)
+    }
+}
+
+#[pymethods]
+impl Watch {
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Event>> {
+        if let Some(e) = self.pop() {
+            return Ok(Some(e));
+        }
+        let at = self.position.lock().map(|p| p.at).unwrap_or(0);
+        let core = &self.core;
+        let wait_ms = self.timeout_ms.unwrap_or(u64::MAX / 4);
+        let lines = detach_waiting(py, wait_ms, |piece| {
+            // Read before the history: a write after it shows as a new version.
+            let seen = core.version()?;
+            let lines = core.history_since(at, None)?;
+            if !lines.is_empty() {
+                return Ok(Some(lines));
+            }
+            core.wait_change(seen.max(at), std::time::Duration::from_millis(piece))?;
+            let lines = core.history_since(at, None)?;
+            Ok(Some(lines).filter(|l| !l.is_empty()))
+        })?;
+        let Some(lines) = lines else {
+            return Ok(None);
+        };
+        if let Ok(mut p) = self.position.lock() {
+            p.at = lines.iter().map(|l| l.seq).max().unwrap_or(at).max(p.at);
+            p.pending.extend(lines);
+        }
+        Ok(self.pop())
+    }
+
+    fn __repr__(&self) -> String {
+        let at = self.position.lock().map(|p| p.at).unwrap_or(0);
+        format!("Watch(after={at})")
+    }
+}
