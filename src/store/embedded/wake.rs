@@ -20,8 +20,8 @@ pub fn wait(
     changed: &mut dyn FnMut() -> crate::Result<bool>,
 ) -> crate::Result<bool> {
     #[cfg(target_os = "linux")]
-    if let Some(w) = linux::Watch::new(dir) {
-        return w.wait(until, changed);
+    if let Some(r) = linux::wait(dir, until, changed) {
+        return r;
     }
     let _ = dir;
     poll_loop(until, changed)
@@ -45,10 +45,40 @@ fn poll_loop(
 
 #[cfg(target_os = "linux")]
 mod linux {
+    use std::cell::RefCell;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::time::Instant;
+
+    thread_local! {
+        /// The thread's watch, kept from one wait to the next: closing an inotify instance
+        /// waits for the kernel to retire it (milliseconds), which would sit between a
+        /// wake-up and the claim it is for. It is closed when the thread ends, or when the
+        /// thread waits on another directory.
+        static WATCH: RefCell<Option<(PathBuf, Watch)>> = const { RefCell::new(None) };
+    }
+
+    /// Waits with the thread's watch on `dir` (made on first use); `None` when inotify
+    /// cannot be had (the caller falls back).
+    pub fn wait(
+        dir: &Path,
+        until: Instant,
+        changed: &mut dyn FnMut() -> crate::Result<bool>,
+    ) -> Option<crate::Result<bool>> {
+        WATCH.with(|cell| {
+            let mut slot = cell.try_borrow_mut().ok()?;
+            if slot.as_ref().is_none_or(|(d, _)| d != dir) {
+                *slot = None;
+                *slot = Some((dir.to_path_buf(), Watch::new(dir)?));
+            }
+            let (_, w) = slot.as_ref()?;
+            // Events queued since the last wait (this thread's own writes, say) are old
+            // news: the look below is made after them.
+            w.drain();
+            Some(w.wait(until, changed))
+        })
+    }
 
     /// One inotify instance watching one directory.
     pub struct Watch {
