@@ -201,6 +201,10 @@ log "PostgreSQL: ours against a plain SKIP LOCKED queue and the embedded store"
 $CARGO bench --bench postgres -- "${quick[@]}" >"$OUT/postgres.md" 2>"$OUT/postgres.log" ||
     echo "(the PostgreSQL bench failed: see $OUT/postgres.log)" >"$OUT/postgres.md"
 
+log "waiting for work: --wait against a 10 ms polling loop, both backends"
+$CARGO bench --bench wait -- "${quick[@]}" >"$OUT/wait.md" 2>"$OUT/wait.log" ||
+    echo "(the waiting bench failed: see $OUT/wait.log)" >"$OUT/wait.md"
+
 log "the pane: open, redraw and follow a write at 1k, 10k (and 100k) nodes"
 $CARGO bench --bench pane -- "${quick[@]}" >"$OUT/pane.md" 2>"$OUT/pane.log" ||
     echo "(the pane bench failed: see $OUT/pane.log)" >"$OUT/pane.md"
@@ -215,6 +219,10 @@ echo
 echo "PostgreSQL, claim + complete cycles per second (one connection a worker):"
 echo
 cat "$OUT/postgres.md"
+echo
+echo "Waiting for work (claim-next --wait against a polling loop), workers in other processes:"
+echo
+cat "$OUT/wait.md"
 echo
 echo "The pane (claimdag pane), medians:"
 echo
