@@ -174,6 +174,7 @@ mod tests {
         assert_eq!(parse_time("2026-12-03t07:05:00z", 0).unwrap(), t);
         assert_eq!(parse_time("+90s", 1000).unwrap(), 91_000);
         assert_eq!(format_time(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_time(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(parse_time("2024-02-29T00:00:00Z", 0).unwrap() / 1000, 1_709_164_800);
     }
 

@@ -85,6 +85,9 @@ inner! {
 #[doc(hidden)]
 pub mod cli;
 
+/// A time in milliseconds since the Unix epoch as RFC 3339 in UTC with milliseconds
+/// (`2026-12-03T07:05:00.000Z`): how every front door prints and reads times.
+pub use duration::format_time;
 pub use error::{Code, Error, Result};
 pub use graph::Format;
 pub use id::{Actor, Id};

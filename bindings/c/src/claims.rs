@@ -311,21 +311,18 @@ pub unsafe extern "C" fn claimdag_release(
     generation: u64,
     out_generation: *mut u64,
 ) -> claimdag_code {
-    ffi_boundary("claimdag_release", || {
-        // SAFETY: forwarded from this function's contract.
-        let store = unsafe { store_arg(s) }?;
-        let id = unsafe { str_arg(id, "id") }?;
-        let who = unsafe { str_arg(actor, "actor") }?;
-        let out = unsafe { out_arg(out_generation, "out_generation") }?;
-        let req = verbs::Release {
-            node: id.to_string(),
-            actor: Some(who.to_string()),
-            gen: generation,
-            retry_in: None,
-        };
-        out.write(run(store, &req)?.generation);
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        release_as(
+            s,
+            id,
+            actor,
+            generation,
+            None,
+            out_generation,
+            "claimdag_release",
+        )
+    }
 }
 
 /// `claimdag_release` with a retry time: the node is not granted again for `retry_in_ms`
@@ -344,21 +341,18 @@ pub unsafe extern "C" fn claimdag_release_retry_in(
     retry_in_ms: u64,
     out_generation: *mut u64,
 ) -> claimdag_code {
-    ffi_boundary("claimdag_release_retry_in", || {
-        // SAFETY: forwarded from this function's contract.
-        let store = unsafe { store_arg(s) }?;
-        let id = unsafe { str_arg(id, "id") }?;
-        let who = unsafe { str_arg(actor, "actor") }?;
-        let out = unsafe { out_arg(out_generation, "out_generation") }?;
-        let req = verbs::Release {
-            node: id.to_string(),
-            actor: Some(who.to_string()),
-            gen: generation,
-            retry_in: Some(Dur::Ms(retry_in_ms)),
-        };
-        out.write(run(store, &req)?.generation);
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        release_as(
+            s,
+            id,
+            actor,
+            generation,
+            Some(Dur::Ms(retry_in_ms)),
+            out_generation,
+            "claimdag_release_retry_in",
+        )
+    }
 }
 
 /// Hands back every expired claim in the default workspace, and with a lease every claim
@@ -526,6 +520,36 @@ pub unsafe extern "C" fn claimdag_reopen(
         let req = verbs::Reopen {
             node: id.to_string(),
             gen: given(generation),
+        };
+        out.write(run(store, &req)?.generation);
+        Ok(())
+    })
+}
+
+/// `claimdag_release` and `claimdag_release_retry_in`.
+///
+/// # Safety
+/// As `claimdag_release`.
+unsafe fn release_as(
+    s: *mut claimdag_store,
+    id: *const c_char,
+    actor: *const c_char,
+    generation: u64,
+    retry_in: Option<Dur>,
+    out_generation: *mut u64,
+    name: &'static str,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the caller's contract.
+        let store = unsafe { store_arg(s) }?;
+        let id = unsafe { str_arg(id, "id") }?;
+        let who = unsafe { str_arg(actor, "actor") }?;
+        let out = unsafe { out_arg(out_generation, "out_generation") }?;
+        let req = verbs::Release {
+            node: id.to_string(),
+            actor: Some(who.to_string()),
+            gen: generation,
+            retry_in,
         };
         out.write(run(store, &req)?.generation);
         Ok(())

@@ -106,20 +106,8 @@ pub unsafe extern "C" fn claimdag_upsert_ex(
     options: *const claimdag_upsert_options,
     out_id: *mut c_char,
 ) -> claimdag_code {
-    ffi_boundary("claimdag_upsert_ex", || {
-        // SAFETY: forwarded from this function's contract.
-        let store = unsafe { store_arg(s) }?;
-        let summary = unsafe { str_arg(summary, "summary") }?;
-        let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
-        // SAFETY: NULL or a readable struct, as the caller promises.
-        let mut req = match unsafe { options.as_ref() } {
-            Some(o) => unsafe { upsert_fields(o) }?,
-            None => verbs::Upsert::default(),
-        };
-        req.summary = summary.to_string();
-        out_id.write(run(store, &req)?.id);
-        Ok(())
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe { upsert_at(s, summary, options, 0, out_id, "claimdag_upsert_ex") }
 }
 
 /// `claimdag_upsert_ex` with a time: the node is not granted before `not_before_ms`
@@ -140,8 +128,33 @@ pub unsafe extern "C" fn claimdag_upsert_not_before(
     not_before_ms: u64,
     out_id: *mut c_char,
 ) -> claimdag_code {
-    ffi_boundary("claimdag_upsert_not_before", || {
-        // SAFETY: forwarded from this function's contract.
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        upsert_at(
+            s,
+            summary,
+            options,
+            not_before_ms,
+            out_id,
+            "claimdag_upsert_not_before",
+        )
+    }
+}
+
+/// `claimdag_upsert_ex` and `claimdag_upsert_not_before` (`not_before_ms` 0: not given).
+///
+/// # Safety
+/// As `claimdag_upsert_ex`.
+unsafe fn upsert_at(
+    s: *mut claimdag_store,
+    summary: *const c_char,
+    options: *const claimdag_upsert_options,
+    not_before_ms: u64,
+    out_id: *mut c_char,
+    name: &'static str,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the caller's contract.
         let store = unsafe { store_arg(s) }?;
         let summary = unsafe { str_arg(summary, "summary") }?;
         let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
@@ -151,35 +164,10 @@ pub unsafe extern "C" fn claimdag_upsert_not_before(
             None => verbs::Upsert::default(),
         };
         req.summary = summary.to_string();
-        req.not_before = given(not_before_ms).map(rfc3339);
+        req.not_before = given(not_before_ms).map(claimdag::format_time);
         out_id.write(run(store, &req)?.id);
         Ok(())
     })
-}
-
-/// A time in milliseconds since the epoch as RFC 3339 in UTC (`2026-12-03T07:05:00.000Z`),
-/// the form the verb layer reads.
-fn rfc3339(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
-    let t = secs % 86_400;
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t / 3600,
-        t / 60 % 60,
-        t % 60,
-        ms % 1000
-    )
 }
 
 /// # Safety
@@ -408,17 +396,4 @@ pub unsafe extern "C" fn claimdag_unarchive(
         }
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn rfc3339_writes_the_time_the_core_reads() {
-        assert_eq!(super::rfc3339(1), "1970-01-01T00:00:00.001Z");
-        assert_eq!(
-            super::rfc3339(1_796_281_500_000),
-            "2026-12-03T07:05:00.000Z"
-        );
-        assert_eq!(super::rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
-    }
 }
