@@ -24,12 +24,15 @@ pub fn wait(
         return r;
     }
     let _ = dir;
-    poll_loop(until, changed)
+    look_and_nap(until, changed, &mut |left| std::thread::sleep(left.min(FALLBACK)))
 }
 
-fn poll_loop(
+/// Asks `changed` until it says yes or `until` passes, calling `nap` with the time left
+/// between two looks.
+fn look_and_nap(
     until: Instant,
     changed: &mut dyn FnMut() -> crate::Result<bool>,
+    nap: &mut dyn FnMut(std::time::Duration),
 ) -> crate::Result<bool> {
     loop {
         if changed()? {
@@ -39,7 +42,7 @@ fn poll_loop(
         if left.is_zero() {
             return Ok(false);
         }
-        std::thread::sleep(left.min(FALLBACK));
+        nap(left);
     }
 }
 
@@ -109,14 +112,7 @@ mod linux {
             until: Instant,
             changed: &mut dyn FnMut() -> crate::Result<bool>,
         ) -> crate::Result<bool> {
-            loop {
-                if changed()? {
-                    return Ok(true);
-                }
-                let left = until.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Ok(false);
-                }
+            super::look_and_nap(until, changed, &mut |left| {
                 // Whole milliseconds, rounded up so that a wait never ends early.
                 let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
                 let mut p = libc::pollfd {
@@ -129,7 +125,7 @@ mod linux {
                 if n > 0 {
                     self.drain();
                 }
-            }
+            })
         }
 
         /// Reads every queued event (their content does not matter: any of them is a
