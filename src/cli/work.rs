@@ -564,11 +564,7 @@ impl Worker<'_> {
     /// its attempt cap (the node's max_attempts, else the store's): a failure then ends it
     /// `failed` instead of handing it back to nobody.
     fn last_attempt(&self, id: Id) -> Option<(u32, u32)> {
-        let node = self.store.get(id).ok()?.node;
-        let cap = node
-            .max_attempts
-            .or(self.store.settings().ok()?.max_attempts)?;
-        (node.attempts >= cap).then_some((node.attempts, cap))
+        self.store.out_of_attempts(id).ok().flatten()
     }
 
     /// Hands `lease`'s claim back: `outcome`, or `Lost` (and said why) when refused.

@@ -88,11 +88,11 @@ pub enum Request {
         gen: Option<u64>,
     },
     Configure(Settings),
-    /// Changes one setting from its text form (`config KEY VALUE`), read and written in
-    /// one step so concurrent changes of other settings are not lost.
-    SetSetting {
-        key: String,
-        value: String,
+    /// Changes settings from their text form (`config KEY VALUE`), in order, read and
+    /// written in one step so concurrent changes of other settings are not lost; the
+    /// settings are checked once, as they are after every change.
+    SetSettings {
+        changes: Vec<(String, String)>,
     },
     /// Creates or merges every node of a plan, with its links, as one write.
     Import {
@@ -249,12 +249,7 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
         } => tx.complete(*node, *status, *gen, *actor, *held, note.as_deref())?,
         Request::Reopen { node, gen } => tx.reopen(*node, *gen)?,
         Request::Configure(s) => tx.configure(s)?,
-        Request::SetSetting { key, value } => {
-            let mut s = tx.settings().clone();
-            s.set(key, value)?;
-            tx.configure(&s)?;
-            Output::Settings(s)
-        }
+        Request::SetSettings { changes } => tx.set_settings(changes)?,
         Request::Import { workspace, plan } => tx.import(workspace, plan)?,
         Request::Archive {
             workspace,
@@ -510,6 +505,16 @@ impl<'a> Tx<'a> {
             self.hand_back(n, "expire", None);
         }
     }
+    /// Applies settings in their text form, in order, and checks the result once.
+    fn set_settings(&mut self, changes: &[(String, String)]) -> Result<Output> {
+        let mut s = self.settings().clone();
+        for (key, value) in changes {
+            s.set(key, value)?;
+        }
+        self.configure(&s)?;
+        Ok(Output::Settings(s))
+    }
+
     fn configure(&mut self, s: &Settings) -> Result<Output> {
         if s.default_ttl_ms == 0 {
             return Err(Error::invalid("default_ttl must be longer than 0"));

@@ -48,6 +48,14 @@ pub fn attempt_cap(settings: &Settings, node: &Node) -> Option<u32> {
     node.max_attempts.or(settings.max_attempts)
 }
 
+/// `(attempts, cap)` when `node` has used every attempt its cap allows: it is not granted
+/// again.
+pub fn out_of_attempts(settings: &Settings, node: &Node) -> Option<(u32, u32)> {
+    attempt_cap(settings, node)
+        .filter(|cap| node.attempts >= *cap)
+        .map(|cap| (node.attempts, cap))
+}
+
 /// Readiness of a `todo` node, given how to look up a prerequisite's status.
 pub fn readiness(
     status_of: &dyn Fn(&Id) -> Option<Status>,
@@ -70,13 +78,11 @@ pub fn readiness(
     if !waiting.is_empty() {
         return Readiness::Waiting(waiting);
     }
-    if let Some(cap) = attempt_cap(settings, node) {
-        if node.attempts >= cap {
-            return Readiness::OutOfAttempts {
-                attempts: node.attempts,
-                max_attempts: cap,
-            };
-        }
+    if let Some((attempts, max_attempts)) = out_of_attempts(settings, node) {
+        return Readiness::OutOfAttempts {
+            attempts,
+            max_attempts,
+        };
     }
     Readiness::Ready
 }

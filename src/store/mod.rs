@@ -272,12 +272,7 @@ impl Store {
     /// Hands a claim back; returns the new generation. The node is ready again at once,
     /// or after the store's backoff (`retry_delay`).
     pub fn release(&self, node: Id, actor: Actor, gen: u64) -> Result<u64> {
-        generation(self.execute(&Request::Release {
-            node,
-            actor,
-            gen,
-            retry_in_ms: None,
-        })?)
+        self.release_after(node, actor, gen, None)
     }
 
     /// As [`Store::release`], but the node is not granted again for `retry_in_ms` (instead
@@ -290,11 +285,21 @@ impl Store {
         gen: u64,
         retry_in_ms: u64,
     ) -> Result<u64> {
+        self.release_after(node, actor, gen, Some(retry_in_ms))
+    }
+
+    fn release_after(
+        &self,
+        node: Id,
+        actor: Actor,
+        gen: u64,
+        retry_in_ms: Option<u64>,
+    ) -> Result<u64> {
         generation(self.execute(&Request::Release {
             node,
             actor,
             gen,
-            retry_in_ms: Some(retry_in_ms),
+            retry_in_ms,
         })?)
     }
 
@@ -366,10 +371,17 @@ impl Store {
     /// Changes one setting from its text form (`config KEY VALUE`) atomically; returns the
     /// settings after the change.
     pub fn set_setting(&self, key: &str, value: &str) -> Result<Settings> {
-        match self.execute(&Request::SetSetting {
-            key: key.to_string(),
-            value: value.to_string(),
-        })? {
+        self.set_settings(&[(key, value)])
+    }
+
+    /// Changes several settings from their text forms in one write: all of them, checked
+    /// together, or none. Returns the settings after the change.
+    pub fn set_settings(&self, changes: &[(&str, &str)]) -> Result<Settings> {
+        let changes = changes
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        match self.execute(&Request::SetSettings { changes })? {
             Output::Settings(s) => Ok(s),
             o => Err(unexpected(o)),
         }
@@ -470,6 +482,13 @@ impl Store {
     pub fn pending(&self, workspace: &str, role: Option<&str>) -> Result<Vec<Id>> {
         query::check_pick_args(workspace, role)?;
         self.query(Need::default(), |v| query::pending(v, workspace, role))
+    }
+
+    /// `(attempts, cap)` when node `id` has used every attempt its cap (its own, else the
+    /// store's) allows, so that it is not granted again; `None` otherwise (or when it is
+    /// not live). Read in one consistent reading.
+    pub fn out_of_attempts(&self, id: Id) -> Result<Option<(u32, u32)>> {
+        self.query(Need::default(), |v| query::out_of_attempts(v, &id))
     }
 
     /// The longest chain of unfinished nodes in `workspace` by estimate (the one `graph`

@@ -112,6 +112,11 @@ pub(super) fn next(v: &Reading<'_>, workspace: &str, role: Option<&str>) -> Opti
 }
 
 /// The live claims whose ending may still make work ready for `role` ([`schedule::pending`]).
+/// `(attempts, cap)` when the live node `id` has used every attempt its cap allows.
+pub(super) fn out_of_attempts(v: &Reading<'_>, id: &Id) -> Option<(u32, u32)> {
+    schedule::ready::out_of_attempts(&v.state.settings, v.state.get(id)?)
+}
+
 pub(super) fn pending(v: &Reading<'_>, workspace: &str, role: Option<&str>) -> Vec<Id> {
     schedule::pending(
         &rules::read_at(v.state, v.now),

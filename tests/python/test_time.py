@@ -208,6 +208,8 @@ def test_bad_time_arguments_are_refused_and_change_nothing(
         store.config(retry_delay=7200)  # above the default retry_delay_max of 1h
     with pytest.raises(claimdag.InvalidInput, match="retry_delay"):
         store.config(retry_delay=-1)
+    with pytest.raises(claimdag.InvalidInput, match="retry_delay"):
+        store.config(default_ttl=60, retry_delay=7200)  # one write: the ttl is not changed
     assert files(store_dir) == before
     node = store.get(nid)
     assert (node.status, node.holder, node.generation) == ("claimed", ME, gen)

@@ -6,7 +6,7 @@
 use crate::convert::{
     int, millis, not_before as not_before_arg, opt_int, opt_millis, plan_bytes, py_to_json,
 };
-use crate::error::{detach, detach_waiting, invalid, to_py_err};
+use crate::error::{detach, detach_waiting, to_py_err};
 use crate::json::json_to_py;
 use crate::lease::{claim_next_request, Lease, LeaseNext, OnError};
 use crate::types::{Event, Node, Pick, Report, Settings};
@@ -429,34 +429,17 @@ impl Store {
         retry_delay: Option<&Bound<'_, PyAny>>,
         retry_delay_max: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Settings> {
-        // Every argument is checked before the first write. `default_ttl` goes first, then
-        // the backoff: the values the core can still refuse (0, or too long for the clock),
-        // so a refused call changes nothing as far as the core's checks allow.
+        // Every argument is converted first; then every change is one write, checked by
+        // the core as a whole, so a refused call changes nothing.
         let mut changes: Vec<(&str, String)> = Vec::new();
         if let Given::Yes(v) = default_ttl {
             changes.push(("default_ttl", format!("{}ms", millis("default_ttl", &v)?)));
         }
-        let delay = opt_millis("retry_delay", retry_delay)?;
-        let delay_max = opt_millis("retry_delay_max", retry_delay_max)?;
-        if delay.is_some() || delay_max.is_some() {
-            let now = self.run(py, verbs::Config::default())?;
-            let (d, m) = (now.retry_delay_ms, now.retry_delay_max_ms);
-            let (d2, m2) = (delay.unwrap_or(d), delay_max.unwrap_or(m));
-            if m2 < d2 {
-                return Err(invalid(
-                    py,
-                    format!("retry_delay_max ({m2} ms) must not be below retry_delay ({d2} ms)"),
-                ));
-            }
-            // In the order that keeps retry_delay_max >= retry_delay after each write.
-            let mut backoff = vec![
-                delay.map(|v| ("retry_delay", format!("{v}ms"))),
-                delay_max.map(|v| ("retry_delay_max", format!("{v}ms"))),
-            ];
-            if m2 >= d {
-                backoff.reverse();
-            }
-            changes.extend(backoff.into_iter().flatten());
+        if let Some(v) = opt_millis("retry_delay", retry_delay)? {
+            changes.push(("retry_delay", format!("{v}ms")));
+        }
+        if let Some(v) = opt_millis("retry_delay_max", retry_delay_max)? {
+            changes.push(("retry_delay_max", format!("{v}ms")));
         }
         if let Some(h) = opt_int::<u64>("max_held", max_held, 0)? {
             changes.push(("max_held", h.to_string()));
@@ -468,20 +451,14 @@ impl Store {
                 cap.map_or_else(|| "none".to_string(), |c| c.to_string()),
             ));
         }
-        let (core, ws) = (&self.core, &self.workspace);
+        let core = &self.core;
         detach(py, move || {
-            let cx = Ctx::new(core, ws)?;
-            let mut reply = verbs::Config::default().run(&cx)?;
-            for (key, value) in changes {
-                let req = verbs::Config {
-                    key: Some(key.to_string()),
-                    value: Some(value),
-                };
-                reply = req.run(&cx)?;
-            }
-            // Every setting, whichever changed last.
-            reply.key = None;
-            Ok(reply)
+            let pairs: Vec<(&str, &str)> = changes.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let settings = match pairs.is_empty() {
+                true => core.settings()?,
+                false => core.set_settings(&pairs)?,
+            };
+            Ok(verbs::SettingsReply::of(&settings, None))
         })
         .map(Settings)
     }
