@@ -7,6 +7,7 @@
 use super::{Need, Store};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
+use crate::model::HistoryLine;
 use crate::rules;
 use std::time::{Duration, Instant};
 
@@ -68,10 +69,10 @@ impl Store {
         mut attempt: impl FnMut() -> Result<Option<T>>,
     ) -> Result<Option<T>> {
         let end = deadline(wait)?;
+        // Read before each attempt (first here, then by the wait's last look): a commit
+        // after it shows as a new version, so the wait returns at once instead of missing it.
+        let mut seen = self.version()?;
         loop {
-            // Read before the attempt: a commit after it shows as a new version, so the
-            // wait below returns at once instead of missing it.
-            let seen = self.version()?;
             if let Some(got) = attempt()? {
                 return Ok(Some(got));
             }
@@ -83,7 +84,7 @@ impl Store {
                 Some(d) => end.min(now + d),
                 None => end,
             };
-            self.backend.wait_change(seen, until)?;
+            seen = self.backend.wait_change(seen, until)?;
         }
     }
 
@@ -112,23 +113,35 @@ impl Store {
         &self,
         since: Option<u64>,
         tick: Duration,
-        mut f: impl FnMut(&[crate::model::HistoryLine]) -> Result<bool>,
+        mut f: impl FnMut(&[HistoryLine]) -> Result<bool>,
     ) -> Result<()> {
         let mut at = match since {
             Some(s) => s,
             None => self.version()?,
         };
         loop {
-            // Read before the history: a write after it shows as a new version.
-            let seen = self.version()?;
-            let lines = self.history_since(at, None)?;
+            let lines = self.history_after(at, tick)?;
             if let Some(last) = lines.last() {
                 at = at.max(last.seq);
             }
             if !f(&lines)? {
                 return Ok(());
             }
-            self.wait_change(seen.max(at), tick)?;
+        }
+    }
+
+    /// The history lines of the writes after `at` (as [`Store::history_since`]), waiting up
+    /// to `wait` for one to be committed when there is none yet; empty when none came.
+    pub fn history_after(&self, at: u64, wait: Duration) -> Result<Vec<HistoryLine>> {
+        let end = deadline(wait)?;
+        loop {
+            // Read before the history: a write after it shows as a new version.
+            let seen = self.version()?;
+            let lines = self.history_since(at, None)?;
+            if !lines.is_empty() || Instant::now() >= end {
+                return Ok(lines);
+            }
+            self.backend.wait_change(seen.max(at), end)?;
         }
     }
 }

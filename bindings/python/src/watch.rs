@@ -58,14 +58,7 @@ impl Watch {
         let core = &self.core;
         let wait_ms = self.timeout_ms.unwrap_or(u64::MAX / 4);
         let lines = detach_waiting(py, wait_ms, |piece| {
-            // Read before the history: a write after it shows as a new version.
-            let seen = core.version()?;
-            let lines = core.history_since(at, None)?;
-            if !lines.is_empty() {
-                return Ok(Some(lines));
-            }
-            core.wait_change(seen.max(at), std::time::Duration::from_millis(piece))?;
-            let lines = core.history_since(at, None)?;
+            let lines = core.history_after(at, std::time::Duration::from_millis(piece))?;
             Ok(Some(lines).filter(|l| !l.is_empty()))
         })?;
         let Some(lines) = lines else {
