@@ -350,9 +350,7 @@ impl Settings {
             )))
         }
     }
-}
 
-impl Settings {
     /// The backoff of a node handed back after `attempts` claims:
     /// `min(retry_delay_max, retry_delay x 2^(attempts-1))`, 0 when `retry_delay` is 0.
     pub fn backoff_ms(&self, attempts: u32) -> u64 {

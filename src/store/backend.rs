@@ -91,19 +91,9 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn version(&self) -> Result<u64>;
 
     /// Waits until the store's version is no longer `seen` (a write of any process or
-    /// host) or `until` passes, and returns the version then. It decides nothing: the
-    /// caller looks again under the lock. This one reads the version every few
-    /// milliseconds; a backend that can be told of a commit waits without that.
-    fn wait_change(&self, seen: u64, until: std::time::Instant) -> Result<u64> {
-        loop {
-            let v = self.version()?;
-            let left = until.saturating_duration_since(std::time::Instant::now());
-            if v != seen || left.is_zero() {
-                return Ok(v);
-            }
-            std::thread::sleep(left.min(std::time::Duration::from_millis(25)));
-        }
-    }
+    /// host) or `until` passes, and returns the version then, read after the wait began.
+    /// It decides nothing: the caller looks again under the lock.
+    fn wait_change(&self, seen: u64, until: std::time::Instant) -> Result<u64>;
 
     /// Reads everything afresh (formats, checksums) and verifies the invariants.
     fn check(&self) -> Result<Report>;

@@ -136,13 +136,13 @@ pub struct Setup {
 /// common clients.
 pub const MAX_WAIT_MS: u64 = 30_000;
 
-/// How often a waiting `claim_next` tells a client that asked for progress (a
-/// `progressToken` in the request's `_meta`) that it is still waiting; the first comes
-/// after [`FIRST_PROGRESS`], so that a call answered at once sends none.
 /// The longest one blocking call of a waiting `claim_next` lasts (see
 /// [`Server::claim_waiting`]).
 const WAIT_SLICE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// How often a waiting `claim_next` tells a client that asked for progress (a
+/// `progressToken` in the request's `_meta`) that it is still waiting; the first comes
+/// after [`FIRST_PROGRESS`], so that a call answered at once sends none.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 const FIRST_PROGRESS: std::time::Duration = std::time::Duration::from_secs(1);
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How often a waiter without inotify looks at the store's version.
-pub const FALLBACK: Duration = Duration::from_millis(25);
+const FALLBACK: Duration = Duration::from_millis(25);
 
 /// Waits until `changed` says yes or `until` passes; returns whether it changed.
 /// `changed` is asked first after the watch is in place, so a commit between the caller's
