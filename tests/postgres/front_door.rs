@@ -234,6 +234,22 @@ fn an_older_schema_is_migrated_by_the_library() {
     let listed = cli(&url, &["list"]).ok().to_string();
     assert!(listed.contains("from v1"), "{listed}");
     assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "5");
+    // Written before the time rules: no not_before, the backoff settings at their defaults.
+    let old = cli(&url, &["--json", "show", &("0".repeat(31) + "1")])
+        .ok()
+        .to_string();
+    let old: serde_json::Value = serde_json::from_str(&old).unwrap();
+    assert_eq!(old["not_before"], serde_json::Value::Null, "{old}");
+    assert_eq!(old["display"], "ready", "{old}");
+    let cfg = cli(&url, &["--json", "config"]).ok().to_string();
+    let cfg: serde_json::Value = serde_json::from_str(&cfg).unwrap();
+    assert_eq!(
+        (
+            cfg["retry_delay_ms"].as_u64(),
+            cfg["retry_delay_max_ms"].as_u64()
+        ),
+        (Some(0), Some(3_600_000))
+    );
     cli(&url, &["upsert", "--summary", "after the migration"]).ok();
     assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
 }

@@ -161,3 +161,43 @@ fn a_waiter_killed_mid_wait_leaves_nothing_behind() {
         );
     }
 }
+
+/// Context switches, voluntary and not, of every thread of process `pid` so far: a process
+/// that looks at the store every few milliseconds switches hundreds of times a second.
+fn switches(pid: u32) -> u64 {
+    let mut n = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("the process's threads") {
+        let status =
+            std::fs::read_to_string(task.unwrap().path().join("status")).unwrap_or_default();
+        for line in status.lines().filter(|l| l.contains("ctxt_switches:")) {
+            n += line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    n
+}
+
+#[test]
+fn a_waiter_sleeps_while_nothing_changes() {
+    for t in both() {
+        t.upsert("held", &[]);
+        t.ok(&["claim-next", "--assignee", "name:w1"]);
+        let mut w = t.spawn(&["claim-next", "--assignee", "name:w2", "--wait", "60s"]);
+        std::thread::sleep(Duration::from_millis(700));
+        let before = switches(w.id());
+        std::thread::sleep(Duration::from_secs(2));
+        let after = switches(w.id());
+        w.kill().expect("kill the waiter");
+        w.wait().expect("reap the waiter");
+        // Looking every 25 ms would be 80 switches and more; a sleeping waiter makes few.
+        assert!(
+            after - before <= 10,
+            "{} switches in 2 s of waiting ({})",
+            after - before,
+            t.dir
+        );
+    }
+}
