@@ -91,8 +91,9 @@ pub use duration::format_time;
 pub use error::{Code, Error, Result};
 pub use graph::Format;
 pub use id::{Actor, Id};
+pub use model::CancelRequest;
 pub use model::{DisplayWord, Node, Settings, Status};
-pub use rules::{Output, Plan, PlanNode, Request, Upsert};
+pub use rules::{Finish, Grant, Output, Plan, PlanNode, Request, Upsert};
 pub use schedule::Pick;
 #[cfg(feature = "internals")]
 #[doc(hidden)]

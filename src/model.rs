@@ -162,6 +162,22 @@ pub struct Node {
     /// renew, release and complete are `stale_generation`, with or without a generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_holder: Option<Actor>,
+    /// The last checkpoint a holder left (`renew --progress`): kept across hand-backs and
+    /// handed to the next holder; cleared by a reopen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// When `progress` was last written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_at: Option<Millis>,
+    /// A request that the holder stop (`cancel` of a claimed node); cleared by a hand-back,
+    /// a completion and a reopen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel_requested: Option<CancelRequest>,
+    /// What the node produced (`complete --output`), as compact JSON text: the dependents
+    /// that claim it after it is `done` receive it as an input. Stored as text so that every
+    /// backend gives back the very bytes written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     pub created_at: Millis,
     pub updated_at: Millis,
     #[serde(default, skip_serializing_if = "is_false")]
@@ -197,6 +213,10 @@ impl Node {
             completed_by: None,
             not_before: None,
             last_holder: None,
+            progress: None,
+            progress_at: None,
+            cancel_requested: None,
+            output: None,
             created_at: now,
             updated_at: now,
             archived: false,
@@ -234,6 +254,22 @@ impl Node {
             .chain(self.soft_deps.iter().map(|d| (*d, true)))
     }
 }
+
+/// A request that the holder of a claim stop: who asked, why, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CancelRequest {
+    /// The actor that asked, when it named itself.
+    #[serde(default)]
+    pub by: Option<Actor>,
+    /// Why, in the asker's words.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// When (ms since the epoch).
+    pub at: Millis,
+}
+
+/// The longest `progress` and `output` (serialised), in bytes.
+pub const MAX_PROGRESS_BYTES: usize = 65536;
 
 /// Default longest backoff of a handed-back node: one hour.
 pub const DEFAULT_RETRY_DELAY_MAX_MS: u64 = 3_600_000;
@@ -390,6 +426,9 @@ pub struct Event {
     /// Extra words: the status reached, the linked node, the setting changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The output a completion stored, as compact JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 /// One transition in the history, with the committed write it came from (`seq`, which
@@ -421,6 +460,9 @@ struct HistoryWire {
     generation: Option<u64>,
     #[serde(default)]
     detail: Option<String>,
+    /// The output a completion stored.
+    #[serde(default)]
+    output: Option<serde_json::Value>,
 }
 
 impl schemars::JsonSchema for HistoryLine {
@@ -445,6 +487,7 @@ impl From<HistoryWire> for HistoryLine {
                 actor: w.actor,
                 generation: w.generation,
                 detail: w.detail,
+                output: w.output.map(|v| v.to_string()),
             },
         }
     }
@@ -471,8 +514,17 @@ impl Serialize for HistoryLine {
         if let Some(d) = &e.detail {
             m.serialize_entry("detail", d)?;
         }
+        if let Some(o) = &e.output {
+            m.serialize_entry("output", &json_value(o))?;
+        }
         m.end()
     }
+}
+
+/// Stored JSON text as a value (it was checked when written; text that does not parse, which
+/// only a hand edit can leave, shows as the string it is).
+pub fn json_value(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()))
 }
 
 /// What stays in the live state of an archived node: enough for a node waiting on it to know
@@ -488,6 +540,9 @@ pub struct ArchivedStub {
     pub generation: u64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub workspace: String,
+    /// The output of a `done` node: its dependents still receive it as an input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
 
 impl ArchivedStub {
@@ -496,6 +551,10 @@ impl ArchivedStub {
             status: node.status,
             generation: node.generation,
             workspace: node.workspace.clone(),
+            output: match node.status {
+                Status::Done => node.output.clone(),
+                _ => None,
+            },
         }
     }
 }

@@ -56,7 +56,19 @@ pub fn problems(state: &State) -> Vec<String> {
                 if n.holder.is_some() {
                     out.push(format!("node {id} is {} but has a holder", n.status));
                 }
+                if n.cancel_requested.is_some() {
+                    out.push(format!(
+                        "node {id} is {} but has a cancel request (only a holder is asked to stop)",
+                        n.status
+                    ));
+                }
             }
+        }
+        if n.output.is_some() && !n.status.is_terminal() {
+            out.push(format!(
+                "node {id} is {} but has an output (only a completion stores one)",
+                n.status
+            ));
         }
         if n.created_at > n.updated_at {
             out.push(format!("node {id} was updated before it was created"));
@@ -152,7 +164,8 @@ pub fn history_problems(
         if let Some(id) = h.event.node {
             seen.insert(id, true);
             match h.event.verb.as_str() {
-                "complete" => {
+                // A `cancel` ends a `todo` node (a `cancel_request` asks a holder to stop).
+                "complete" | "cancel" => {
                     ended.insert(id, true);
                 }
                 "reopen" => {

@@ -2,7 +2,7 @@
 //! and why it is not ready.
 
 use crate::id::{Actor, Id};
-use crate::model::{DisplayWord, Millis, Node, Status};
+use crate::model::{json_value, CancelRequest, DisplayWord, Millis, Node, Status};
 use crate::rules;
 use crate::state::State;
 use serde::{Deserialize, Serialize};
@@ -74,6 +74,10 @@ struct Shape<'a> {
     completed_by: &'a Option<Id>,
     not_before: Option<Millis>,
     last_holder: &'a Option<Id>,
+    progress: &'a Option<String>,
+    progress_at: Option<Millis>,
+    cancel_requested: &'a Option<CancelRequest>,
+    output: Option<Value>,
     created_at: Millis,
     updated_at: Millis,
     archived: bool,
@@ -111,6 +115,10 @@ impl Serialize for NodeView {
             completed_by: &n.completed_by,
             not_before: n.not_before,
             last_holder: &n.last_holder,
+            progress: &n.progress,
+            progress_at: n.progress_at,
+            cancel_requested: &n.cancel_requested,
+            output: n.output.as_deref().map(json_value),
             created_at: n.created_at,
             updated_at: n.updated_at,
             archived: n.archived,
@@ -162,6 +170,18 @@ struct Owned {
     #[serde(default)]
     not_before: Option<Millis>,
     last_holder: Option<Actor>,
+    /// The last checkpoint a holder left (kept across hand-backs; cleared by a reopen).
+    #[serde(default)]
+    progress: Option<String>,
+    /// When `progress` was last written.
+    #[serde(default)]
+    progress_at: Option<Millis>,
+    /// A request that the holder stop: who asked, why, when.
+    #[serde(default)]
+    cancel_requested: Option<CancelRequest>,
+    /// What the node produced (any JSON value), handed to its dependents.
+    #[serde(default)]
+    output: Option<Value>,
     created_at: Millis,
     updated_at: Millis,
     archived: bool,
@@ -197,6 +217,10 @@ impl<'de> Deserialize<'de> for NodeView {
                 completed_by: o.completed_by,
                 not_before: o.not_before,
                 last_holder: o.last_holder,
+                progress: o.progress,
+                progress_at: o.progress_at,
+                cancel_requested: o.cancel_requested,
+                output: o.output.map(|v| v.to_string()),
                 created_at: o.created_at,
                 updated_at: o.updated_at,
                 archived: o.archived,

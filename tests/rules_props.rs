@@ -8,7 +8,7 @@
 //! of the files equals the state the writer holds in memory.
 
 use claimdag::model::{Node, Status};
-use claimdag::rules::{self, Output, Plan, PlanNode, Readiness, Request, Upsert};
+use claimdag::rules::{self, Finish, Output, Plan, PlanNode, Readiness, Request, Upsert};
 use claimdag::state::State;
 use claimdag::store::{embedded::Tuning, Clock};
 use claimdag::{Error, Id, Settings, Store};
@@ -53,6 +53,8 @@ enum Op {
         n: usize,
         a: u8,
         gen: i8,
+        /// Leave a checkpoint with the renewal.
+        progress: bool,
     },
     Release {
         n: usize,
@@ -68,6 +70,17 @@ enum Op {
         a: Option<u8>,
         gen: i8,
         status: u8,
+        output: bool,
+    },
+    /// Several completions in one write: (node, generation offset, status).
+    CompleteMany {
+        items: Vec<(usize, i8, u8)>,
+    },
+    Cancel {
+        n: usize,
+        a: Option<u8>,
+        gen: i8,
+        reason: bool,
     },
     Reopen {
         n: usize,
@@ -106,11 +119,13 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (n.clone(), n.clone()).prop_map(|(p, c)| Op::Unlink { p, c }),
         4 => (n.clone(), a.clone(), gen.clone(), 1u64..3000).prop_map(|(n, a, gen, ttl)| Op::Claim { n, a, gen, ttl }),
         3 => (a.clone(), 1u64..3000, any::<bool>()).prop_map(|(a, ttl, resume)| Op::ClaimNext { a, ttl, resume }),
-        2 => (n.clone(), a.clone(), gen.clone()).prop_map(|(n, a, gen)| Op::Renew { n, a, gen }),
+        2 => (n.clone(), a.clone(), gen.clone(), any::<bool>()).prop_map(|(n, a, gen, progress)| Op::Renew { n, a, gen, progress }),
+        2 => proptest::collection::vec((n.clone(), gen.clone(), 0u8..3), 1..4).prop_map(|items| Op::CompleteMany { items }),
+        2 => (n.clone(), proptest::option::of(a.clone()), gen.clone(), any::<bool>()).prop_map(|(n, a, gen, reason)| Op::Cancel { n, a, gen, reason }),
         2 => (n.clone(), a.clone(), gen.clone(), proptest::option::weighted(0.3, 0u64..5000)).prop_map(|(n, a, gen, retry)| Op::Release { n, a, gen, retry }),
         1 => proptest::option::of(0u64..3000).prop_map(|lease| Op::Reclaim { lease }),
-        4 => (n.clone(), proptest::option::of(a.clone()), gen.clone(), 0u8..3)
-            .prop_map(|(n, a, gen, status)| Op::Complete { n, a, gen, status }),
+        4 => (n.clone(), proptest::option::of(a.clone()), gen.clone(), 0u8..3, any::<bool>())
+            .prop_map(|(n, a, gen, status, output)| Op::Complete { n, a, gen, status, output }),
         1 => n.clone().prop_map(|n| Op::Reopen { n }),
         1 => (0u64..3, prop_oneof![Just(0u64), 1u64..2000], 1u64..5).prop_map(|(max_held, delay, cap)| Op::Config { max_held, delay, cap }),
     ]
@@ -162,11 +177,17 @@ fn request(state: &State, op: &Op, now: u64) -> Request {
             ttl_ms: Some(ttl),
             resume,
         },
-        Op::Renew { n, a, gen } => Request::Renew {
+        Op::Renew {
+            n,
+            a,
+            gen,
+            progress,
+        } => Request::Renew {
             node: node_id(n),
             actor: actor(a),
             gen: (gen != -1).then(|| gen_of(state, node_id(n), gen)),
             ttl_ms: None,
+            progress: progress.then(|| format!("step at {now}")),
         },
         Op::Release { n, a, gen, retry } => Request::Release {
             node: node_id(n),
@@ -178,13 +199,40 @@ fn request(state: &State, op: &Op, now: u64) -> Request {
             workspace: String::new(),
             lease_ms: lease,
         },
-        Op::Complete { n, a, gen, status } => Request::Complete {
+        Op::Complete {
+            n,
+            a,
+            gen,
+            status,
+            output,
+        } => Request::Complete(Finish {
             node: node_id(n),
             status: [Status::Done, Status::Failed, Status::Cancelled][status as usize],
             gen: gen_of(state, node_id(n), gen),
             actor: a.map(actor),
             note: None,
+            output: output.then(|| serde_json::json!({"made": SUMMARIES[n], "at": now})),
             held: false,
+        }),
+        Op::CompleteMany { ref items } => Request::CompleteMany(
+            items
+                .iter()
+                .map(|&(n, gen, status)| Finish {
+                    node: node_id(n),
+                    status: [Status::Done, Status::Failed, Status::Cancelled][status as usize],
+                    gen: gen_of(state, node_id(n), gen),
+                    actor: None,
+                    note: None,
+                    output: Some(serde_json::json!([n, now])),
+                    held: false,
+                })
+                .collect(),
+        ),
+        Op::Cancel { n, a, gen, reason } => Request::Cancel {
+            node: node_id(n),
+            actor: a.map(actor),
+            reason: reason.then(|| "wrong approach".to_string()),
+            gen: (gen != -1).then(|| gen_of(state, node_id(n), gen)),
         },
         Op::Reopen { n } => Request::Reopen {
             node: node_id(n),
@@ -275,8 +323,10 @@ fn check_history(
         *h = stub.generation;
     }
     let grant = match (req, output) {
-        (Request::Claim { node, .. }, Ok(Output::Generation(g))) => Some((*node, *g)),
-        (Request::ClaimNext { .. }, Ok(Output::Claimed(Some((id, g))))) => Some((*id, *g)),
+        (Request::Claim { .. }, Ok(Output::Granted(g))) => Some((g.id, g.generation)),
+        (Request::ClaimNext { .. }, Ok(Output::Claimed(Some(g)))) if !g.resumed => {
+            Some((g.id, g.generation))
+        }
         _ => None,
     };
     if let Some(g) = grant {
@@ -319,12 +369,92 @@ fn check_step(
     a_grant_keeps_to_max_held_and_resources(after, now, granted);
     if result.is_ok() {
         hand_backs_wait_their_backoff(before, archive, req, now);
+        talk_keeps_its_promises(before, archive, after, req, result);
     }
     assert!(
         claimdag::verify::problems(after).is_empty(),
         "{:?}",
         claimdag::verify::problems(after)
     );
+}
+
+/// Checkpoints survive every hand-back and only a reopen (or a newer checkpoint) replaces
+/// them; a cancel request sits only on a claimed node and reaches its holder's renew; a
+/// completion of several ends every one of them; a grant hands over the outputs of exactly
+/// the prerequisites that are done.
+fn talk_keeps_its_promises(
+    before: &State,
+    archive: &HashMap<Id, Node>,
+    after: &State,
+    req: &Request,
+    result: &Result<Output, Error>,
+) {
+    let reopened: HashSet<Id> = match req {
+        Request::Reopen { node, .. } => [*node].into(),
+        _ => HashSet::new(),
+    };
+    for n in after.nodes() {
+        let old = before.get(&n.id).or_else(|| archive.get(&n.id));
+        let Some(old) = old else { continue };
+        match req {
+            Request::Renew {
+                node,
+                progress: Some(p),
+                ..
+            } if *node == n.id => {
+                assert_eq!(n.progress.as_ref(), Some(p), "a checkpoint was not kept");
+            }
+            _ if reopened.contains(&n.id) => {
+                assert_eq!(n.progress, None, "a reopen kept the checkpoint");
+                assert_eq!(n.output, None, "a reopen kept the output");
+            }
+            _ => assert_eq!(
+                n.progress, old.progress,
+                "the checkpoint of {} changed without a renewal or a reopen",
+                n.id
+            ),
+        }
+        if n.cancel_requested.is_some() {
+            assert_eq!(
+                n.status,
+                Status::Claimed,
+                "a cancel request on an unclaimed node"
+            );
+        }
+    }
+    match (req, result) {
+        (Request::Renew { node, .. }, Ok(Output::Renewed(asked))) => {
+            assert_eq!(asked, &after.get(node).unwrap().cancel_requested);
+        }
+        (Request::CompleteMany(all), Ok(_)) => {
+            for f in all {
+                assert_eq!(after.get(&f.node).unwrap().status, f.status);
+            }
+        }
+        (Request::Cancel { node, .. }, Ok(Output::Cancelled { requested, .. })) => {
+            let n = after.get(node).unwrap();
+            match requested {
+                true => assert!(n.cancel_requested.is_some() && n.status == Status::Claimed),
+                false => assert_eq!(n.status, Status::Cancelled),
+            }
+        }
+        (_, Ok(Output::Granted(g) | Output::Claimed(Some(g)))) => {
+            let n = after.get(&g.id).unwrap();
+            let expect: Vec<(Id, Option<String>)> = n
+                .prerequisites()
+                .filter_map(|(d, _)| match after.get(&d) {
+                    Some(p) => (p.status == Status::Done).then(|| (d, p.output.clone())),
+                    None => {
+                        let stub = after.archived().get(&d)?;
+                        (stub.status == Status::Done).then(|| (d, archive[&d].output.clone()))
+                    }
+                })
+                .collect();
+            assert_eq!(g.inputs, expect, "the inputs of a grant");
+            assert_eq!(g.progress, n.progress, "a grant hands over the checkpoint");
+        }
+        _ => {}
+    }
 }
 
 /// A node handed back (released, expired, reclaimed) is not granted again before
@@ -444,11 +574,11 @@ fn generations_move_by_grants_and_hand_backs(
 /// The node a call granted, its actor and generation.
 fn granted(req: &Request, result: &Result<Output, Error>) -> Option<(Id, Id, u64)> {
     match (req, result) {
-        (Request::Claim { node, actor, .. }, Ok(Output::Generation(g))) => {
-            Some((*node, *actor, *g))
+        (Request::Claim { actor, .. }, Ok(Output::Granted(g))) => {
+            Some((g.id, *actor, g.generation))
         }
-        (Request::ClaimNext { actor, .. }, Ok(Output::Claimed(Some((id, g))))) => {
-            Some((*id, *actor, *g))
+        (Request::ClaimNext { actor, .. }, Ok(Output::Claimed(Some(g)))) if !g.resumed => {
+            Some((g.id, *actor, g.generation))
         }
         _ => None,
     }
@@ -484,13 +614,17 @@ fn expired_holders_never_act(
     result: &Result<Output, Error>,
     now: u64,
 ) {
-    if let (Request::Complete { node, gen, .. } | Request::Release { node, gen, .. }, Ok(_)) =
-        (req, result)
-    {
-        if let Some(pre) = before.get(node) {
+    let ended: Vec<(Id, u64)> = match (req, result) {
+        (Request::Complete(f), Ok(_)) => vec![(f.node, f.gen)],
+        (Request::CompleteMany(all), Ok(_)) => all.iter().map(|f| (f.node, f.gen)).collect(),
+        (Request::Release { node, gen, .. }, Ok(_)) => vec![(*node, *gen)],
+        _ => Vec::new(),
+    };
+    for (node, gen) in ended {
+        if let Some(pre) = before.get(&node) {
             // The holder's own generation only works while its lease runs. (A node handed
             // back in this very call may still be cancelled at its new generation.)
-            if pre.status == Status::Claimed && pre.generation == *gen {
+            if pre.status == Status::Claimed && pre.generation == gen {
                 assert!(
                     pre.is_live_claim(now),
                     "a holder whose lease ran out finished or released"

@@ -161,14 +161,15 @@ fn request(state: &State, op: &Op, now: u64) -> Request {
             ttl_ms: Some(1000),
             resume: false,
         },
-        Op::Complete { n, ws, status } => Request::Complete {
+        Op::Complete { n, ws, status } => Request::Complete(claimdag::rules::Finish {
             node: id(n, ws),
             status: [Status::Done, Status::Failed, Status::Cancelled][status as usize],
             gen: gen(id(n, ws)),
             actor: None,
             note: None,
+            output: None,
             held: false,
-        },
+        }),
         Op::Release { n, ws, retry } => Request::Release {
             node: id(n, ws),
             actor: holder(id(n, ws)),
@@ -398,14 +399,15 @@ fn finish_every_other_node(
         read.apply(&e.change);
         whole.apply(&e.change);
         let gen = whole.get(&id).map(|n| n.generation).unwrap_or(0);
-        let done = Request::Complete {
+        let done = Request::Complete(claimdag::rules::Finish {
             node: id,
             status: Status::Done,
             gen,
             actor: None,
             note: None,
+            output: None,
             held: false,
-        };
+        });
         if let Ok(e) = rules::apply(whole, archive, &done, now) {
             read.apply(&e.change);
             whole.apply(&e.change);
@@ -429,14 +431,15 @@ fn cancel_every_other_todo_node(
         .collect();
     for id in ids {
         let gen = whole.get(&id).map(|n| n.generation).unwrap_or(0);
-        let cancel = Request::Complete {
+        let cancel = Request::Complete(claimdag::rules::Finish {
             node: id,
             status: Status::Cancelled,
             gen,
             actor: None,
             note: None,
+            output: None,
             held: false,
-        };
+        });
         if let Ok(e) = rules::apply(whole, archive, &cancel, now) {
             read.apply(&e.change);
             whole.apply(&e.change);

@@ -54,14 +54,15 @@ fn small_state() -> &'static State {
         }
         run(
             &mut s,
-            Request::Complete {
+            Request::Complete(claimdag::rules::Finish {
                 node: ids[2],
                 status: Status::Done,
                 gen: 2,
                 actor: None,
                 note: None,
+                output: None,
                 held: false,
-            },
+            }),
         );
         s
     })

@@ -76,7 +76,7 @@ pub enum Verb {
     Claim(Described<verbs::Claim>),
     /// Keep a live claim alive (its lease restarts now)
     #[command(
-        after_help = "Example:\n  claimdag renew 092dca29 --actor $(printf '%032x' 7) --gen 2"
+        after_help = "Example:\n  claimdag renew 092dca29 --actor $(printf '%032x' 7) --gen 2\n  claimdag renew 092dca29 --actor name:w1 --gen 2 --progress \"3 of 7 files ported\"\n\nWith --progress, the text is kept as the node's checkpoint: if this holder stops,\nthe next one receives it in its claim. When a cancel was requested, renew prints\n\"cancel requested ...\": stop and complete the node cancelled (or finish it)."
     )]
     Renew(Described<verbs::Renew>),
     /// Hand a live claim back; prints the new generation
@@ -91,9 +91,23 @@ pub enum Verb {
     Reclaim(Described<verbs::Reclaim>),
     /// Finish a claimed node at the generation you were granted
     #[command(
-        after_help = "Example:\n  claimdag complete 092dca29 --status done --gen 2 --note \"merged\"\n\nA todo node may be cancelled at its current generation without a claim."
+        after_help = "Example:\n  claimdag complete 092dca29 --status done --gen 2 --note \"merged\"\n  claimdag complete 092dca29 --status done --gen 2 --output '{\"tables\": 12}'\n\nA todo node may be cancelled at its current generation without a claim.\nWith --output, the JSON value is stored and handed to the nodes that depend on\nthis one, as inputs in their claims."
     )]
     Complete(Described<verbs::Complete>),
+    /// Finish several claims in one write: all of them, or none
+    #[command(
+        name = "complete-many",
+        after_help = "Example:\n  claimdag complete-many done.json\n  echo '[{\"node\": \"092dca29\", \"status\": \"done\", \"gen\": 2},\n        {\"node\": \"71368334\", \"status\": \"failed\", \"gen\": 4, \"note\": \"timeout\"}]' |\n    claimdag complete-many -\n\nThe file is a JSON list of completions as complete takes them (node, status,\ngen, and optionally actor, note, output), or {\"completions\": [...]}. One\nrefusal (a stale generation, a node not held) refuses the whole write and\nnothing changes. Prints \"<8 chars>...  <status>\" per node, in order."
+    )]
+    CompleteMany {
+        /// The completions file, or - for standard input
+        file: String,
+    },
+    /// Cancel a node: a todo node now; a claimed one's holder is asked to stop
+    #[command(
+        after_help = "Example:\n  claimdag cancel 092dca29 --reason \"wrong approach: the parser is being replaced\"\n  claimdag cancel 092dca29 --actor name:lead --gen 3\n\nA todo node becomes cancelled. For a claimed node, the holder is asked to stop:\nit learns it at its next renew (claimdag work stops its command and completes\nthe node cancelled). A finished node is refused (terminal). Prints\n\"<8 chars>...  cancelled\" or \"<8 chars>...  cancel requested\"."
+    )]
+    Cancel(Described<verbs::Cancel>),
     /// Put a finished node back to todo; prints the new generation
     #[command(after_help = "Example:\n  claimdag reopen 092dca29 --gen 2")]
     Reopen(Described<verbs::Reopen>),

@@ -122,8 +122,8 @@ fn execute(cli: Cli) -> Result<Ran> {
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
     let answer = match_verb!(&cli.verb, &cx, cli.json;
         printed: [
-            Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Complete, Reopen,
-            Next, Ready, Log, Archive, Unarchive, Graph, Config, Check, Actor, Copy,
+            Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Complete, Cancel,
+            Reopen, Next, Ready, Log, Archive, Unarchive, Graph, Config, Check, Actor, Copy,
         ];
         // docs/reference.md ("Environment"): $CLAIMDAG_ACTOR is claim-next's default actor.
         Verb::ClaimNext(Described(r)) => {
@@ -131,6 +131,11 @@ fn execute(cli: Cli) -> Result<Ran> {
         },
         Verb::DiffCheck(Described(r)) => verbs::run_printed(&env_actor(cx, &r.actor)?, r, cli.json),
         Verb::Watch(Described(a)) => return watch::run(store, a, cli.json).map(Ran::Exited),
+        Verb::CompleteMany { file } => verbs::run_printed(
+            &cx,
+            &verbs::CompleteMany::from_bytes(&read_plan(file)?)?,
+            cli.json,
+        ),
         Verb::Import { file } => verbs::run_printed(
             &cx,
             &verbs::Import::from_bytes(&read_plan(file)?, None)?,
@@ -187,7 +192,7 @@ fn store_text(cli: &Cli, store: &Store) -> OsString {
     }
 }
 
-/// The bytes of a plan file, or of standard input for `-`.
+/// The bytes of a file (a plan, completions), or of standard input for `-`.
 fn read_plan(file: &str) -> Result<Vec<u8>> {
     if file == "-" {
         let mut b = Vec::new();

@@ -50,6 +50,7 @@ impl Tx<'_> {
                 actor: None,
                 generation: Some(n.generation),
                 detail: Some(n.status.to_string()),
+                output: None,
             });
         }
         let count = picked.len();

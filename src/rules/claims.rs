@@ -2,11 +2,11 @@
 //! Generations move here and only here (and in expiry, `Tx::hand_back`).
 
 use super::{check_text, check_ttl, resources_overlap, validate_word, validate_workspace};
-use super::validate::check_delay;
-use super::{Output, Readiness, Tx};
+use super::validate::{check_delay, output_text};
+use super::{Finish, Output, Readiness, Tx};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
-use crate::model::{Node, Status};
+use crate::model::{Node, Status, MAX_PROGRESS_BYTES};
 use crate::schedule;
 
 impl Tx<'_> {
@@ -108,9 +108,10 @@ impl Tx<'_> {
             let held = self
                 .claimed()
                 .filter(|c| c.workspace == workspace && c.holder == Some(actor))
-                .min_by_key(|c| (c.claimed_at, c.id));
-            if let Some(c) = held {
-                return Ok(Output::Resumed(c.id, c.generation));
+                .min_by_key(|c| (c.claimed_at, c.id))
+                .map(|c| c.id);
+            if let Some(id) = held {
+                return Ok(Output::Claimed(Some(self.grant(id, true))));
             }
         }
         // The best candidate, found in one pass. Only when a resource held by another claim
@@ -121,13 +122,13 @@ impl Tx<'_> {
             return Ok(Output::Claimed(None));
         };
         match self.claim(best.id, actor, None, ttl) {
-            Ok(g) => return Ok(Output::Claimed(Some((best.id, g)))),
+            Ok(_) => return Ok(Output::Claimed(Some(self.grant(best.id, false)))),
             Err(Error::ResourceConflict { .. }) => {}
             Err(e) => return Err(e),
         }
         for pick in schedule::order(self, workspace, role).into_iter().skip(1) {
             match self.claim(pick.id, actor, None, ttl) {
-                Ok(g) => return Ok(Output::Claimed(Some((pick.id, g)))),
+                Ok(_) => return Ok(Output::Claimed(Some(self.grant(pick.id, false)))),
                 Err(Error::ResourceConflict { .. }) => continue,
                 Err(e) => return Err(e),
             }
@@ -192,19 +193,29 @@ impl Tx<'_> {
         actor: Actor,
         gen: Option<u64>,
         ttl: Option<u64>,
+        progress: Option<&str>,
     ) -> Result<Output> {
         if let Some(t) = ttl {
             check_ttl(self.now, t, "ttl")?;
+        }
+        if let Some(p) = progress {
+            check_text("progress", p, MAX_PROGRESS_BYTES)?;
         }
         let mut n = self.held_by(id, actor, gen)?;
         n.renewed_at = Some(self.now);
         if let Some(t) = ttl {
             n.ttl_ms = Some(t);
         }
+        if let Some(p) = progress {
+            n.progress = Some(p.to_string());
+            n.progress_at = Some(self.now);
+        }
         n.updated_at = n.updated_at.max(self.now);
+        // A checkpoint rides on the renewal's event: it is not an event of its own.
         self.event("renew", Some(&n), Some(actor), None);
+        let asked = n.cancel_requested.clone();
         self.put(n);
-        Ok(Output::Unit)
+        Ok(Output::Renewed(asked))
     }
 
     pub(super) fn release(
@@ -247,25 +258,20 @@ impl Tx<'_> {
         Output::HandedBack(handed)
     }
 
-    pub(super) fn complete(
-        &mut self,
-        id: Id,
-        status: Status,
-        gen: u64,
-        actor: Option<Actor>,
-        held: bool,
-        note: Option<&str>,
-    ) -> Result<Output> {
+    /// Ends a claim (or cancels a `todo` node) as `f` asks.
+    pub(super) fn complete(&mut self, f: &Finish) -> Result<()> {
+        let (id, status) = (f.node, f.status);
         if !status.is_terminal() {
             return Err(Error::invalid(format!(
                 "complete needs a terminal status (done, failed or cancelled), got {status}"
             )));
         }
-        if let Some(t) = note {
+        if let Some(t) = &f.note {
             check_text("note", t, 65536)?;
         }
+        let output = f.output.as_ref().map(output_text).transpose()?;
         let mut n = self.node(id)?;
-        check_gen(&n, Some(gen))?;
+        check_gen(&n, Some(f.gen))?;
         if n.status.is_terminal() {
             return Err(Error::Terminal {
                 node: id,
@@ -273,13 +279,13 @@ impl Tx<'_> {
             });
         }
         if n.status == Status::Todo {
-            if status != Status::Cancelled || held {
+            if status != Status::Cancelled || f.held {
                 return Err(Error::NotClaimed {
                     node: id,
                     status: n.status.to_string(),
                 });
             }
-        } else if let Some(a) = actor {
+        } else if let Some(a) = f.actor {
             if n.holder != Some(a) {
                 return Err(Error::NotHolder {
                     node: id,
@@ -289,13 +295,17 @@ impl Tx<'_> {
                 });
             }
         }
-        n.completed_by = n.holder.take().or(actor);
+        n.completed_by = n.holder.take().or(f.actor);
         n.status = status;
         n.claimed_at = None;
         n.renewed_at = None;
         n.ttl_ms = None;
-        if let Some(t) = note {
-            n.note = Some(t.to_string());
+        n.cancel_requested = None;
+        if let Some(t) = &f.note {
+            n.note = Some(t.clone());
+        }
+        if output.is_some() {
+            n.output = output.clone();
         }
         n.updated_at = n.updated_at.max(self.now);
         self.event(
@@ -304,8 +314,11 @@ impl Tx<'_> {
             n.completed_by,
             Some(status.to_string()),
         );
+        if let Some(e) = self.events.last_mut() {
+            e.output = output;
+        }
         self.put(n);
-        Ok(Output::Completed(id, status))
+        Ok(())
     }
 
     pub(super) fn reopen(&mut self, id: Id, gen: Option<u64>) -> Result<Output> {
@@ -321,6 +334,11 @@ impl Tx<'_> {
         n.generation += 1;
         n.completed_by = None;
         n.not_before = None;
+        // A reopened node starts afresh: no checkpoint, no request, no output.
+        n.progress = None;
+        n.progress_at = None;
+        n.cancel_requested = None;
+        n.output = None;
         n.updated_at = n.updated_at.max(self.now);
         self.event("reopen", Some(&n), None, None);
         let g = n.generation;
@@ -354,7 +372,7 @@ impl Tx<'_> {
 
 /// A given generation that is not the node's current one is `stale_generation`, before any
 /// other refusal: the caller's claim (or view) is from another time.
-fn check_gen(n: &Node, gen: Option<u64>) -> Result<()> {
+pub(super) fn check_gen(n: &Node, gen: Option<u64>) -> Result<()> {
     match gen {
         Some(g) if g != n.generation => Err(Error::StaleGeneration {
             node: n.id,

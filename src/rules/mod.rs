@@ -8,13 +8,14 @@
 
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id, IdMap};
-use crate::model::{Change, DisplayWord, Event, Millis, Node, Settings, Status};
+use crate::model::{CancelRequest, Change, DisplayWord, Event, Millis, Node, Settings, Status};
 
 use crate::state::State;
 mod archive;
 mod claims;
 mod edit;
 mod plan;
+mod talk;
 mod validate;
 
 #[cfg(test)]
@@ -61,6 +62,8 @@ pub enum Request {
         actor: Actor,
         gen: Option<u64>,
         ttl_ms: Option<u64>,
+        /// A checkpoint to keep (replaces the node's `progress`).
+        progress: Option<String>,
     },
     Release {
         node: Id,
@@ -73,15 +76,18 @@ pub enum Request {
         workspace: String,
         lease_ms: Option<u64>,
     },
-    Complete {
+    Complete(Finish),
+    /// Several completions in one write: all of them, or (the first refusal) none.
+    CompleteMany(Vec<Finish>),
+    /// By anyone: a `todo` node becomes `cancelled`; a claimed one gets `cancel_requested`,
+    /// which its holder learns at its next renew.
+    Cancel {
         node: Id,
-        status: Status,
-        gen: u64,
+        /// Who asks (recorded as `cancel_requested.by` and in the history).
         actor: Option<Actor>,
-        note: Option<String>,
-        /// Only a live claim of `actor` may be ended: a `todo` node is `not_claimed` even
-        /// for `cancelled` (a worker ends what it holds; cancelling is a planner's act).
-        held: bool,
+        reason: Option<String>,
+        /// Only if the node is at this generation.
+        gen: Option<u64>,
     },
     Reopen {
         node: Id,
@@ -135,6 +141,37 @@ impl<S: std::hash::BuildHasher> Archive for std::collections::HashMap<Id, Node, 
     }
 }
 
+/// One completion: a claim (or, for `cancelled`, a `todo` node) ended at generation `gen`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finish {
+    pub node: Id,
+    pub status: Status,
+    pub gen: u64,
+    /// Refuse unless this actor is the holder.
+    pub actor: Option<Actor>,
+    pub note: Option<String>,
+    /// What the node produced, handed to its dependents (at most 64 KiB serialised).
+    pub output: Option<serde_json::Value>,
+    /// Only a live claim of `actor` may be ended: a `todo` node is `not_claimed` even
+    /// for `cancelled` (a worker ends what it holds; cancelling is a planner's act).
+    pub held: bool,
+}
+
+/// A claim granted: the fencing token, and what the node carries for its new holder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub id: Id,
+    pub generation: u64,
+    /// True when this is the live claim the actor already held (claim-next with `resume`).
+    pub resumed: bool,
+    /// The last checkpoint an earlier holder left, and when.
+    pub progress: Option<String>,
+    pub progress_at: Option<Millis>,
+    /// The output (compact JSON text, `None` for none) of every prerequisite that is
+    /// `done`, hard ones first, in the order the node lists them.
+    pub inputs: Vec<(Id, Option<String>)>,
+}
+
 /// The fields of an upsert. `None` means "not given": on an existing node it leaves the
 /// field as it is.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -161,12 +198,19 @@ pub enum Output {
     Unit,
     /// The id of the upserted node, and whether it was created.
     Upserted { id: Id, created: bool },
-    /// The node's new generation (claim, release, reopen).
+    /// The node's new generation (release, reopen).
     Generation(u64),
-    /// The claimed node and its generation, or nothing ready (claim-next).
-    Claimed(Option<(Id, u64)>),
-    /// The live claim the actor already held (claim-next with `resume`).
-    Resumed(Id, u64),
+    /// The claim granted (claim).
+    Granted(Grant),
+    /// The claim granted, or the one the actor held (`resume`), or nothing ready
+    /// (claim-next).
+    Claimed(Option<Grant>),
+    /// The cancel request the holder should act on, if one was made (renew).
+    Renewed(Option<CancelRequest>),
+    /// A cancel: the node was cancelled (`false`), or its holder was asked to stop (`true`).
+    Cancelled { id: Id, requested: bool },
+    /// Every node completed, in request order (complete_many).
+    CompletedMany(Vec<(Id, Status)>),
     /// Nodes handed back and their new generations (reclaim).
     HandedBack(Vec<(Id, u64)>),
     /// The node reached this status (complete), or is back with it (unarchive).
@@ -186,13 +230,15 @@ pub struct Effect {
     pub output: Output,
 }
 
-/// Evaluates `req` against `state` (whose archived nodes `archive` holds) at time `now`.
-pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -> Result<Effect> {
+/// Refuses a request that names generation 0, which no node ever has.
+fn no_generation_zero(req: &Request) -> Result<()> {
     let given_gen = match req {
         Request::Claim { gen, .. } | Request::Renew { gen, .. } | Request::Reopen { gen, .. } => {
             *gen
         }
-        Request::Release { gen, .. } | Request::Complete { gen, .. } => Some(*gen),
+        Request::Cancel { gen, .. } => *gen,
+        Request::Release { gen, .. } | Request::Complete(Finish { gen, .. }) => Some(*gen),
+        Request::CompleteMany(all) => all.iter().map(|f| f.gen).find(|g| *g == 0),
         _ => None,
     };
     if given_gen == Some(0) {
@@ -200,6 +246,12 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             "generation 0 does not exist: generations start at 1",
         ));
     }
+    Ok(())
+}
+
+/// Evaluates `req` against `state` (whose archived nodes `archive` holds) at time `now`.
+pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -> Result<Effect> {
+    no_generation_zero(req)?;
     let mut tx = Tx::begin(state, now);
     let output = match req {
         Request::Unarchive { node } => tx.unarchive(*node, archive)?,
@@ -215,7 +267,10 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             actor,
             gen,
             ttl_ms,
-        } => Output::Generation(tx.claim(*node, *actor, *gen, *ttl_ms)?),
+        } => {
+            tx.claim(*node, *actor, *gen, *ttl_ms)?;
+            Output::Granted(tx.grant(*node, false))
+        }
         Request::ClaimNext {
             workspace,
             actor,
@@ -228,7 +283,8 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             actor,
             gen,
             ttl_ms,
-        } => tx.renew(*node, *actor, *gen, *ttl_ms)?,
+            progress,
+        } => tx.renew(*node, *actor, *gen, *ttl_ms, progress.as_deref())?,
         Request::Release {
             node,
             actor,
@@ -239,14 +295,17 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             workspace,
             lease_ms,
         } => tx.reclaim(workspace, *lease_ms),
-        Request::Complete {
+        Request::Complete(f) => {
+            tx.complete(f)?;
+            Output::Completed(f.node, f.status)
+        }
+        Request::CompleteMany(all) => tx.complete_many(all)?,
+        Request::Cancel {
             node,
-            status,
-            gen,
             actor,
-            note,
-            held,
-        } => tx.complete(*node, *status, *gen, *actor, *held, note.as_deref())?,
+            reason,
+            gen,
+        } => tx.cancel(*node, *actor, reason.as_deref(), *gen)?,
         Request::Reopen { node, gen } => tx.reopen(*node, *gen)?,
         Request::Configure(s) => tx.configure(s)?,
         Request::SetSettings { changes } => tx.set_settings(changes)?,
@@ -454,6 +513,7 @@ impl<'a> Tx<'a> {
             actor,
             generation: node.map(|n| n.generation),
             detail,
+            output: None,
         });
     }
 
@@ -481,6 +541,7 @@ impl<'a> Tx<'a> {
         }
         let holder = node.holder.take();
         node.last_holder = holder;
+        node.cancel_requested = None;
         node.status = Status::Todo;
         node.generation += 1;
         node.claimed_at = None;

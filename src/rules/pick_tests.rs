@@ -136,14 +136,15 @@ mod tests {
         let tx = rules::read_at(&s, 2000 + 60_000);
         assert!(pending(&tx, "", "").is_empty());
         // a failed: b is blocked for good, so only c is left to wait for.
-        let fail = Request::Complete {
+        let fail = Request::Complete(rules::Finish {
             node: a,
             status: Status::Failed,
             gen: 2,
             actor: Some(other),
             note: None,
+            output: None,
             held: false,
-        };
+        });
         put(&mut s, fail, 4000);
         assert_eq!(pending(&rules::read_at(&s, 5000), "", ""), vec![c]);
     }

@@ -2,7 +2,7 @@
 //! lease lengths, and when two resources overlap.
 
 use crate::error::{Error, Result};
-use crate::model::{Millis, MAX_SUMMARY_BYTES};
+use crate::model::{Millis, MAX_PROGRESS_BYTES, MAX_SUMMARY_BYTES};
 
 /// Two resources overlap when equal, or when one ends in `/` and the other starts with it.
 pub fn resources_overlap(a: &str, b: &str) -> bool {
@@ -128,4 +128,16 @@ pub(super) fn check_ttl(now: Millis, ttl: u64, what: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// An output as the compact JSON text it is stored as, refused past 64 KiB.
+pub(super) fn output_text(v: &serde_json::Value) -> Result<String> {
+    let text = v.to_string();
+    if text.len() > MAX_PROGRESS_BYTES {
+        return Err(Error::invalid(format!(
+            "output is {} bytes serialised, longer than the limit of {MAX_PROGRESS_BYTES}",
+            text.len()
+        )));
+    }
+    Ok(text)
 }

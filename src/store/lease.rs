@@ -23,7 +23,8 @@
 
 use crate::error::{Code, Error, Result};
 use crate::id::{Actor, Id};
-use crate::model::Status;
+use crate::model::{CancelRequest, Status};
+use crate::rules::{Finish, Grant};
 use crate::store::Store;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -32,6 +33,8 @@ use std::time::{Duration, Instant};
 
 /// What runs when a lease is lost.
 type OnLost = Box<dyn FnOnce(&Error) + Send>;
+/// What runs when the holder is asked to stop.
+type OnCancel = Box<dyn FnOnce(&CancelRequest) + Send>;
 
 /// What a renewal thread shares with its lease.
 struct Shared {
@@ -42,6 +45,12 @@ struct Shared {
     /// Why the lease was lost.
     why: Mutex<Option<Error>>,
     on_lost: Mutex<Option<OnLost>>,
+    /// The checkpoint to send with the next renewal. Held while a renewal is sent, so that
+    /// checkpoints reach the store in the order they were left.
+    pending: Mutex<Option<String>>,
+    /// The cancel request a renewal answered, once one did.
+    cancel: Mutex<Option<CancelRequest>>,
+    on_cancel: Mutex<Option<OnCancel>>,
 }
 
 /// A live claim that renews itself until it is completed, released or dropped.
@@ -50,6 +59,9 @@ pub struct Lease {
     id: Id,
     generation: u64,
     actor: Actor,
+    ttl_ms: u64,
+    /// What the claim handed over: the last checkpoint and the prerequisites' outputs.
+    grant: Grant,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
     /// Completed or released: nothing to do on drop.
@@ -77,9 +89,7 @@ impl Store {
         role: Option<&str>,
         ttl_ms: u64,
     ) -> Result<Option<Lease>> {
-        Ok(self
-            .claim_next(workspace, actor, role, Some(ttl_ms))?
-            .map(|(id, g)| Lease::hold(self.clone(), id, g, actor, ttl_ms)))
+        self.lease_next_wait(workspace, actor, role, ttl_ms, Duration::ZERO)
     }
 
     /// As [`Store::lease_next`], but when nothing is ready waits up to `wait` for a node to
@@ -110,14 +120,14 @@ impl Store {
         wait: Duration,
     ) -> Result<Option<Lease>> {
         Ok(self
-            .claim_next_wait(workspace, actor, role, Some(ttl_ms), wait)?
-            .map(|(id, g)| Lease::hold(self.clone(), id, g, actor, ttl_ms)))
+            .claim_next_grant(workspace, actor, role, Some(ttl_ms), false, wait)?
+            .map(|g| Lease::hold_grant(self.clone(), g, actor, ttl_ms)))
     }
 
     /// Claims `node` for `actor` (as [`Store::claim`]) and holds it as a [`Lease`].
     pub fn lease(&self, node: Id, actor: Actor, ttl_ms: u64) -> Result<Lease> {
-        let g = self.claim(node, actor, None, Some(ttl_ms))?;
-        Ok(Lease::hold(self.clone(), node, g, actor, ttl_ms))
+        let g = self.claim_grant(node, actor, None, Some(ttl_ms))?;
+        Ok(Lease::hold_grant(self.clone(), g, actor, ttl_ms))
     }
 }
 
@@ -138,14 +148,32 @@ impl Lease {
     /// Holds a claim already granted (`generation` is the one its claim returned) and
     /// starts renewing it about every third of `ttl_ms`.
     pub fn hold(store: Store, id: Id, generation: u64, actor: Actor, ttl_ms: u64) -> Lease {
+        let grant = Grant {
+            id,
+            generation,
+            resumed: false,
+            progress: None,
+            progress_at: None,
+            inputs: Vec::new(),
+        };
+        Lease::hold_grant(store, grant, actor, ttl_ms)
+    }
+
+    /// Holds a claim granted with what it handed over (its checkpoint and inputs), as
+    /// [`Lease::hold`] does.
+    pub fn hold_grant(store: Store, grant: Grant, actor: Actor, ttl_ms: u64) -> Lease {
         let shared = Arc::new(Shared {
             stop: Mutex::new(false),
             wake: Condvar::new(),
             lost: AtomicBool::new(false),
             why: Mutex::new(None),
             on_lost: Mutex::new(None),
+            pending: Mutex::new(None),
+            cancel: Mutex::new(None),
+            on_cancel: Mutex::new(None),
         });
         let (s2, st2) = (shared.clone(), store.clone());
+        let (id, generation) = (grant.id, grant.generation);
         let thread = std::thread::Builder::new()
             .name(format!("claimdag-lease-{}", id.short()))
             .spawn(move || renew_loop(&st2, &s2, id, generation, actor, ttl_ms))
@@ -155,9 +183,63 @@ impl Lease {
             id,
             generation,
             actor,
+            ttl_ms,
+            grant,
             shared,
             thread,
             finished: false,
+        }
+    }
+
+    /// The last checkpoint an earlier holder left, as the claim handed it over.
+    pub fn given_progress(&self) -> Option<&str> {
+        self.grant.progress.as_deref()
+    }
+
+    /// The output (compact JSON text; `None` when it gave none) of every prerequisite that
+    /// was `done` when the claim was granted, in the order the node lists them.
+    pub fn inputs(&self) -> &[(Id, Option<String>)] {
+        &self.grant.inputs
+    }
+
+    /// Leaves a checkpoint, sent with the next renewal (a later one replaces it if none was
+    /// sent meanwhile). If this holder stops, the next one receives it with its claim.
+    pub fn progress(&self, text: &str) {
+        if let Ok(mut p) = self.shared.pending.lock() {
+            *p = Some(text.to_string());
+        }
+    }
+
+    /// Leaves a checkpoint now: renews the claim with it at once. Answers the cancel
+    /// request made of the holder, if any. A refusal (a claim lost) is returned, and the
+    /// lease is lost.
+    pub fn progress_now(&self, text: &str) -> Result<Option<CancelRequest>> {
+        self.progress(text);
+        renew_once(
+            &self.store,
+            &self.shared,
+            self.id,
+            self.generation,
+            self.actor,
+            self.ttl_ms,
+        )
+    }
+
+    /// The request that this holder stop, once a renewal learned of one: stop, and complete
+    /// the node `cancelled` (or finish it).
+    pub fn cancel_requested(&self) -> Option<CancelRequest> {
+        self.shared.cancel.lock().ok().and_then(|c| c.clone())
+    }
+
+    /// Runs `f` (on the renewal thread) when a renewal learns of a cancel request; at once
+    /// if one already did.
+    pub fn on_cancel(&self, f: impl FnOnce(&CancelRequest) + Send + 'static) {
+        let Ok(mut slot) = self.shared.on_cancel.lock() else {
+            return;
+        };
+        match self.cancel_requested() {
+            Some(c) => f(&c),
+            None => *slot = Some(Box::new(f)),
         }
     }
 
@@ -216,11 +298,29 @@ impl Lease {
 
     /// Finishes the node with `status` at the granted generation. A lease lost meanwhile
     /// is refused by the store (`stale_generation`), and nothing changes.
-    pub fn complete(mut self, status: Status, note: Option<&str>) -> Result<()> {
+    pub fn complete(self, status: Status, note: Option<&str>) -> Result<()> {
+        self.complete_with(status, note, None)
+    }
+
+    /// As [`Lease::complete`], storing `output` (any JSON value, at most 64 KiB serialised)
+    /// for the dependents, which receive it as an input.
+    pub fn complete_with(
+        mut self,
+        status: Status,
+        note: Option<&str>,
+        output: Option<serde_json::Value>,
+    ) -> Result<()> {
         self.stop();
         self.finished = true;
-        self.store
-            .complete(self.id, status, self.generation, Some(self.actor), note)
+        self.store.complete_with(Finish {
+            node: self.id,
+            status,
+            gen: self.generation,
+            actor: Some(self.actor),
+            note: note.map(str::to_string),
+            output,
+            held: false,
+        })
     }
 
     /// Hands the claim back at the granted generation; returns the node's new generation.
@@ -281,31 +381,90 @@ fn renew_loop(store: &Store, shared: &Shared, id: Id, gen: u64, actor: Actor, tt
             return;
         }
         drop(stop);
-        let refused = match store.renew(id, actor, Some(gen), Some(ttl_ms)) {
-            Ok(()) => {
-                last_ok = Instant::now();
-                None
-            }
-            Err(e) if gone(&e) => Some(e),
+        match renew_once(store, shared, id, gen, actor, ttl_ms) {
+            Ok(_) => last_ok = Instant::now(),
+            Err(_) if shared.lost.load(Ordering::SeqCst) => return,
             // No renew got through for a whole lease: the claim may be handed back by now.
-            Err(e) if last_ok.elapsed() >= ttl => Some(e),
-            Err(_) => None, // a passing failure: try again at the next beat
-        };
-        if let Some(e) = refused {
-            let callback = match shared.on_lost.lock() {
-                Ok(mut slot) => {
-                    if let Ok(mut why) = shared.why.lock() {
-                        *why = Some(e.clone());
-                    }
-                    shared.lost.store(true, Ordering::SeqCst);
-                    slot.take()
-                }
-                Err(_) => None,
-            };
-            if let Some(f) = callback {
-                f(&e);
+            Err(e) if last_ok.elapsed() >= ttl => {
+                mark_lost(shared, e);
+                return;
             }
-            return;
+            Err(_) => {} // a passing failure: try again at the next beat
         }
+    }
+}
+
+/// One renewal, with the pending checkpoint: records a cancel request it answers (and runs
+/// the callback), and marks the lease lost when the claim is gone. A checkpoint that did
+/// not get through is kept for the next renewal, unless a newer one replaced it.
+fn renew_once(
+    store: &Store,
+    shared: &Shared,
+    id: Id,
+    gen: u64,
+    actor: Actor,
+    ttl_ms: u64,
+) -> Result<Option<CancelRequest>> {
+    let mut pending = shared
+        .pending
+        .lock()
+        .map_err(|_| Error::Internal("a lease's checkpoint lock was poisoned".into()))?;
+    let text = pending.take();
+    match store.renew_with(id, actor, Some(gen), Some(ttl_ms), text.as_deref()) {
+        Ok(asked) => {
+            drop(pending);
+            if let Some(c) = &asked {
+                learn_cancel(shared, c);
+            }
+            Ok(asked)
+        }
+        Err(e) => {
+            if pending.is_none() {
+                *pending = text;
+            }
+            drop(pending);
+            if gone(&e) {
+                mark_lost(shared, e.clone());
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Records the first cancel request a renewal answered, and runs the callback once.
+fn learn_cancel(shared: &Shared, c: &CancelRequest) {
+    let callback = match shared.on_cancel.lock() {
+        Ok(mut slot) => {
+            if let Ok(mut seen) = shared.cancel.lock() {
+                if seen.is_some() {
+                    return;
+                }
+                *seen = Some(c.clone());
+            }
+            slot.take()
+        }
+        Err(_) => None,
+    };
+    if let Some(f) = callback {
+        f(c);
+    }
+}
+
+/// Marks the lease lost (once) and runs the callback.
+fn mark_lost(shared: &Shared, e: Error) {
+    let callback = match shared.on_lost.lock() {
+        Ok(mut slot) => {
+            if shared.lost.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            if let Ok(mut why) = shared.why.lock() {
+                *why = Some(e.clone());
+            }
+            slot.take()
+        }
+        Err(_) => None,
+    };
+    if let Some(f) = callback {
+        f(&e);
     }
 }

@@ -7,6 +7,7 @@ mod backend;
 pub mod lease;
 mod open;
 mod query;
+mod talk;
 mod wait;
 
 inner! {
@@ -26,8 +27,8 @@ pub use backend::Decide;
 use crate::error::{Error, Result};
 use crate::graph::Format;
 use crate::id::{Actor, Id};
-use crate::model::{Millis, Settings, Status};
-use crate::rules::{self, Output, Plan, Request, Upsert};
+use crate::model::{CancelRequest, Millis, Settings, Status};
+use crate::rules::{self, Finish, Output, Plan, Request, Upsert};
 use crate::schedule::Pick;
 #[cfg(feature = "internals")]
 use crate::state::State;
@@ -225,7 +226,7 @@ impl Store {
             ttl_ms,
             resume: false,
         })? {
-            Output::Claimed(c) => Ok(c),
+            Output::Claimed(c) => Ok(c.map(|g| (g.id, g.generation))),
             o => Err(unexpected(o)),
         }
     }
@@ -247,26 +248,22 @@ impl Store {
             ttl_ms,
             resume: true,
         })? {
-            Output::Claimed(c) => Ok(c.map(|(id, g)| (id, g, false))),
-            Output::Resumed(id, g) => Ok(Some((id, g, true))),
+            Output::Claimed(c) => Ok(c.map(|g| (g.id, g.generation, g.resumed))),
             o => Err(unexpected(o)),
         }
     }
 
+    /// Renews a live claim of `actor`: its lease starts again now. Answers the cancel
+    /// request made of the holder, if one was: the holder should stop and complete the node
+    /// `cancelled` (or finish it).
     pub fn renew(
         &self,
         node: Id,
         actor: Actor,
         gen: Option<u64>,
         ttl_ms: Option<u64>,
-    ) -> Result<()> {
-        self.execute(&Request::Renew {
-            node,
-            actor,
-            gen,
-            ttl_ms,
-        })
-        .map(|_| ())
+    ) -> Result<Option<CancelRequest>> {
+        self.renew_with(node, actor, gen, ttl_ms, None)
     }
 
     /// Hands a claim back; returns the new generation. The node is ready again at once,
@@ -348,15 +345,15 @@ impl Store {
         note: Option<&str>,
         held: bool,
     ) -> Result<()> {
-        self.execute(&Request::Complete {
+        self.complete_with(Finish {
             node,
             status,
             gen,
             actor,
             note: note.map(str::to_string),
+            output: None,
             held,
         })
-        .map(|_| ())
     }
 
     /// Reopens a finished node; returns the new generation.
@@ -556,6 +553,7 @@ impl Store {
 fn generation(o: Output) -> Result<u64> {
     match o {
         Output::Generation(g) => Ok(g),
+        Output::Granted(g) => Ok(g.generation),
         o => Err(unexpected(o)),
     }
 }

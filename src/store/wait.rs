@@ -63,7 +63,7 @@ impl Store {
 
     /// Tries `attempt` until it answers something or `wait` runs out, sleeping between
     /// tries until the store changes or the next change by time alone is due.
-    fn wait_for<T>(
+    pub(super) fn wait_for<T>(
         &self,
         wait: Duration,
         mut attempt: impl FnMut() -> Result<Option<T>>,

@@ -132,6 +132,11 @@ pub(super) fn plain_expectation(message: &str) -> String {
 }
 
 /// The status `complete` finishes a node with: `done`, `failed` or `cancelled`.
+/// An output given as JSON text on a command line (`--output '{"rows": 3}'`).
+pub fn parse_json_arg(text: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(text).map_err(|e| Error::invalid(format!("output is not valid JSON: {e}")))
+}
+
 pub fn parse_finish_status(text: &str) -> Result<Status> {
     match Status::parse(text.trim()) {
         Some(s) if s.is_terminal() => Ok(s),

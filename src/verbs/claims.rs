@@ -1,10 +1,11 @@
 //! The verbs of claims and their ends: claim, claim-next, renew, release, reclaim,
 //! complete, reopen.
 
-use super::args::parse_finish_status;
-use super::replies::{Claimed, ClaimedNode, Completed, Done, Granted, HandedBack};
+use super::args::{parse_finish_status, parse_json_arg};
+use super::replies::{Claimed, ClaimedNode, Completed, Granted, HandedBack, Renewed};
 use super::{Ctx, Dur, Verb};
 use crate::error::Result;
+use crate::rules::Finish;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -32,12 +33,14 @@ pub struct Claim {
 
 impl Verb for Claim {
     const NAME: &'static str = "claim";
-    type Reply = Granted;
-    fn run(&self, cx: &Ctx<'_>) -> Result<Granted> {
+    type Reply = ClaimedNode;
+    fn run(&self, cx: &Ctx<'_>) -> Result<ClaimedNode> {
         let id = cx.node(&self.node)?;
         let who = cx.actor(self.assignee.as_deref(), "assignee")?;
-        let generation = cx.store.claim(id, who, self.gen, Dur::opt_ms(&self.ttl)?)?;
-        Ok(Granted { id, generation })
+        let grant = cx
+            .store
+            .claim_grant(id, who, self.gen, Dur::opt_ms(&self.ttl)?)?;
+        Ok(ClaimedNode::from(grant))
     }
 }
 
@@ -84,25 +87,10 @@ impl Verb for ClaimNext {
             wait = wait.min(most);
         }
         let wait = std::time::Duration::from_millis(wait);
-        let got = match (self.resume, wait.is_zero()) {
-            (true, true) => cx.store.resume_or_claim_next(&ws, who, role, ttl)?,
-            (true, false) => cx
-                .store
-                .resume_or_claim_next_wait(&ws, who, role, ttl, wait)?,
-            (false, true) => cx
-                .store
-                .claim_next(&ws, who, role, ttl)?
-                .map(|(id, g)| (id, g, false)),
-            (false, false) => cx
-                .store
-                .claim_next_wait(&ws, who, role, ttl, wait)?
-                .map(|(id, g)| (id, g, false)),
-        };
-        Ok(Claimed(got.map(|(id, generation, resumed)| ClaimedNode {
-            id,
-            generation,
-            resumed,
-        })))
+        let got = cx
+            .store
+            .claim_next_grant(&ws, who, role, ttl, self.resume, wait)?;
+        Ok(Claimed(got.map(ClaimedNode::from)))
     }
 }
 
@@ -123,16 +111,28 @@ pub struct Renew {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "DUR"))]
     pub ttl: Option<Dur>,
+    /// A checkpoint to leave (at most 64 KiB): the next holder receives it if this one
+    /// stops. It replaces the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
+    pub progress: Option<String>,
 }
 
 impl Verb for Renew {
     const NAME: &'static str = "renew";
-    type Reply = Done;
-    fn run(&self, cx: &Ctx<'_>) -> Result<Done> {
+    type Reply = Renewed;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Renewed> {
         let id = cx.node(&self.node)?;
         let who = cx.actor(self.actor.as_deref(), "actor")?;
-        cx.store.renew(id, who, self.gen, Dur::opt_ms(&self.ttl)?)?;
-        Ok(Done::OK)
+        let ttl = Dur::opt_ms(&self.ttl)?;
+        let asked = cx
+            .store
+            .renew_with(id, who, self.gen, ttl, self.progress.as_deref())?;
+        Ok(Renewed {
+            ok: true,
+            id,
+            cancel_requested: asked,
+        })
     }
 }
 
@@ -217,22 +217,42 @@ pub struct Complete {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
     pub note: Option<String>,
+    /// What the node produced: any JSON value (at most 64 KiB serialised). Its dependents
+    /// receive it as an input when they are claimed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "JSON", value_parser = parse_json_arg))]
+    pub output: Option<serde_json::Value>,
+}
+
+impl Complete {
+    /// The completion this request asks for, as the context allows it.
+    pub(super) fn finish(&self, cx: &Ctx<'_>) -> Result<Finish> {
+        let status = parse_finish_status(&self.status)?;
+        let node = cx.node(&self.node)?;
+        let (actor, held) = if cx.bounds.holder_only {
+            (Some(cx.actor(self.actor.as_deref(), "actor")?), true)
+        } else {
+            (cx.opt_actor(self.actor.as_deref(), "actor")?, false)
+        };
+        Ok(Finish {
+            node,
+            status,
+            gen: self.gen,
+            actor,
+            note: self.note.clone(),
+            output: self.output.clone(),
+            held,
+        })
+    }
 }
 
 impl Verb for Complete {
     const NAME: &'static str = "complete";
     type Reply = Completed;
     fn run(&self, cx: &Ctx<'_>) -> Result<Completed> {
-        let status = parse_finish_status(&self.status)?;
-        let id = cx.node(&self.node)?;
-        let note = self.note.as_deref();
-        if cx.bounds.holder_only {
-            let who = cx.actor(self.actor.as_deref(), "actor")?;
-            cx.store.complete_held(id, status, self.gen, who, note)?;
-        } else {
-            let who = cx.opt_actor(self.actor.as_deref(), "actor")?;
-            cx.store.complete(id, status, self.gen, who, note)?;
-        }
+        let f = self.finish(cx)?;
+        let (id, status) = (f.node, f.status);
+        cx.store.complete_with(f)?;
         Ok(Completed { id, status })
     }
 }

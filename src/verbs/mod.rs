@@ -26,19 +26,21 @@ mod edit;
 mod error;
 mod reads;
 mod replies;
+mod talk;
 pub mod text;
 
-pub use args::{parse_finish_status, Dur};
+pub use args::{parse_finish_status, parse_json_arg, Dur};
 pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
 pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
 pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show, Watch};
 pub use replies::{
-    ActorId, Archived, ChangedFile, CheckReport, ClaimCover, Claimed, Completed, Coverage, Done,
-    Granted, Graphed, HandedBack, History, Imported, ImportedNode, NextNode, Nodes, Outcome, Picks,
-    SettingsReply, Upserted, Worked,
+    ActorId, Archived, CancelReply, ChangedFile, CheckReport, ClaimCover, Claimed, ClaimedNode,
+    Completed, CompletedMany, Coverage, Done, Granted, Graphed, HandedBack, History, Imported,
+    ImportedNode, NextNode, Nodes, Outcome, Picks, Renewed, SettingsReply, Upserted, Worked,
 };
+pub use talk::{Cancel, CompleteMany};
 
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
@@ -386,7 +388,30 @@ macro_rules! every_verb {
 }
 
 every_verb!(
-    Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Complete, Reopen, Next,
-    Ready, ClaimNext, Log, Import, Archive, Unarchive, Graph, Config, Check, ActorOf, Copy,
+    Upsert,
+    Link,
+    Unlink,
+    List,
+    Show,
+    Claim,
+    Renew,
+    Release,
+    Reclaim,
+    Complete,
+    CompleteMany,
+    Cancel,
+    Reopen,
+    Next,
+    Ready,
+    ClaimNext,
+    Log,
+    Import,
+    Archive,
+    Unarchive,
+    Graph,
+    Config,
+    Check,
+    ActorOf,
+    Copy,
     DiffCheck,
 );

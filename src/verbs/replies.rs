@@ -3,7 +3,8 @@
 use super::text;
 use super::Reply;
 use crate::id::{Actor, Id};
-use crate::model::{HistoryLine, Settings, Status};
+use crate::model::{json_value, CancelRequest, HistoryLine, Millis, Settings, Status};
+use crate::rules::Grant;
 use crate::schedule::Pick;
 use crate::view::NodeView;
 use schemars::JsonSchema;
@@ -56,7 +57,8 @@ impl Reply for Granted {
 #[serde(transparent)]
 pub struct Claimed(pub Option<ClaimedNode>);
 
-/// A node `claim-next` answered.
+/// A claim granted (`claim`, and each node `claim-next` answers): the fencing token, and
+/// what the node hands its new holder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClaimedNode {
     pub id: Id,
@@ -64,6 +66,94 @@ pub struct ClaimedNode {
     /// True when this is the claim the actor already held (`resume`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resumed: bool,
+    /// The last checkpoint an earlier holder left (`renew --progress`), or null.
+    #[serde(default)]
+    pub progress: Option<String>,
+    /// When that checkpoint was left (ms since the epoch), or null.
+    #[serde(default)]
+    pub progress_at: Option<Millis>,
+    /// The output of every prerequisite that is done, by id (null for one that gave none).
+    #[serde(default)]
+    pub inputs: serde_json::Map<String, serde_json::Value>,
+}
+
+impl From<Grant> for ClaimedNode {
+    fn from(g: Grant) -> ClaimedNode {
+        ClaimedNode {
+            id: g.id,
+            generation: g.generation,
+            resumed: g.resumed,
+            progress: g.progress,
+            progress_at: g.progress_at,
+            inputs: g
+                .inputs
+                .into_iter()
+                .map(|(id, o)| {
+                    let v = o.as_deref().map(json_value);
+                    (id.hex(), v.unwrap_or(serde_json::Value::Null))
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Reply for ClaimedNode {
+    fn text(&self) -> String {
+        format!("gen={}\n", self.generation)
+    }
+}
+
+/// A renewal (`renew`): the lease starts again; `cancel_requested` is set when the holder
+/// was asked to stop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Renewed {
+    pub ok: bool,
+    pub id: Id,
+    /// Who asked this holder to stop, why and when; null when nobody did. The holder should
+    /// stop and complete the node cancelled (or finish it).
+    pub cancel_requested: Option<CancelRequest>,
+}
+
+impl Reply for Renewed {
+    fn text(&self) -> String {
+        match &self.cancel_requested {
+            None => String::new(),
+            Some(c) => text::cancel_request(self.id, c),
+        }
+    }
+}
+
+/// What `cancel` did: the node was cancelled, or its holder was asked to stop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CancelReply {
+    pub id: Id,
+    /// `cancelled`, or `claimed` when the holder was asked to stop.
+    pub status: Status,
+    /// True when the node is claimed and its holder was asked to stop.
+    pub requested: bool,
+}
+
+impl Reply for CancelReply {
+    fn text(&self) -> String {
+        match self.requested {
+            true => format!("{}  cancel requested\n", self.id.short()),
+            false => format!("{}  {}\n", self.id.short(), self.status),
+        }
+    }
+}
+
+/// Every node `complete_many` finished, in request order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct CompletedMany(pub Vec<Completed>);
+
+impl Reply for CompletedMany {
+    fn text(&self) -> String {
+        self.0.iter().map(Reply::text).collect()
+    }
+    fn object_key() -> Option<&'static str> {
+        Some("completed")
+    }
 }
 
 impl Reply for Claimed {

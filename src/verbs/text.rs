@@ -32,6 +32,22 @@ pub fn list(views: &[NodeView]) -> String {
 }
 
 /// Every field, one a line: `<name padded to 13><value>`, `-` for one not set.
+/// The fields of a holder and the rest talking: checkpoint, cancel request, output.
+fn talk_fields(n: &crate::model::Node) -> Vec<(&'static str, String)> {
+    let opt = |o: Option<String>| o.unwrap_or_else(|| "-".to_string());
+    let cancel = n.cancel_requested.as_ref().map(|c| {
+        let by = c.by.map(|a| a.hex()).unwrap_or_else(|| "-".into());
+        let why = c.reason.as_deref().unwrap_or("-");
+        format!("requested at {} by {by}: {why}", iso_time(c.at))
+    });
+    vec![
+        ("progress", opt(n.progress.clone())),
+        ("progress_at", opt(n.progress_at.map(iso_time))),
+        ("cancel", opt(cancel)),
+        ("output", opt(n.output.clone())),
+    ]
+}
+
 pub fn show(v: &NodeView) -> String {
     let n = &v.node;
     let opt = |o: Option<String>| o.unwrap_or_else(|| "-".to_string());
@@ -99,10 +115,25 @@ pub fn show(v: &NodeView) -> String {
     ];
     // Every value on its line, whatever text a field holds.
     let mut out = String::new();
-    for (k, val) in fields {
+    for (k, val) in fields.into_iter().chain(talk_fields(n)) {
         let _ = writeln!(out, "{k:<13}{}", one_line(&val));
     }
     out
+}
+
+/// What `renew` prints when the holder was asked to stop.
+pub fn cancel_request(id: crate::id::Id, c: &crate::model::CancelRequest) -> String {
+    let by = c.by.map(|a| a.hex()).unwrap_or_else(|| "-".into());
+    let why = c
+        .reason
+        .as_deref()
+        .map(one_line)
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "cancel requested  {}  at={}  by={by}  reason: {why}\nstop the work and complete the node cancelled (or finish it)\n",
+        id.short(),
+        iso_time(c.at)
+    )
 }
 
 pub fn ready(picks: &[Pick]) -> String {
@@ -138,6 +169,9 @@ pub fn log(lines: &[HistoryLine]) -> String {
         }
         if let Some(d) = &e.detail {
             let _ = write!(out, "  {}", one_line(d));
+        }
+        if let Some(o) = &e.output {
+            let _ = write!(out, "  output={}", one_line(o));
         }
         out.push('\n');
     }

@@ -264,8 +264,14 @@ pub fn the_fence_refuses_a_handed_back_holder(s: &Store) {
             Code::StaleGeneration,
             s.complete(a, Status::Done, g, None, None),
         ),
-        (Code::StaleGeneration, s.renew(a, actor(1), Some(g), None)),
-        (Code::StaleGeneration, s.renew(a, actor(1), None, None)),
+        (
+            Code::StaleGeneration,
+            s.renew(a, actor(1), Some(g), None).map(|_| ()),
+        ),
+        (
+            Code::StaleGeneration,
+            s.renew(a, actor(1), None, None).map(|_| ()),
+        ),
         (Code::StaleGeneration, s.release(a, actor(1), g).map(|_| ())),
     ] {
         assert_eq!(r.unwrap_err().code(), code);

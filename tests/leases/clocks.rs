@@ -134,6 +134,7 @@ fn request(state: &State, op: &Op, ttl: Option<u64>) -> Option<Request> {
             actor: actor(a),
             gen: gen.map(|d| gen_near(state, n, d)),
             ttl_ms: None,
+            progress: None,
         },
         Op::Release { n, a, gen } => Request::Release {
             node: node(n),
@@ -146,14 +147,15 @@ fn request(state: &State, op: &Op, ttl: Option<u64>) -> Option<Request> {
             a,
             gen,
             status: s,
-        } => Request::Complete {
+        } => Request::Complete(claimdag::rules::Finish {
             node: node(n),
             status: status(s),
             gen: gen_near(state, n, gen),
             actor: a.map(actor),
             note: None,
+            output: None,
             held: false,
-        },
+        }),
         // With leases that never run out, only `--lease 0` keeps reclaim free of time.
         Op::Reclaim(lease) => Request::Reclaim {
             workspace: String::new(),
@@ -209,12 +211,12 @@ proptest! {
             let state = store.inspect(|s, _| s.clone()).expect("read");
             let req = request(&state, op, None).expect("a request");
             let granted = match store.execute(&req) {
-                Ok(Output::Generation(g)) => match &req {
-                    Request::Claim { node, actor, .. } => Some((*node, g, *actor)),
+                Ok(Output::Granted(g)) => match &req {
+                    Request::Claim { node, actor, .. } => Some((*node, g.generation, *actor)),
                     _ => None,
                 },
-                Ok(Output::Claimed(Some((id, g)))) => match &req {
-                    Request::ClaimNext { actor, .. } => Some((id, g, *actor)),
+                Ok(Output::Claimed(Some(g))) if !g.resumed => match &req {
+                    Request::ClaimNext { actor, .. } => Some((g.id, g.generation, *actor)),
                     _ => None,
                 },
                 _ => None,
@@ -236,7 +238,7 @@ proptest! {
             // Of every grant ever made, at most one per node could be used now.
             let mut live: BTreeMap<Id, Vec<Grant>> = BTreeMap::new();
             for &(id, g, a) in &grants {
-                let renew = Request::Renew { node: id, actor: a, gen: Some(g), ttl_ms: None };
+                let renew = Request::Renew { node: id, actor: a, gen: Some(g), ttl_ms: None, progress: None };
                 if rules::apply(&state, &rules::NoArchive, &renew, now).is_ok() {
                     live.entry(id).or_default().push((id, g, a));
                 }

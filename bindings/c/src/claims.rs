@@ -291,6 +291,7 @@ unsafe fn renew(
             actor: Some(who.to_string()),
             gen: given(gen),
             ttl: given(ttl_ms).map(Dur::Ms),
+            progress: None,
         };
         run(store, &req)?;
         Ok(())
@@ -493,6 +494,7 @@ unsafe fn complete(
             gen,
             actor: owned(who),
             note: owned(note),
+            output: None,
         };
         run(store, &req)?;
         Ok(())

@@ -203,6 +203,7 @@ impl Store {
             actor: Some(actor),
             gen: opt_int("gen", gen, 0)?,
             ttl: dur(opt_millis("ttl", ttl)?),
+            progress: None,
         };
         self.run(py, req).map(|_| ())
     }
@@ -267,6 +268,7 @@ impl Store {
             gen: int("gen", gen, 0)?,
             actor,
             note,
+            output: None,
         };
         self.run(py, req).map(|_| ())
     }

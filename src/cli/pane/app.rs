@@ -459,6 +459,7 @@ impl<'a> App<'a> {
                     actor: None,
                     gen: Some(gen),
                     ttl: None,
+                    progress: None,
                 };
                 req.run(cx)?;
                 format!("renewed {short} at gen {gen}")
@@ -510,6 +511,7 @@ impl<'a> App<'a> {
             gen,
             actor: None,
             note: None,
+            output: None,
         };
         req.run(&self.cx)?;
         Ok(format!("{short} {status} at gen {gen}"))

@@ -18,11 +18,12 @@ const LOAD_NODES: &str = "INSERT INTO {schema}.nodes (id, pos, seq, workspace, k
     (n->>'updated_at')::bigint, n \
     FROM jsonb_array_elements($1::text::jsonb) WITH ORDINALITY AS e(n, k)";
 
+/// Read as `json`, not `jsonb`: an output's text is kept as written, key order included.
 const LOAD_HISTORY: &str = "INSERT INTO {schema}.history (seq, i, at, verb, node, actor, \
-    generation, detail) \
+    generation, detail, output) \
     SELECT (e->>'seq')::bigint, (e->>'i')::int, (e->>'at')::bigint, e->>'verb', e->>'node', \
-    e->>'actor', (e->>'generation')::bigint, e->>'detail' \
-    FROM jsonb_array_elements($1::text::jsonb) AS h(e)";
+    e->>'actor', (e->>'generation')::bigint, e->>'detail', (e->'output')::text \
+    FROM json_array_elements($1::text::json) AS h(e)";
 
 const LOAD_STORE: &str = "UPDATE {schema}.store SET seq = $1::bigint, next_pos = $2::bigint, \
     settings = $3::text::jsonb WHERE id = 1";

@@ -12,6 +12,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_clock_never_goes_back.sql"),
     include_str!("migrations/0004_never_build_on_tampering.sql"),
     include_str!("migrations/0005_notify_every_write.sql"),
+    include_str!("migrations/0006_history_outputs.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -46,7 +47,7 @@ pub const ARCHIVED: &str = "SELECT body::text FROM {schema}.nodes WHERE archived
 pub const ARCHIVED_ONE: &str =
     "SELECT body::text FROM {schema}.nodes WHERE id = $1::text AND archived";
 /// History lines after a write, for one node or all.
-pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, detail \
+pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output \
                            FROM {schema}.history WHERE seq > $1::bigint \
                            AND ($2::text IS NULL OR node = $2::text) ORDER BY seq, i";
 /// The number of the last write.

@@ -268,6 +268,7 @@ pub(super) fn history_line(store: &PgStore, r: &postgres::Row) -> Result<History
             actor: parse(r.get(5)).map_err(|e| store.corrupt(e.to_string()))?,
             generation: r.get::<_, Option<i64>>(6).map(|g| g as u64),
             detail: r.get(7),
+            output: r.get(8),
         },
     })
 }
