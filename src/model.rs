@@ -583,3 +583,58 @@ impl Change {
             && self.events.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node, an event and an archived stub as stores wrote them before checkpoints,
+    /// cancel requests and outputs: they read with those fields null, and a node without
+    /// them is written byte for byte as before.
+    #[test]
+    fn old_records_read_with_the_conversation_fields_null() {
+        let old = r#"{"id":"00000000000000000000000000000001","summary":"s","status":"claimed","generation":2,"holder":"00000000000000000000000000000007","attempts":1,"created_at":1,"updated_at":2}"#;
+        let n: Node = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (&n.progress, n.progress_at, &n.cancel_requested, &n.output),
+            (&None, None, &None, &None)
+        );
+        let again = serde_json::to_string(&n).unwrap();
+        assert_eq!(again.replace(",\"kind\":\"task\"", ""), old);
+        let e: Event =
+            serde_json::from_str(r#"{"at":1,"verb":"complete","detail":"done"}"#).unwrap();
+        assert_eq!(e.output, None);
+        let h: HistoryLine =
+            serde_json::from_str(r#"{"seq":3,"at":1,"verb":"complete","detail":"done"}"#).unwrap();
+        assert_eq!(h.event.output, None);
+        let stub: ArchivedStub =
+            serde_json::from_str(r#"{"status":"done","generation":3}"#).unwrap();
+        assert_eq!(stub.output, None);
+    }
+
+    /// A history line gives its output back as the JSON value, and reads it back as the
+    /// same compact text.
+    #[test]
+    fn a_history_output_is_a_value_in_json() {
+        let h = HistoryLine {
+            seq: 1,
+            i: 0,
+            event: Event {
+                at: 5,
+                verb: "complete".into(),
+                node: None,
+                actor: None,
+                generation: Some(2),
+                detail: Some("done".into()),
+                output: Some(r#"{"b":1,"a":[true,null]}"#.into()),
+            },
+        };
+        let text = serde_json::to_string(&h).unwrap();
+        assert!(
+            text.ends_with(r#""output":{"b":1,"a":[true,null]}}"#),
+            "{text}"
+        );
+        let back: HistoryLine = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, h);
+    }
+}

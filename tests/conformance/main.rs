@@ -7,6 +7,7 @@
 #[path = "../common/pg.rs"]
 mod pg;
 mod scenarios;
+mod talk;
 
 use claimdag::Store;
 
@@ -34,13 +35,20 @@ pub fn postgres() -> Fresh {
 
 /// One `#[test]` per scenario for `backend`: `embedded::fence`, ...
 macro_rules! scenarios {
-    ($backend:ident: $($scenario:ident),* $(,)?) => {
+    ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* $(,)?) => {
         mod $backend {
             $(
                 #[test]
                 fn $scenario() {
                     let fresh = super::$backend();
                     crate::scenarios::$scenario(&fresh.store);
+                }
+            )*
+            $(
+                #[test]
+                fn $talk() {
+                    let fresh = super::$backend();
+                    crate::talk::$talk(&fresh.store);
                 }
             )*
         }
@@ -70,7 +78,14 @@ macro_rules! every_scenario {
             claim_next_resumes_an_actors_claim,
             every_transition_is_in_the_history,
             refused_calls_change_nothing,
-            settings_are_one_write_each,
+            settings_are_one_write_each;
+            talk:
+            a_checkpoint_survives_hand_backs_and_reaches_the_next_holder,
+            a_cancel_request_reaches_the_holder_and_moves_no_generation,
+            outputs_flow_to_dependents_even_archived,
+            complete_many_is_all_or_nothing,
+            talk_limits_refuse_and_change_nothing,
+            a_lease_carries_checkpoints_and_learns_a_cancel,
         );
     };
 }

@@ -7,13 +7,13 @@ use claimdag::store::ListFilter;
 use claimdag::{Actor, Code, Error, Id, Settings, Status, Store, Upsert};
 use std::time::Duration;
 
-fn actor(n: u8) -> Actor {
+pub fn actor(n: u8) -> Actor {
     let mut b = [0u8; 16];
     b[15] = n;
     Id(b)
 }
 
-fn node(s: &Store, summary: &str) -> Id {
+pub fn node(s: &Store, summary: &str) -> Id {
     s.upsert(Upsert {
         summary: summary.into(),
         ..Upsert::default()
@@ -21,7 +21,7 @@ fn node(s: &Store, summary: &str) -> Id {
     .expect("upsert")
 }
 
-fn with(s: &Store, u: Upsert) -> Id {
+pub fn with(s: &Store, u: Upsert) -> Id {
     s.upsert(u).expect("upsert")
 }
 
@@ -41,7 +41,7 @@ fn fingerprint(s: &Store) -> (u64, String) {
 
 /// Asserts `r` is refused with `code`, and that the store did not change.
 #[track_caller]
-fn refused<T: std::fmt::Debug>(
+pub fn refused<T: std::fmt::Debug>(
     s: &Store,
     code: Code,
     r: impl FnOnce() -> claimdag::Result<T>,

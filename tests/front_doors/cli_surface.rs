@@ -252,6 +252,27 @@ fn watch_in_json(s: &Store) {
     let _ = child.wait();
 }
 
+/// `cancel` and `complete-many` in JSON.
+fn talk_in_json(s: &Store, me: &str, seen: &mut Vec<&str>) {
+    let t = s.upsert("talked about", &[]);
+    let c = json_of(s, &["cancel", &t, "--reason", "not needed"]);
+    assert_eq!(
+        (c["status"].as_str(), c["requested"].as_bool()),
+        (Some("cancelled"), Some(false)),
+        "{c}"
+    );
+    seen.push("cancel");
+    json_of(s, &["config", "max_held", "0"]);
+    let u = s.upsert("finished in a batch", &[]);
+    let g = json_of(s, &["claim", &u, "--assignee", me])["generation"].clone();
+    let file = s.scratch().join("many.json");
+    let many = serde_json::json!([{"node": u, "status": "done", "gen": g}]);
+    std::fs::write(&file, many.to_string()).expect("write completions");
+    let done = json_of(s, &["complete-many", &file.to_string_lossy()]);
+    assert_eq!(done, serde_json::json!([{"id": u, "status": "done"}]));
+    seen.push("complete-many");
+}
+
 #[test]
 fn json_works_on_every_verb() {
     let s = Store::new();
@@ -309,6 +330,9 @@ fn json_works_on_every_verb() {
     if has("watch") {
         watch_in_json(&s);
         seen.push("watch");
+    }
+    if has("cancel") && has("complete-many") {
+        talk_in_json(&s, &me, &mut seen);
     }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,
     // the work and pane tests).

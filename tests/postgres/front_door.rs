@@ -233,14 +233,27 @@ fn an_older_schema_is_migrated_by_the_library() {
     assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "1");
     let listed = cli(&url, &["list"]).ok().to_string();
     assert!(listed.contains("from v1"), "{listed}");
-    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "5");
-    // Written before the time rules: no not_before, the backoff settings at their defaults.
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "6");
+    // Written before the time rules: no not_before, the backoff settings at their defaults;
+    // before the conversation: no progress, cancel request or output, in the node or the log.
     let old = cli(&url, &["--json", "show", &("0".repeat(31) + "1")])
         .ok()
         .to_string();
     let old: serde_json::Value = serde_json::from_str(&old).unwrap();
-    assert_eq!(old["not_before"], serde_json::Value::Null, "{old}");
+    for field in [
+        "not_before",
+        "progress",
+        "progress_at",
+        "cancel_requested",
+        "output",
+    ] {
+        assert_eq!(old[field], serde_json::Value::Null, "{field}: {old}");
+    }
     assert_eq!(old["display"], "ready", "{old}");
+    let log = cli(&url, &["--json", "log"]).ok().to_string();
+    let log: serde_json::Value = serde_json::from_str(&log).unwrap();
+    assert_eq!(log[0]["verb"], "create", "{log}");
+    assert!(log[0].get("output").is_none(), "{log}");
     let cfg = cli(&url, &["--json", "config"]).ok().to_string();
     let cfg: serde_json::Value = serde_json::from_str(&cfg).unwrap();
     assert_eq!(
@@ -251,6 +264,19 @@ fn an_older_schema_is_migrated_by_the_library() {
         (Some(0), Some(3_600_000))
     );
     cli(&url, &["upsert", "--summary", "after the migration"]).ok();
+    // The old node takes an output, which the migrated history records.
+    let id = "0".repeat(31) + "1";
+    let g = cli(&url, &["claim", &id, "--assignee", "name:w"])
+        .ok()
+        .to_string();
+    let g = g.trim().trim_start_matches("gen=").to_string();
+    let out = r#"{"z":1,"a":2}"#;
+    let args = [
+        "complete", &id, "--status", "done", "--gen", &g, "--output", out,
+    ];
+    cli(&url, &args).ok();
+    let log = cli(&url, &["log", &id]).ok().to_string();
+    assert!(log.contains(r#"output={"z":1,"a":2}"#), "{log}");
     assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
 }
 

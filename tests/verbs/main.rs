@@ -13,6 +13,7 @@ mod resources_upsert;
 mod role_word_refusals;
 mod roles_picking;
 mod spec_verbs;
+mod talk_verbs;
 mod text_escapes;
 mod walkthrough;
 mod workspaces;
