@@ -176,7 +176,7 @@ pub fn complete_many_is_all_or_nothing(s: &Store) {
     }
     let finish = |(id, gen): (claimdag::Id, u64), i: usize| Finish {
         node: id,
-        status: if i % 2 == 0 {
+        status: if i.is_multiple_of(2) {
             Status::Done
         } else {
             Status::Failed
