@@ -11,10 +11,14 @@
 //! handle, as a harness's worker would. Without `--url` a throwaway PostgreSQL server is
 //! started with scripts/pg.sh. Prints a Markdown table on stdout; it never fails on a time.
 
+#[path = "common/pg.rs"]
+mod pg;
+
 use claimdag::rules::{Plan, PlanNode};
+use pg::{schema, server};
 use claimdag::{Actor, Id, Status, Store};
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -244,33 +248,6 @@ fn drain(dir: &str, mode: Mode) -> (f64, f64) {
     (t0.elapsed().as_secs_f64(), children_cpu_s() - cpu0)
 }
 
-struct Server {
-    url: String,
-    dir: Option<PathBuf>,
-}
-
-fn server(url: Option<String>) -> Option<Server> {
-    if let Some(url) = url {
-        return Some(Server { url, dir: None });
-    }
-    let dir = std::env::temp_dir().join(format!("claimdag-bench-wait-pg-{}", std::process::id()));
-    let out = Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg.sh"))
-        .arg("start")
-        .arg(&dir)
-        .output()
-        .ok()?;
-    out.status.success().then(|| Server {
-        url: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        dir: Some(dir),
-    })
-}
-
-fn schema(url: &str, name: &str) -> String {
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}schema={name}_{}", std::process::id())
-}
-
 /// The median round trip of the cheapest call to the server (the store's version).
 fn round_trip_ms(url: &str) -> f64 {
     let s = open(url);
@@ -304,7 +281,7 @@ fn main() {
     let idle_secs = if quick { 2.0 } else { 4.0 };
     let tmp = tempfile::tempdir().expect("temporary directory");
     let dir = |name: &str| tmp.path().join(name).to_string_lossy().into_owned();
-    let pg = server(url);
+    let pg = server(url, "wait");
 
     println!(
         "| measure | {} | {} | ratio |",
@@ -370,11 +347,5 @@ fn main() {
         "s",
         2,
     );
-    if let Some(Server { dir: Some(d), .. }) = pg {
-        let _ = Command::new("bash")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg.sh"))
-            .arg("stop")
-            .arg(&d)
-            .status();
-    }
+    drop(pg);
 }

@@ -205,6 +205,10 @@ log "waiting for work: --wait against a 10 ms polling loop, both backends"
 $CARGO bench --bench wait -- "${quick[@]}" >"$OUT/wait.md" 2>"$OUT/wait.log" ||
     echo "(the waiting bench failed: see $OUT/wait.log)" >"$OUT/wait.md"
 
+log "talking: renewals with a checkpoint, complete_many, both backends"
+$CARGO bench --bench talk -- "${quick[@]}" >"$OUT/talk.md" 2>"$OUT/talk.log" ||
+    echo "(the talking bench failed: see $OUT/talk.log)" >"$OUT/talk.md"
+
 log "the pane: open, redraw and follow a write at 1k, 10k (and 100k) nodes"
 $CARGO bench --bench pane -- "${quick[@]}" >"$OUT/pane.md" 2>"$OUT/pane.log" ||
     echo "(the pane bench failed: see $OUT/pane.log)" >"$OUT/pane.md"
@@ -223,6 +227,10 @@ echo
 echo "Waiting for work (claim-next --wait against a polling loop), workers in other processes:"
 echo
 cat "$OUT/wait.md"
+echo
+echo "Talking (checkpoints on renewals, several completions in one write), one handle:"
+echo
+cat "$OUT/talk.md"
 echo
 echo "The pane (claimdag pane), medians:"
 echo
