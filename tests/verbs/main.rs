@@ -7,6 +7,7 @@ mod common;
 mod config_verb;
 mod expired_claims;
 mod graph_verb;
+mod handover_doc;
 mod links;
 mod resources_claims;
 mod resources_upsert;
