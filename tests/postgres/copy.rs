@@ -13,10 +13,14 @@ fn copy_moves_a_whole_store_to_postgres_and_back() {
     s.ok(&["link", &b, &c]);
     s.claim(&a, &actor(1), &[]);
     s.ok(&[
-        "complete", &a, "--status", "done", "--gen", "2", "--note", "shipped",
+        "complete", &a, "--status", "done", "--gen", "2", "--note", "shipped", "--output",
+        r#"{"z": 1, "a": [2.5, "x"]}"#,
     ]);
     s.ok(&["archive", &a]);
     s.claim(&b, &actor(2), &["--ttl", "10m"]);
+    // A checkpoint and a cancel request travel with the node.
+    s.ok(&["renew", &b, "--actor", &actor(2), "--progress", "half way"]);
+    s.ok(&["cancel", &b, "--reason", "stop here"]);
     s.ok(&["config", "max_attempts", "5"]);
     let dir = s.dir().to_string_lossy().into_owned();
     let url = pg::fresh_url();
@@ -32,6 +36,7 @@ fn copy_moves_a_whole_store_to_postgres_and_back() {
         vec!["--json", "log"],
         vec!["--json", "config"],
         vec!["--json", "show", &a],
+        vec!["--json", "show", &b],
         vec!["--json", "ready"],
     ] {
         let want = cli(&dir, &args).json();
@@ -42,7 +47,11 @@ fn copy_moves_a_whole_store_to_postgres_and_back() {
             "{args:?} back in a directory"
         );
     }
+    // The output's text, key order included, is the same in every copy.
+    let log = cli(&dir, &["log"]).ok().to_string();
+    assert!(log.contains(r#"output={"z":1,"a":[2.5,"x"]}"#), "{log}");
     for store in [&url, &back] {
+        assert_eq!(cli(store, &["log"]).ok(), log);
         assert!(cli(store, &["check"])
             .ok()
             .starts_with("ok: 2 live nodes, 1 archived"));
