@@ -3,7 +3,11 @@
 //! node back when dropped unfinished. When the store refuses a renew (the claim was handed
 //! back: the node is someone else's now), or no renew has succeeded for a whole ttl, the
 //! lease is **lost**: [`Lease::is_lost`] says so, the callback runs, and the work done
-//! under it must be dropped.
+//! under it must be dropped. A lease also carries the holder's side of the conversation:
+//! checkpoints sent with its renewals ([`Lease::progress`]), the cancel request a renewal
+//! learns ([`Lease::cancel_requested`], [`Lease::on_cancel`]), what the claim handed over
+//! ([`Lease::given_progress`], [`Lease::inputs`]) and an output to finish with
+//! ([`Lease::complete_with`]).
 //!
 //! ```
 //! use claimdag::{Actor, Status, Store, Upsert};
@@ -12,11 +16,19 @@
 //! store.upsert(Upsert { summary: "parse the manifest header".into(), ..Upsert::default() })?;
 //! let me = Actor::from_name("worker-1")?;
 //! while let Some(lease) = store.lease_next("", me, None, 60_000)? {
-//!     // ... the work; the lease renews itself meanwhile ...
+//!     // What an earlier holder left, and what the prerequisites produced.
+//!     let _resume_from = lease.given_progress();
+//!     let _inputs = lease.inputs();
+//!     // ... the work; the lease renews itself meanwhile, and carries checkpoints ...
+//!     lease.progress("parsed the header");
 //!     if lease.is_lost() {
 //!         continue; // dropped: someone else has the node now
 //!     }
-//!     lease.complete(Status::Done, None)?;
+//!     if lease.cancel_requested().is_some() {
+//!         lease.complete(Status::Cancelled, Some("asked to stop"))?;
+//!         continue;
+//!     }
+//!     lease.complete_with(Status::Done, None, Some(serde_json::json!({"fields": 12})))?;
 //! }
 //! # Ok::<(), claimdag::Error>(())
 //! ```
