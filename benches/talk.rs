@@ -35,7 +35,9 @@ fn renewals(store: &Store, rounds: usize) -> (f64, f64) {
         })
         .expect("upsert");
     let g = store.claim(id, me, None, None).expect("claim");
-    let checkpoint: String = (0..1024).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let checkpoint: String = (0..1024)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
     let (mut plain, mut with) = (Vec::new(), Vec::new());
     for i in 0..rounds * 2 {
         let t = Instant::now();

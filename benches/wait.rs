@@ -15,8 +15,8 @@
 mod pg;
 
 use claimdag::rules::{Plan, PlanNode};
-use pg::{schema, server};
 use claimdag::{Actor, Id, Status, Store};
+use pg::{schema, server};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -41,7 +41,11 @@ pub fn schema(url: &str, name: &str) -> String {
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(d) = &self.dir {
-            let _ = Command::new("bash").arg(pg_sh()).arg("stop").arg(d).status();
+            let _ = Command::new("bash")
+                .arg(pg_sh())
+                .arg("stop")
+                .arg(d)
+                .status();
         }
     }
 }

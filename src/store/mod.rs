@@ -35,6 +35,7 @@ use crate::state::State;
 use crate::view::NodeView;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The default store directory (docs/reference.md, "Choosing the store"): `$CLAIMDAG_DIR`, else
 /// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`. Empty variables count as unset.
@@ -219,16 +220,8 @@ impl Store {
         role: Option<&str>,
         ttl_ms: Option<u64>,
     ) -> Result<Option<(Id, u64)>> {
-        match self.execute(&Request::ClaimNext {
-            workspace: workspace.to_string(),
-            actor,
-            role: role.map(str::to_string),
-            ttl_ms,
-            resume: false,
-        })? {
-            Output::Claimed(c) => Ok(c.map(|g| (g.id, g.generation))),
-            o => Err(unexpected(o)),
-        }
+        let got = self.claim_next_grant(workspace, actor, role, ttl_ms, false, Duration::ZERO)?;
+        Ok(got.map(|g| (g.id, g.generation)))
     }
 
     /// As [`Store::claim_next`], but when `actor` already holds a live claim in
@@ -241,16 +234,8 @@ impl Store {
         role: Option<&str>,
         ttl_ms: Option<u64>,
     ) -> Result<Option<(Id, u64, bool)>> {
-        match self.execute(&Request::ClaimNext {
-            workspace: workspace.to_string(),
-            actor,
-            role: role.map(str::to_string),
-            ttl_ms,
-            resume: true,
-        })? {
-            Output::Claimed(c) => Ok(c.map(|g| (g.id, g.generation, g.resumed))),
-            o => Err(unexpected(o)),
-        }
+        let got = self.claim_next_grant(workspace, actor, role, ttl_ms, true, Duration::ZERO)?;
+        Ok(got.map(|g| (g.id, g.generation, g.resumed)))
     }
 
     /// Renews a live claim of `actor`: its lease starts again now. Answers the cancel

@@ -44,7 +44,8 @@ impl Store {
         ttl_ms: Option<u64>,
         wait: Duration,
     ) -> Result<Option<(Id, u64)>> {
-        self.wait_for(wait, || self.claim_next(workspace, actor, role, ttl_ms))
+        let got = self.claim_next_grant(workspace, actor, role, ttl_ms, false, wait)?;
+        Ok(got.map(|g| (g.id, g.generation)))
     }
 
     /// As [`Store::resume_or_claim_next`], waiting as [`Store::claim_next_wait`] does.
@@ -56,9 +57,8 @@ impl Store {
         ttl_ms: Option<u64>,
         wait: Duration,
     ) -> Result<Option<(Id, u64, bool)>> {
-        self.wait_for(wait, || {
-            self.resume_or_claim_next(workspace, actor, role, ttl_ms)
-        })
+        let got = self.claim_next_grant(workspace, actor, role, ttl_ms, true, wait)?;
+        Ok(got.map(|g| (g.id, g.generation, g.resumed)))
     }
 
     /// Tries `attempt` until it answers something or `wait` runs out, sleeping between

@@ -13,7 +13,15 @@ fn copy_moves_a_whole_store_to_postgres_and_back() {
     s.ok(&["link", &b, &c]);
     s.claim(&a, &actor(1), &[]);
     s.ok(&[
-        "complete", &a, "--status", "done", "--gen", "2", "--note", "shipped", "--output",
+        "complete",
+        &a,
+        "--status",
+        "done",
+        "--gen",
+        "2",
+        "--note",
+        "shipped",
+        "--output",
         r#"{"z": 1, "a": [2.5, "x"]}"#,
     ]);
     s.ok(&["archive", &a]);
