@@ -284,7 +284,8 @@ impl Lease {
         self.shared.why.lock().ok().and_then(|w| w.clone())
     }
 
-    /// Runs `f` (on the renewal thread) when the lease is lost; at once if it already is.
+    /// Runs `f` when the lease is lost (on the renewal thread, or in [`Lease::progress_now`]
+    /// when that finds the claim gone); at once if it already is.
     pub fn on_lost(&self, f: impl FnOnce(&Error) + Send + 'static) {
         // The renewal thread marks the lease lost under this same lock, so `f` is either
         // stored before it looks or sees the lease lost here.
