@@ -48,6 +48,8 @@ enum Op {
         a: u8,
         ttl: u64,
         resume: bool,
+        /// Claim up to this many in one write.
+        count: u32,
     },
     Renew {
         n: usize,
@@ -118,7 +120,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (n.clone(), n.clone(), any::<bool>()).prop_map(|(p, c, soft)| Op::Link { p, c, soft }),
         1 => (n.clone(), n.clone()).prop_map(|(p, c)| Op::Unlink { p, c }),
         4 => (n.clone(), a.clone(), gen.clone(), 1u64..3000).prop_map(|(n, a, gen, ttl)| Op::Claim { n, a, gen, ttl }),
-        3 => (a.clone(), 1u64..3000, any::<bool>()).prop_map(|(a, ttl, resume)| Op::ClaimNext { a, ttl, resume }),
+        3 => (a.clone(), 1u64..3000, any::<bool>(), prop_oneof![3 => Just(1u32), 1 => 2u32..5]).prop_map(|(a, ttl, resume, count)| Op::ClaimNext { a, ttl, resume, count }),
         2 => (n.clone(), a.clone(), gen.clone(), any::<bool>()).prop_map(|(n, a, gen, progress)| Op::Renew { n, a, gen, progress }),
         2 => proptest::collection::vec((n.clone(), gen.clone(), 0u8..3), 1..4).prop_map(|items| Op::CompleteMany { items }),
         2 => (n.clone(), proptest::option::of(a.clone()), gen.clone(), any::<bool>()).prop_map(|(n, a, gen, reason)| Op::Cancel { n, a, gen, reason }),
@@ -170,12 +172,18 @@ fn request(state: &State, op: &Op, now: u64) -> Request {
             gen: (gen != -1).then(|| gen_of(state, node_id(n), gen)),
             ttl_ms: Some(ttl),
         },
-        Op::ClaimNext { a, ttl, resume } => Request::ClaimNext {
+        Op::ClaimNext {
+            a,
+            ttl,
+            resume,
+            count,
+        } => Request::ClaimNext {
             workspace: String::new(),
             actor: actor(a),
             role: None,
             ttl_ms: Some(ttl),
             resume,
+            count,
         },
         Op::Renew {
             n,
@@ -322,14 +330,8 @@ fn check_history(
         );
         *h = stub.generation;
     }
-    let grant = match (req, output) {
-        (Request::Claim { .. }, Ok(Output::Granted(g))) => Some((g.id, g.generation)),
-        (Request::ClaimNext { .. }, Ok(Output::Claimed(Some(g)))) if !g.resumed => {
-            Some((g.id, g.generation))
-        }
-        _ => None,
-    };
-    if let Some(g) = grant {
+    for (id, _, generation) in granted_by(req, output) {
+        let g = (id, generation);
         assert!(
             granted.insert(g),
             "generation {} of {} granted twice",
@@ -354,10 +356,11 @@ fn check_step(
         generations_move_by_grants_and_hand_backs(before, archive, after, req, now);
     }
     // Only ready nodes are granted; the grant becomes the holder.
-    let granted = granted(req, result);
-    if let Some(grant) = granted {
-        only_a_ready_node_is_granted(before, now, grant, grants);
+    let granted = granted_by(req, result);
+    for grant in &granted {
+        only_a_ready_node_is_granted(before, now, *grant, grants);
     }
+    a_batch_stops_only_when_nothing_more_may_be_granted(after, req, result, now);
     // An expired holder never completes, renews or releases.
     expired_holders_never_act(before, req, result, now);
     // Every claimed node is held by the actor of its newest grant, at that generation.
@@ -366,7 +369,7 @@ fn check_step(
         assert_eq!((n.holder, n.generation), (Some(a), g));
     }
     // max_held and resources.
-    a_grant_keeps_to_max_held_and_resources(after, now, granted);
+    a_grant_keeps_to_max_held_and_resources(after, now, &granted);
     if result.is_ok() {
         hand_backs_wait_their_backoff(before, archive, req, now);
         talk_keeps_its_promises(before, archive, after, req, result);
@@ -438,23 +441,32 @@ fn talk_keeps_its_promises(
                 false => assert_eq!(n.status, Status::Cancelled),
             }
         }
-        (_, Ok(Output::Granted(g) | Output::Claimed(Some(g)))) => {
-            let n = after.get(&g.id).unwrap();
-            let expect: Vec<(Id, Option<String>)> = n
-                .prerequisites()
-                .filter_map(|(d, _)| match after.get(&d) {
-                    Some(p) => (p.status == Status::Done).then(|| (d, p.output.clone())),
-                    None => {
-                        let stub = after.archived().get(&d)?;
-                        (stub.status == Status::Done).then(|| (d, archive[&d].output.clone()))
-                    }
-                })
-                .collect();
-            assert_eq!(g.inputs, expect, "the inputs of a grant");
-            assert_eq!(g.progress, n.progress, "a grant hands over the checkpoint");
+        (_, Ok(Output::Granted(g))) => grant_hands_over(after, archive, g),
+        (_, Ok(Output::Claimed(all))) => {
+            for g in all {
+                grant_hands_over(after, archive, g);
+            }
         }
         _ => {}
     }
+}
+
+/// A grant hands over the node's checkpoint and the outputs of exactly the prerequisites
+/// that are done.
+fn grant_hands_over(after: &State, archive: &HashMap<Id, Node>, g: &rules::Grant) {
+    let n = after.get(&g.id).unwrap();
+    let expect: Vec<(Id, Option<String>)> = n
+        .prerequisites()
+        .filter_map(|(d, _)| match after.get(&d) {
+            Some(p) => (p.status == Status::Done).then(|| (d, p.output.clone())),
+            None => {
+                let stub = after.archived().get(&d)?;
+                (stub.status == Status::Done).then(|| (d, archive[&d].output.clone()))
+            }
+        })
+        .collect();
+    assert_eq!(g.inputs, expect, "the inputs of a grant");
+    assert_eq!(g.progress, n.progress, "a grant hands over the checkpoint");
 }
 
 /// A node handed back (released, expired, reclaimed) is not granted again before
@@ -571,16 +583,62 @@ fn generations_move_by_grants_and_hand_backs(
     }
 }
 
-/// The node a call granted, its actor and generation.
-fn granted(req: &Request, result: &Result<Output, Error>) -> Option<(Id, Id, u64)> {
+/// The nodes a call granted, with its actor and their generations.
+fn granted_by(req: &Request, result: &Result<Output, Error>) -> Vec<(Id, Id, u64)> {
     match (req, result) {
         (Request::Claim { actor, .. }, Ok(Output::Granted(g))) => {
-            Some((g.id, *actor, g.generation))
+            vec![(g.id, *actor, g.generation)]
         }
-        (Request::ClaimNext { actor, .. }, Ok(Output::Claimed(Some(g)))) if !g.resumed => {
-            Some((g.id, *actor, g.generation))
-        }
-        _ => None,
+        (Request::ClaimNext { actor, .. }, Ok(Output::Claimed(all))) => all
+            .iter()
+            .filter(|g| !g.resumed)
+            .map(|g| (g.id, *actor, g.generation))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A `claim-next` of `count` that granted fewer left nothing more the actor could have
+/// claimed: no ready node whose resources no live claim holds, or the actor at `max_held`.
+fn a_batch_stops_only_when_nothing_more_may_be_granted(
+    after: &State,
+    req: &Request,
+    result: &Result<Output, Error>,
+    now: u64,
+) {
+    let (Request::ClaimNext { actor, count, .. }, Ok(Output::Claimed(got))) = (req, result) else {
+        return;
+    };
+    assert!(got.len() <= *count as usize, "granted more than asked");
+    if got.len() == *count as usize || got.iter().any(|g| g.resumed) {
+        return;
+    }
+    let view = rules::read_at(after, now);
+    let held = after
+        .nodes()
+        .iter()
+        .filter(|n| n.is_live_claim(now) && n.holder == Some(*actor))
+        .count() as u64;
+    if after.settings.max_held > 0 && held >= after.settings.max_held {
+        return;
+    }
+    let live: Vec<&Node> = after
+        .nodes()
+        .iter()
+        .filter(|n| n.is_live_claim(now))
+        .collect();
+    for pick in claimdag::schedule::order(&view, "", "") {
+        let n = view.get(&pick.id).unwrap();
+        let free = !n.resources.iter().any(|r| {
+            live.iter()
+                .any(|c| c.resources.iter().any(|h| rules::resources_overlap(r, h)))
+        });
+        assert!(
+            !free,
+            "a batch of {count} granted {} and left {} ready",
+            got.len(),
+            n.id
+        );
     }
 }
 
@@ -642,11 +700,7 @@ fn expired_holders_never_act(
 
 /// A grant never takes an actor past max_held (a lower limit set later does not revoke
 /// claims already held), nor a resource that overlaps one of another live claim.
-fn a_grant_keeps_to_max_held_and_resources(
-    after: &State,
-    now: u64,
-    granted: Option<(Id, Id, u64)>,
-) {
+fn a_grant_keeps_to_max_held_and_resources(after: &State, now: u64, granted: &[(Id, Id, u64)]) {
     let live: Vec<&Node> = after
         .nodes()
         .iter()
@@ -658,15 +712,15 @@ fn a_grant_keeps_to_max_held_and_resources(
             *held.entry(n.holder.unwrap()).or_default() += 1;
         }
         // A lower limit set later does not revoke claims already held; a grant never exceeds it.
-        if let Some((_, a, _)) = granted {
-            assert!(held[&a] <= after.settings.max_held, "granted past max_held");
+        for (_, a, _) in granted {
+            assert!(held[a] <= after.settings.max_held, "granted past max_held");
         }
     }
     for (i, x) in live.iter().enumerate() {
         for y in &live[i + 1..] {
             for rx in &x.resources {
                 for ry in &y.resources {
-                    if granted.is_some_and(|(id, _, _)| id == x.id || id == y.id) {
+                    if granted.iter().any(|(id, _, _)| *id == x.id || *id == y.id) {
                         assert!(
                             !rules::resources_overlap(rx, ry),
                             "overlapping live claims granted"

@@ -160,6 +160,7 @@ fn request(state: &State, op: &Op, now: u64) -> Request {
             role: Some(ROLES[role].into()),
             ttl_ms: Some(1000),
             resume: false,
+            count: 1,
         },
         Op::Complete { n, ws, status } => Request::Complete(claimdag::rules::Finish {
             node: id(n, ws),

@@ -3,11 +3,19 @@
 
 use super::{check_text, check_ttl, resources_overlap, validate_word, validate_workspace};
 use super::validate::{check_delay, output_text};
-use super::{Finish, Output, Readiness, Tx};
+use super::{Finish, Grant, Output, Readiness, Tx, MAX_BATCH};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
 use crate::model::{Node, Status, MAX_PROGRESS_BYTES};
 use crate::schedule;
+
+/// The claims of one `claim-next` so far.
+struct Batch {
+    want: usize,
+    got: Vec<Grant>,
+    /// Candidates passed over: a resource of theirs is held by another claim.
+    skipped: Vec<Id>,
+}
 
 impl Tx<'_> {
     pub(super) fn claim(
@@ -95,6 +103,7 @@ impl Tx<'_> {
         role: Option<&str>,
         ttl: Option<u64>,
         resume: bool,
+        count: u32,
     ) -> Result<Output> {
         validate_workspace(workspace)?;
         if let Some(r) = role {
@@ -103,37 +112,78 @@ impl Tx<'_> {
         if let Some(t) = ttl {
             check_ttl(self.now, t, "ttl")?;
         }
+        if !(1..=MAX_BATCH).contains(&count) {
+            return Err(Error::invalid(format!(
+                "count must be 1 to {MAX_BATCH}, got {count}"
+            )));
+        }
         if resume {
             // Every claim left in this view is live: expired ones were handed back.
-            let held = self
+            let mut held: Vec<(Option<u64>, Id)> = self
                 .claimed()
                 .filter(|c| c.workspace == workspace && c.holder == Some(actor))
-                .min_by_key(|c| (c.claimed_at, c.id))
-                .map(|c| c.id);
-            if let Some(id) = held {
-                return Ok(Output::Claimed(Some(self.grant(id, true))));
+                .map(|c| (c.claimed_at, c.id))
+                .collect();
+            if !held.is_empty() {
+                held.sort();
+                held.truncate(count as usize);
+                let grants = held.iter().map(|(_, id)| self.grant(*id, true)).collect();
+                return Ok(Output::Claimed(grants));
             }
         }
-        // The best candidate, found in one pass. Only when a resource held by another claim
-        // refuses it are the rest ranked and tried in order; every other refusal (the actor
-        // is busy) holds for all of them.
+        // The best candidates, found without ranking the rest. Only when a resource held by
+        // another claim refuses one are the rest ranked and tried in order. Claiming one
+        // node changes no other's readiness or rank, so the list holds for the whole batch.
         let role = role.unwrap_or("");
-        let Some(best) = schedule::best(self, workspace, role) else {
-            return Ok(Output::Claimed(None));
+        let mut batch = Batch {
+            want: count as usize,
+            got: Vec::new(),
+            skipped: Vec::new(),
         };
-        match self.claim(best.id, actor, None, ttl) {
-            Ok(_) => return Ok(Output::Claimed(Some(self.grant(best.id, false)))),
-            Err(Error::ResourceConflict { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        for pick in schedule::order(self, workspace, role).into_iter().skip(1) {
-            match self.claim(pick.id, actor, None, ttl) {
-                Ok(_) => return Ok(Output::Claimed(Some(self.grant(pick.id, false)))),
-                Err(Error::ResourceConflict { .. }) => continue,
-                Err(e) => return Err(e),
+        for pick in schedule::first(self, workspace, role, batch.want) {
+            if !self.grant_into(&mut batch, pick.id, actor, ttl)? {
+                return Ok(Output::Claimed(batch.got));
             }
         }
-        Ok(Output::Claimed(None))
+        if batch.got.len() < batch.want && !batch.skipped.is_empty() {
+            for pick in schedule::order(self, workspace, role) {
+                if batch.got.len() == batch.want {
+                    break;
+                }
+                if batch.skipped.contains(&pick.id) {
+                    continue;
+                }
+                if !self.grant_into(&mut batch, pick.id, actor, ttl)? {
+                    break;
+                }
+            }
+        }
+        Ok(Output::Claimed(batch.got))
+    }
+
+    /// Claims `id` into `batch`: `false` when the actor may hold no more (after at least
+    /// one grant of this batch); a node whose resource another claim holds is skipped;
+    /// any other refusal refuses the whole call.
+    fn grant_into(
+        &mut self,
+        batch: &mut Batch,
+        id: Id,
+        actor: Actor,
+        ttl: Option<u64>,
+    ) -> Result<bool> {
+        match self.claim(id, actor, None, ttl) {
+            Ok(_) => {
+                let g = self.grant(id, false);
+                batch.got.push(g);
+                Ok(true)
+            }
+            Err(Error::ResourceConflict { .. }) => {
+                batch.skipped.push(id);
+                Ok(true)
+            }
+            Err(Error::AssigneeBusy { .. }) if !batch.got.is_empty() => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// True when the expected generation `gen` is that of `n`'s claim which ran out and

@@ -54,8 +54,12 @@ pub enum Request {
         role: Option<String>,
         ttl_ms: Option<u64>,
         /// When the actor already holds a live claim in the workspace, answer that claim
-        /// (the oldest) instead of claiming another or refusing as `assignee_busy`.
+        /// (the oldest; up to `count` of them) instead of claiming another or refusing as
+        /// `assignee_busy`.
         resume: bool,
+        /// Claim up to this many ready nodes (1 to [`MAX_BATCH`]), in pick order, in this
+        /// one write.
+        count: u32,
     },
     Renew {
         node: Id,
@@ -202,9 +206,9 @@ pub enum Output {
     Generation(u64),
     /// The claim granted (claim).
     Granted(Grant),
-    /// The claim granted, or the one the actor held (`resume`), or nothing ready
-    /// (claim-next).
-    Claimed(Option<Grant>),
+    /// The claims granted in pick order, or the ones the actor held (`resume`); empty when
+    /// nothing was ready (claim-next).
+    Claimed(Vec<Grant>),
     /// The cancel request the holder should act on, if one was made (renew).
     Renewed(Option<CancelRequest>),
     /// A cancel: the node was cancelled (`false`), or its holder was asked to stop (`true`).
@@ -229,6 +233,9 @@ pub struct Effect {
     pub change: Change,
     pub output: Output,
 }
+
+/// The most claims one `claim-next` grants.
+pub const MAX_BATCH: u32 = 1000;
 
 /// Refuses a request that names generation 0, which no node ever has.
 fn no_generation_zero(req: &Request) -> Result<()> {
@@ -277,7 +284,11 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             role,
             ttl_ms,
             resume,
-        } => tx.claim_next(workspace, *actor, role.as_deref(), *ttl_ms, *resume)?,
+            count,
+        } => {
+            let role = role.as_deref();
+            tx.claim_next(workspace, *actor, role, *ttl_ms, *resume, *count)?
+        }
         Request::Renew {
             node,
             actor,

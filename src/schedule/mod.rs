@@ -188,6 +188,19 @@ pub fn order<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Pick> {
     }
 }
 
+/// The first `n` ready nodes in pick order (fewer when fewer are ready).
+pub fn first<V: PickView>(tx: &V, workspace: &str, role: &str, n: usize) -> Vec<Pick> {
+    match indexed(tx, workspace, role, n) {
+        Some(c) => c.iter().map(|c| pick_of(tx, c)).collect(),
+        None if n == 1 => best_full(tx, workspace, role).into_iter().collect(),
+        None => {
+            let mut all = order_full(tx, workspace, role);
+            all.truncate(n);
+            all
+        }
+    }
+}
+
 /// The ready node `next` picks.
 pub fn best<V: PickView>(tx: &V, workspace: &str, role: &str) -> Option<Pick> {
     match indexed(tx, workspace, role, 1) {

@@ -59,20 +59,70 @@ impl Store {
         resume: bool,
         wait: Duration,
     ) -> Result<Option<Grant>> {
+        let got = self.claim_next_batch(workspace, actor, role, ttl_ms, resume, 1, wait)?;
+        Ok(got.into_iter().next())
+    }
+
+    /// Claims up to `count` ready nodes (1 to 1000) for `actor` in one write, in pick order,
+    /// under the same rules as one at a time (`max_held` counts each; a node whose resource
+    /// another claim holds is passed over); each claim has its own generation. With a
+    /// non-zero `wait`, waits as [`Store::claim_next_wait`] does while nothing is ready.
+    /// Empty when nothing is ready (by the end of the wait).
+    ///
+    /// ```
+    /// # use claimdag::{Actor, Store, Upsert};
+    /// # use std::time::Duration;
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// # let store = Store::open(Some(&tmp.path().join("claims")))?;
+    /// store.set_setting("max_held", "0")?;
+    /// for i in 0..3 {
+    ///     store.upsert(Upsert { summary: format!("page {i}"), ..Upsert::default() })?;
+    /// }
+    /// let me = Actor::from_name("w1")?;
+    /// let got = store.claim_next_many("", me, None, None, 10, Duration::ZERO)?;
+    /// assert_eq!(got.len(), 3);
+    /// assert!(got.iter().all(|g| g.generation == 2));
+    /// # Ok::<(), claimdag::Error>(())
+    /// ```
+    pub fn claim_next_many(
+        &self,
+        workspace: &str,
+        actor: Actor,
+        role: Option<&str>,
+        ttl_ms: Option<u64>,
+        count: u32,
+        wait: Duration,
+    ) -> Result<Vec<Grant>> {
+        self.claim_next_batch(workspace, actor, role, ttl_ms, false, count, wait)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn claim_next_batch(
+        &self,
+        workspace: &str,
+        actor: Actor,
+        role: Option<&str>,
+        ttl_ms: Option<u64>,
+        resume: bool,
+        count: u32,
+        wait: Duration,
+    ) -> Result<Vec<Grant>> {
         let once = || match self.execute(&Request::ClaimNext {
             workspace: workspace.to_string(),
             actor,
             role: role.map(str::to_string),
             ttl_ms,
             resume,
+            count,
         })? {
-            Output::Claimed(c) => Ok(c),
+            Output::Claimed(c) if c.is_empty() => Ok(None),
+            Output::Claimed(c) => Ok(Some(c)),
             o => Err(unexpected(o)),
         };
         if wait.is_zero() {
-            return once();
+            return Ok(once()?.unwrap_or_default());
         }
-        self.wait_for(wait, once)
+        Ok(self.wait_for(wait, once)?.unwrap_or_default())
     }
 
     /// As [`Store::renew`], also keeping `progress` as the node's checkpoint (when given):

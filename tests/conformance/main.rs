@@ -86,6 +86,7 @@ macro_rules! every_scenario {
             complete_many_is_all_or_nothing,
             talk_limits_refuse_and_change_nothing,
             a_lease_carries_checkpoints_and_learns_a_cancel,
+            claim_next_many_grants_in_pick_order_within_the_rules,
         );
     };
 }

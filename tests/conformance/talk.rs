@@ -305,3 +305,53 @@ pub fn a_lease_carries_checkpoints_and_learns_a_cancel(s: &Store) {
         (Status::Cancelled, Some(r#"{"kept":1}"#))
     );
 }
+
+pub fn claim_next_many_grants_in_pick_order_within_the_rules(s: &Store) {
+    s.set_setting("max_held", "3").unwrap();
+    let est = |summary: &str, estimate: u64, res: &[&str]| {
+        with(
+            s,
+            Upsert {
+                summary: summary.into(),
+                estimate: Some(estimate),
+                resources: Some(res.iter().map(|r| r.to_string()).collect()),
+                ..Upsert::default()
+            },
+        )
+    };
+    let big = est("big", 9, &["src/a.rs"]);
+    let clash = est("clash", 8, &["src/"]);
+    let mid = est("mid", 5, &[]);
+    let small = est("small", 2, &[]);
+    let tiny = est("tiny", 1, &[]);
+    let me = actor(1);
+    refused(s, Code::InvalidInput, || {
+        s.claim_next_many("", me, None, None, 0, Duration::ZERO)
+    });
+    // In pick order; `clash` overlaps `big`'s resource once big is claimed in this very
+    // write, so it is passed over; max_held stops the batch at 3.
+    let got = s
+        .claim_next_many("", me, None, None, 10, Duration::ZERO)
+        .unwrap();
+    let ids: Vec<_> = got.iter().map(|g| (g.id, g.generation)).collect();
+    assert_eq!(ids, [(big, 2), (mid, 2), (small, 2)]);
+    assert_eq!(s.get(clash).unwrap().node.status, Status::Todo);
+    // The actor holds max_held: another batch is refused as one claim would be.
+    refused(s, Code::AssigneeBusy, || {
+        s.claim_next_many("", me, None, None, 2, Duration::ZERO)
+    });
+    let other = s
+        .claim_next_many("", actor(2), None, None, 5, Duration::ZERO)
+        .unwrap();
+    assert_eq!(other.iter().map(|g| g.id).collect::<Vec<_>>(), [tiny]);
+    // One write: the grants share the write number.
+    let seqs: std::collections::HashSet<u64> = s
+        .history(None)
+        .unwrap()
+        .into_iter()
+        .filter(|h| h.event.verb == "claim" && h.event.actor == Some(me))
+        .map(|h| h.seq)
+        .collect();
+    assert_eq!(seqs.len(), 1);
+    assert!(s.check().unwrap().problems.is_empty());
+}

@@ -128,6 +128,7 @@ fn request(state: &State, op: &Op, ttl: Option<u64>) -> Option<Request> {
             role: None,
             ttl_ms: Some(ttl.unwrap_or(t)),
             resume: false,
+            count: 1,
         },
         Op::Renew { n, a, gen } => Request::Renew {
             node: node(n),
@@ -215,8 +216,10 @@ proptest! {
                     Request::Claim { node, actor, .. } => Some((*node, g.generation, *actor)),
                     _ => None,
                 },
-                Ok(Output::Claimed(Some(g))) if !g.resumed => match &req {
-                    Request::ClaimNext { actor, .. } => Some((g.id, g.generation, *actor)),
+                Ok(Output::Claimed(all)) => match (&req, all.first()) {
+                    (Request::ClaimNext { actor, .. }, Some(g)) if !g.resumed => {
+                        Some((g.id, g.generation, *actor))
+                    }
                     _ => None,
                 },
                 _ => None,
