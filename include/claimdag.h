@@ -716,6 +716,135 @@ claimdag_code claimdag_reopen(struct claimdag_store *s,
                               uint64_t *out_generation);
 
 /**
+ * `claimdag_claim_ex` that answers the whole grant: writes to `*out_json` the JSON object
+ * `{"id", "generation", "progress", "progress_at", "inputs"}`, as the CLI's `claim --json`
+ * prints it. `progress` is the last checkpoint an earlier holder left (or null) and
+ * `progress_at` when (ms since the epoch, or null); `inputs` maps the id of every
+ * prerequisite that is done (archived ones too) to its output (any JSON value, null when
+ * it gave none). Free the string with `claimdag_string_free`.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
+ * writable.
+ */
+claimdag_code claimdag_claim_json(struct claimdag_store *s,
+                                  const char *id,
+                                  const char *assignee,
+                                  uint64_t expected_generation,
+                                  uint64_t ttl_ms,
+                                  char **out_json);
+
+/**
+ * `claimdag_claim_next_wait` that answers the whole grant as `claimdag_claim_json` does
+ * (the CLI's `claim-next --json`): `{"id", "generation", "progress", "progress_at",
+ * "inputs"}`. `wait_ms` 0 does not wait. `CLAIMDAG_NOT_FOUND` when no node is ready (by
+ * the end of the wait), and nothing is written.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL (`workspace` and `role`
+ * may be NULL); `out_json` is NULL or writable.
+ */
+claimdag_code claimdag_claim_next_json(struct claimdag_store *s,
+                                       const char *assignee,
+                                       const char *workspace,
+                                       const char *role,
+                                       uint64_t ttl_ms,
+                                       uint64_t wait_ms,
+                                       char **out_json);
+
+/**
+ * `claimdag_renew_ex` that leaves a checkpoint and tells whether the holder was asked to
+ * stop. `progress` (NULL: none; at most 64 KiB) replaces the node's checkpoint: the next
+ * holder receives it with its claim if this one stops. When `out_cancel_requested` is not
+ * NULL, `*out_cancel_requested` is set to true when someone asked the holder to stop
+ * (`claimdag_cancel`): stop, and complete the node "cancelled" (or finish it).
+ * `claimdag_renew_json` gives who asked and why.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL;
+ * `out_cancel_requested` is NULL or writable.
+ */
+claimdag_code claimdag_renew_progress(struct claimdag_store *s,
+                                      const char *id,
+                                      const char *actor,
+                                      uint64_t generation,
+                                      uint64_t ttl_ms,
+                                      const char *progress,
+                                      bool *out_cancel_requested);
+
+/**
+ * `claimdag_renew_progress` that answers as the CLI's `renew --json` prints it:
+ * `{"ok": true, "id", "cancel_requested"}`, where `cancel_requested` is null or
+ * `{"by": actor or null, "reason": text or null, "at": ms}`. Free the string with
+ * `claimdag_string_free`.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_json` is NULL or
+ * writable.
+ */
+claimdag_code claimdag_renew_json(struct claimdag_store *s,
+                                  const char *id,
+                                  const char *actor,
+                                  uint64_t generation,
+                                  uint64_t ttl_ms,
+                                  const char *progress,
+                                  char **out_json);
+
+/**
+ * Cancels `id`, as the CLI's `cancel`, by anyone: a `todo` node becomes `cancelled`; the
+ * holder of a claimed node is asked to stop (its generation is unchanged; the holder
+ * learns it at its next renewal, `claimdag_renew_progress`). A finished node is
+ * `CLAIMDAG_TERMINAL`. `actor` (NULL: nobody named) is who asks, `reason` (NULL: none; at
+ * most 4096 bytes) why; `generation` (0: any) refuses with `CLAIMDAG_STALE_GENERATION`
+ * unless the node is at that generation. When `out_requested` is not NULL,
+ * `*out_requested` is set to true when the holder was asked to stop, false when the node
+ * was cancelled.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL; `out_requested` is
+ * NULL or writable.
+ */
+claimdag_code claimdag_cancel(struct claimdag_store *s,
+                              const char *id,
+                              const char *actor,
+                              const char *reason,
+                              uint64_t generation,
+                              bool *out_requested);
+
+/**
+ * `claimdag_complete_ex` that stores an output: `output_json` (NULL: none) is the JSON
+ * text of any value, at most 64 KiB once compacted; the dependents of a `done` node
+ * receive it in their grant's `inputs` (`claimdag_claim_json`). Text that is not JSON is
+ * `CLAIMDAG_INVALID_INPUT`.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; strings are NUL-terminated or NULL.
+ */
+claimdag_code claimdag_complete_output(struct claimdag_store *s,
+                                       const char *id,
+                                       const char *status,
+                                       uint64_t generation,
+                                       const char *actor,
+                                       const char *note,
+                                       const char *output_json);
+
+/**
+ * Finishes several claims in one write, as the CLI's `complete-many`: all of them, or
+ * none when one is refused (the code and `claimdag_last_error` are that one's, and nothing
+ * changes). `json` is a JSON array (or `{"completions": [...]}`) of objects with the
+ * fields of `claimdag_complete_output`: `{"node", "status", "gen"}` and optionally
+ * `"actor"`, `"note"`, `"output"` (any JSON value). Writes to `*out_json` the array of
+ * `{"id", "status"}` finished, in request order; free it with `claimdag_string_free`.
+ *
+ * # Safety
+ * `s` is a live handle or NULL; `json` is NUL-terminated or NULL; `out_json` is NULL or
+ * writable.
+ */
+claimdag_code claimdag_complete_many_json(struct claimdag_store *s,
+                                          const char *json,
+                                          char **out_json);
+
+/**
  * Writes one node as a JSON object to `*out_json` (`CLAIMDAG_NOT_FOUND` when there is no
  * such node). Free the string with `claimdag_string_free`.
  *

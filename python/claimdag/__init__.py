@@ -12,7 +12,9 @@ See docs/python.md for the full tour.
 """
 
 from claimdag._claimdag import (
+    CancelRequest,
     Event,
+    Grant,
     Lease,
     LeaseNext,
     Node,
@@ -53,6 +55,8 @@ __all__ = [
     "Pick",
     "Report",
     "Settings",
+    "Grant",
+    "CancelRequest",
     "Watch",
     "ClaimdagError",
     "NotFound",

@@ -2,10 +2,10 @@
 
 import builtins
 import os
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Optional, Union, final
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, final, overload
 
 if TYPE_CHECKING:
     from claimdag.aio import AsyncLeaseNext
@@ -20,6 +20,8 @@ __all__ = [
     "Pick",
     "Report",
     "Settings",
+    "Grant",
+    "CancelRequest",
     "Lease",
     "LeaseNext",
     "Watch",
@@ -43,6 +45,57 @@ _When = Union[datetime, str]
 _DisplayWord = Literal[
     "ready", "scheduled", "blocked", "todo", "claimed", "expired", "done", "failed", "cancelled"
 ]
+
+#: The statuses a completion reaches.
+_Finished = Literal["done", "failed", "cancelled"]
+
+#: A JSON value: what json.loads gives (an output, an input).
+_Json = Any
+
+#: One completion of Store.complete_many: a dict with the arguments of Store.complete
+#: ("node", "gen", and optionally "status", "actor", "note", "output"), or a tuple
+#: (node, gen), (node, gen, status) or (node, gen, status, output).
+_Completion = Union[
+    Mapping[str, Any],
+    tuple[str, int],
+    tuple[str, int, str],
+    tuple[str, int, str, Any],
+]
+
+@final
+class CancelRequest:
+    """A request that the holder of a claim stop: who asked, why, and when (ms)."""
+
+    @property
+    def by(self) -> Optional[str]: ...
+    @property
+    def reason(self) -> Optional[str]: ...
+    @property
+    def at(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Grant:
+    """A claim granted: the generation, the last checkpoint an earlier holder left, and
+    the outputs of the prerequisites that are done (inputs, by id)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def resumed(self) -> bool: ...
+    @property
+    def progress(self) -> Optional[str]: ...
+    @property
+    def progress_at(self) -> Optional[int]: ...
+    @property
+    def inputs(self) -> dict[str, _Json]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
 
 @final
 class Node:
@@ -104,6 +157,14 @@ class Node:
     @property
     def not_before(self) -> Optional[int]: ...
     @property
+    def progress(self) -> Optional[str]: ...
+    @property
+    def progress_at(self) -> Optional[int]: ...
+    @property
+    def cancel_requested(self) -> Optional[CancelRequest]: ...
+    @property
+    def output(self) -> _Json: ...
+    @property
     def display(self) -> _DisplayWord: ...
     @property
     def ready(self) -> bool: ...
@@ -133,6 +194,8 @@ class Event:
     def generation(self) -> Optional[int]: ...
     @property
     def detail(self) -> Optional[str]: ...
+    @property
+    def output(self) -> _Json: ...
     def to_dict(self) -> dict[str, Any]: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
@@ -222,20 +285,33 @@ class Store:
     ) -> str: ...
     def link(self, parent: str, child: str, soft: bool = False) -> None: ...
     def unlink(self, parent: str, child: str) -> None: ...
+    @overload
     def claim(
         self,
         node: str,
         assignee: str,
         gen: Optional[int] = None,
         ttl: Optional[_Duration] = None,
+        details: Literal[False] = False,
     ) -> int: ...
+    @overload
+    def claim(
+        self,
+        node: str,
+        assignee: str,
+        gen: Optional[int] = None,
+        ttl: Optional[_Duration] = None,
+        *,
+        details: Literal[True],
+    ) -> Grant: ...
     def renew(
         self,
         node: str,
         actor: str,
         gen: Optional[int] = None,
         ttl: Optional[_Duration] = None,
-    ) -> None: ...
+        progress: Optional[str] = None,
+    ) -> Optional[CancelRequest]: ...
     def release(
         self, node: str, actor: str, gen: int, retry_in: Optional[_Duration] = None
     ) -> int: ...
@@ -249,7 +325,18 @@ class Store:
         status: str = "done",
         actor: Optional[str] = None,
         note: Optional[str] = None,
+        output: _Json = None,
     ) -> None: ...
+    def complete_many(
+        self, completions: Union[Sequence[_Completion], str, bytes, bytearray]
+    ) -> builtins.list[tuple[str, _Finished]]: ...
+    def cancel(
+        self,
+        node: str,
+        reason: Optional[str] = None,
+        actor: Optional[str] = None,
+        gen: Optional[int] = None,
+    ) -> bool: ...
     def reopen(self, node: str, gen: Optional[int] = None) -> int: ...
     def get(self, node: str) -> Node: ...
     def list(
@@ -267,6 +354,7 @@ class Store:
     def ready(
         self, role: Optional[str] = None, workspace: Optional[str] = None
     ) -> builtins.list[Pick]: ...
+    @overload
     def claim_next(
         self,
         assignee: str,
@@ -275,7 +363,20 @@ class Store:
         workspace: Optional[str] = None,
         resume: bool = False,
         wait: Optional[_Duration] = None,
+        details: Literal[False] = False,
     ) -> Optional[tuple[str, int]]: ...
+    @overload
+    def claim_next(
+        self,
+        assignee: str,
+        role: Optional[str] = None,
+        ttl: Optional[_Duration] = None,
+        workspace: Optional[str] = None,
+        resume: bool = False,
+        wait: Optional[_Duration] = None,
+        *,
+        details: Literal[True],
+    ) -> Optional[Grant]: ...
     def watch(
         self, since: Optional[int] = None, timeout: Optional[_Duration] = None
     ) -> Watch: ...
@@ -319,6 +420,7 @@ class Store:
         on_error: str = "failed",
         on_lost: Optional[Callable[[ClaimdagErrorLike], object]] = None,
         wait: Optional[_Duration] = None,
+        on_cancel: Optional[Callable[[CancelRequest], object]] = None,
     ) -> LeaseNext: ...
     def aclaim_next(
         self, *args: Any, **kwargs: Any
@@ -347,7 +449,20 @@ class Lease:
     def lost(self) -> bool: ...
     @property
     def finished(self) -> bool: ...
-    def complete(self, status: str = "done", note: Optional[str] = None) -> None: ...
+    @property
+    def grant(self) -> Grant: ...
+    @property
+    def inputs(self) -> dict[str, _Json]: ...
+    @property
+    def cancel_requested(self) -> Optional[CancelRequest]: ...
+    @overload
+    def progress(self, text: str, now: Literal[False] = False) -> None: ...
+    @overload
+    def progress(self, text: str, now: bool) -> Optional[CancelRequest]: ...
+    def on_cancel(self, callback: Callable[[CancelRequest], object]) -> None: ...
+    def complete(
+        self, status: str = "done", note: Optional[str] = None, output: _Json = None
+    ) -> None: ...
     def release(self, retry_in: Optional[_Duration] = None) -> None: ...
     def __enter__(self) -> "Lease": ...
     def __exit__(

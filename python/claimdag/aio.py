@@ -1,5 +1,7 @@
 """asyncio forms: ``await store.aclaim_next(me, wait=60)`` and
-``async with store.alease_next(me, ttl=60, wait=60) as lease:``.
+``async with store.alease_next(me, ttl=60, wait=60) as lease:``. The lease talks as the
+threaded one does (``progress``, ``cancel_requested``, ``inputs``, ``complete(output=...)``),
+and a task can ``await lease.cancelled()``: it returns once someone asked the holder to stop.
 
 Each look at the store (a claim attempt, a finish) runs briefly in a worker thread
 (``asyncio.to_thread``) and the lease renews itself on its own thread, so nothing here blocks
@@ -16,7 +18,7 @@ import threading
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar
 
-from claimdag._claimdag import Lease, LeaseNext, Node, Store
+from claimdag._claimdag import CancelRequest, Grant, Lease, LeaseNext, Node, Store
 
 __all__ = ["AsyncLease", "AsyncLeaseNext", "aclaim_next"]
 
@@ -131,11 +133,27 @@ async def aclaim_next(
     return await _until(store, wait, lambda: store.claim_next(*args, **kw))
 
 
+def _setter(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> Callable[[Any], None]:
+    """A cancel callback (it runs on the renewal thread) that sets `event` on its loop. It
+    holds the event and the loop only, never the lease: no cycle keeps a lease alive."""
+
+    def heard(_request: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(event.set)
+        except RuntimeError:
+            pass  # the loop is closed
+
+    return heard
+
+
 class AsyncLease:
-    """A :class:`claimdag.Lease` with awaitable ``complete`` and ``release``."""
+    """A :class:`claimdag.Lease` with awaitable ``complete``, ``release`` and
+    ``progress_now``, and ``await lease.cancelled()``. Made inside a running event loop."""
 
     def __init__(self, lease: Lease) -> None:
         self._lease = lease
+        self._cancel = asyncio.Event()
+        lease.on_cancel(_setter(asyncio.get_running_loop(), self._cancel))
 
     @property
     def id(self) -> str:
@@ -161,8 +179,45 @@ class AsyncLease:
     def finished(self) -> bool:
         return self._lease.finished
 
-    async def complete(self, status: str = "done", note: Optional[str] = None) -> None:
-        await asyncio.to_thread(self._lease.complete, status, note)
+    @property
+    def grant(self) -> Grant:
+        return self._lease.grant
+
+    @property
+    def inputs(self) -> Dict[str, Any]:
+        """``{prerequisite id: its output}`` for every prerequisite done at the claim."""
+        return self._lease.inputs
+
+    @property
+    def cancel_requested(self) -> Optional[CancelRequest]:
+        return self._lease.cancel_requested
+
+    def progress(self, text: str) -> None:
+        """Leaves a checkpoint, sent with the next renewal (this never blocks)."""
+        self._lease.progress(text)
+
+    async def progress_now(self, text: str) -> Optional[CancelRequest]:
+        """Leaves a checkpoint at once (a renewal in a worker thread); returns the cancel
+        request made of the holder, or None."""
+        return await asyncio.to_thread(self._lease.progress, text, True)
+
+    def on_cancel(self, callback: Callable[[CancelRequest], object]) -> None:
+        """Calls ``callback(request)`` on the renewal thread once the holder is asked to
+        stop (at once if it was already)."""
+        self._lease.on_cancel(callback)
+
+    async def cancelled(self) -> CancelRequest:
+        """Returns once a renewal learned that someone asked the holder to stop: the
+        request. Use it with ``asyncio.wait`` or a task group to stop the work."""
+        await self._cancel.wait()
+        request = self._lease.cancel_requested
+        assert request is not None
+        return request
+
+    async def complete(
+        self, status: str = "done", note: Optional[str] = None, output: Any = None
+    ) -> None:
+        await asyncio.to_thread(self._lease.complete, status, note, output)
 
     async def release(self, retry_in: Any = None) -> None:
         """Hands the claim back; ``retry_in`` (seconds or a timedelta): not granted again

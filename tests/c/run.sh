@@ -69,7 +69,7 @@ compile_failed() {
 
 # RUST_BACKTRACE=0: test_errors panics on purpose (claimdag_testing_panic), and the one-line
 # panic message is enough.
-tests=(test_walkthrough test_errors test_verbs test_plans test_threads test_time)
+tests=(test_walkthrough test_errors test_verbs test_plans test_threads test_time test_talk)
 for t in "${tests[@]}"; do
   src=("$root/tests/c/$t.c" "$root/tests/c/util.c")
   echo "== compile $t (static, shared)"
@@ -87,13 +87,15 @@ for t in "${tests[@]}"; do
   fi
 done
 
-# The walkthrough again on a PostgreSQL store (a throwaway server, scripts/pg.sh): the same
-# C calls, a postgres:// URL in place of the directory.
+# The walkthrough and the conversation again on a PostgreSQL store (a throwaway server,
+# scripts/pg.sh): the same C calls, a postgres:// URL in place of the directory.
 pgdir="$scratch/pg"
 pgurl="$(bash "$root/scripts/pg.sh" start "$pgdir")"
 trap 'bash "$root/scripts/pg.sh" stop "$pgdir" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
 run test_walkthrough-postgres env RUST_BACKTRACE=0 CLAIMDAG_C_STORE_BASE="$pgurl" \
   "$build/test_walkthrough-shared"
+run test_talk-postgres env RUST_BACKTRACE=0 CLAIMDAG_C_STORE_BASE="$pgurl" \
+  "$build/test_talk-shared"
 bash "$root/scripts/pg.sh" stop "$pgdir"
 
 echo "== compile header_twice.cpp"

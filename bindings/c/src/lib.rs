@@ -20,12 +20,15 @@ mod last;
 pub mod panic;
 
 // The exported functions by group; blank lines keep rustfmt from sorting the groups, so
-// the header lists them in this order: the handle, the writes, the claims, the reads.
+// the header lists them in this order: the handle, the writes, the claims, the holder's
+// conversation (checkpoints, cancel requests, outputs), the reads.
 pub mod store;
 
 pub mod write;
 
 pub mod claims;
+
+pub mod talk;
 
 pub mod read;
 

@@ -134,11 +134,22 @@ pub fn plan_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
 
 /// A Python value as JSON, the way `json.dumps` maps it (verb arguments, plans).
 pub fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    to_json(obj, "plan", depth)
+}
+
+/// A value argument (`output`) as JSON, the way `json.dumps` maps it; errors name `what`.
+/// A value `json.dumps` refuses (a set, an object) is a `TypeError`; NaN, an infinity, an
+/// int beyond 64 bits or nesting deeper than 64 levels is `InvalidInput`.
+pub fn json_arg(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    to_json(obj, what, 0)
+}
+
+fn to_json(obj: &Bound<'_, PyAny>, what: &str, depth: usize) -> PyResult<Value> {
     let py = obj.py();
     if depth > MAX_DEPTH {
         return Err(invalid(
             py,
-            format!("plan nests deeper than {MAX_DEPTH} levels"),
+            format!("{what} nests deeper than {MAX_DEPTH} levels"),
         ));
     }
     if obj.is_none() {
@@ -154,13 +165,13 @@ pub fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(invalid(py, format!("plan number {obj} is too large")));
+        return Err(invalid(py, format!("{what} number {obj} is too large")));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         let f = f.value();
         return Number::from_f64(f)
             .map(Value::Number)
-            .ok_or_else(|| invalid(py, format!("plan number {f} is not a JSON number")));
+            .ok_or_else(|| invalid(py, format!("{what} number {f} is not a JSON number")));
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::String(s.to_cow()?.into_owned()));
@@ -170,25 +181,25 @@ pub fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         for (k, v) in d.iter() {
             let key = k.cast::<PyString>().map_err(|_| {
                 PyTypeError::new_err(format!(
-                    "plan keys must be str, got {}",
+                    "{what} keys must be str, got {}",
                     k.get_type()
                         .name()
                         .map(|n| n.to_string())
                         .unwrap_or_default()
                 ))
             })?;
-            map.insert(key.to_cow()?.into_owned(), py_to_json(&v, depth + 1)?);
+            map.insert(key.to_cow()?.into_owned(), to_json(&v, what, depth + 1)?);
         }
         return Ok(Value::Object(map));
     }
     if let Ok(l) = obj.cast::<PyList>() {
-        return l.iter().map(|v| py_to_json(&v, depth + 1)).collect();
+        return l.iter().map(|v| to_json(&v, what, depth + 1)).collect();
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
-        return t.iter().map(|v| py_to_json(&v, depth + 1)).collect();
+        return t.iter().map(|v| to_json(&v, what, depth + 1)).collect();
     }
     Err(PyTypeError::new_err(format!(
-        "plan values must be dict, list, tuple, str, int, float, bool or None, got {}",
+        "{what} values must be dict, list, tuple, str, int, float, bool or None, got {}",
         obj.get_type().name()?
     )))
 }

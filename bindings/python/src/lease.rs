@@ -11,12 +11,29 @@
 //! completed or released it already, or the lease was lost); an exception completes it
 //! `failed`, or releases it for another attempt with `on_error="release"`, and propagates.
 
+use crate::convert::json_arg;
 use crate::error::{detach, detach_waiting, invalid, to_py_err};
-use crate::types::Node;
+use crate::types::{CancelRequest, Grant, Node};
 use claimdag::verbs::{self, parse_finish_status, Ctx, Dur, Verb};
 use pyo3::prelude::*;
-use pyo3::types::PyType;
-use std::sync::Mutex;
+use pyo3::types::{PyDict, PyType};
+use std::sync::{Arc, Mutex};
+
+/// The Python callbacks waiting for a cancel request, and the request once a renewal
+/// learned it (the core lease runs one callback; this one calls them all).
+#[derive(Default)]
+struct CancelHooks {
+    fired: Option<claimdag::CancelRequest>,
+    callbacks: Vec<Py<PyAny>>,
+}
+
+/// Calls `cb(request)`; an exception it raises is reported as unraisable.
+fn call_back(py: Python<'_>, cb: &Py<PyAny>, c: &claimdag::CancelRequest) {
+    let done = Py::new(py, CancelRequest(c.clone())).and_then(|req| cb.call1(py, (req,)));
+    if let Err(err) = done {
+        err.write_unraisable(py, Some(cb.bind(py)));
+    }
+}
 
 /// What to do with the node when the block raises.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -44,13 +61,21 @@ impl OnError {
 /// node is someone else's now, and the work done under the lease must be dropped. `lost`
 /// also turns true when finishing the lease is refused because the claim is gone
 /// (`StaleGeneration`, ...), whether or not a renewal had noticed it first.
+///
+/// The holder talks through it: `progress(text)` leaves a checkpoint (sent with the next
+/// renewal, or at once with `now=True`), `cancel_requested` (and `on_cancel`) tells that
+/// someone asked the holder to stop, `inputs` are the outputs of the prerequisites, and
+/// `complete(output=...)` hands an output to the dependents.
 #[pyclass(frozen, module = "claimdag._claimdag")]
 pub struct Lease {
-    inner: Mutex<Option<claimdag::Lease>>,
+    /// Shared with a `progress(now=True)` in flight, which runs without the lock held.
+    inner: Mutex<Option<Arc<claimdag::Lease>>>,
     id: String,
     generation: u64,
     actor: String,
     node: Py<Node>,
+    grant: Py<Grant>,
+    hooks: Arc<Mutex<CancelHooks>>,
     on_error: OnError,
     /// Set when the lease was finished (or lost) and the inner lease is gone.
     lost_at_end: Mutex<Option<bool>>,
@@ -69,6 +94,7 @@ impl Lease {
         wait_ms: u64,
         on_error: OnError,
         on_lost: Option<Py<PyAny>>,
+        on_cancel: Option<Py<PyAny>>,
     ) -> PyResult<Option<Lease>> {
         let got = detach_waiting(py, wait_ms, |piece| {
             let cx = Ctx::new(store, workspace)?;
@@ -79,11 +105,34 @@ impl Lease {
             };
             let lease = claimdag::Lease::hold(store.clone(), c.id, c.generation, who, ttl_ms);
             let view = store.get(c.id)?;
-            Ok(Some((lease, view)))
+            Ok(Some((lease, view, c)))
         })?;
-        let Some((lease, view)) = got else {
+        let Some((lease, view, granted)) = got else {
             return Ok(None);
         };
+        let hooks = Arc::new(Mutex::new(CancelHooks::default()));
+        if let Some(cb) = on_cancel {
+            if let Ok(mut h) = hooks.lock() {
+                h.callbacks.push(cb);
+            }
+        }
+        let h2 = hooks.clone();
+        lease.on_cancel(move |c| {
+            let callbacks = match h2.lock() {
+                Ok(mut h) => {
+                    h.fired = Some(c.clone());
+                    std::mem::take(&mut h.callbacks)
+                }
+                Err(_) => Vec::new(),
+            };
+            if !callbacks.is_empty() {
+                Python::attach(|py| {
+                    for cb in &callbacks {
+                        call_back(py, cb, c);
+                    }
+                });
+            }
+        });
         if let Some(cb) = on_lost {
             lease.on_lost(move |e| {
                 let e = e.clone();
@@ -99,15 +148,22 @@ impl Lease {
             id: lease.id().hex(),
             generation: lease.generation(),
             actor: lease.actor().hex(),
-            inner: Mutex::new(Some(lease)),
+            inner: Mutex::new(Some(Arc::new(lease))),
             node: Py::new(py, Node(view))?,
+            grant: Py::new(py, Grant(granted))?,
+            hooks,
             on_error,
             lost_at_end: Mutex::new(None),
         }))
     }
 
-    fn take(&self) -> Option<claimdag::Lease> {
+    fn take(&self) -> Option<Arc<claimdag::Lease>> {
         self.inner.lock().ok().and_then(|mut i| i.take())
+    }
+
+    /// The live inner lease, shared, without keeping the lock.
+    fn live(&self) -> Option<Arc<claimdag::Lease>> {
+        self.inner.lock().ok().and_then(|i| i.clone())
     }
 
     fn is_lost(&self) -> bool {
@@ -134,6 +190,7 @@ impl Lease {
         py: Python<'_>,
         status: Option<&str>,
         note: Option<String>,
+        output: Option<serde_json::Value>,
         retry_in_ms: Option<u64>,
     ) -> PyResult<()> {
         let status = status
@@ -148,8 +205,9 @@ impl Lease {
             *l = Some(lease.is_lost());
         }
         detach(py, move || {
+            let lease = sole(lease);
             let done = match status {
-                Some(st) => lease.complete(st, note.as_deref()),
+                Some(st) => lease.complete_with(st, note.as_deref(), output),
                 None => match retry_in_ms {
                     Some(ms) => lease.release_retry_in(ms).map(|_| ()),
                     None => lease.release().map(|_| ()),
@@ -199,11 +257,79 @@ impl Lease {
         self.inner.lock().map(|i| i.is_none()).unwrap_or(true)
     }
 
+    /// What the claim handed over: the last checkpoint an earlier holder left and the
+    /// outputs of the prerequisites.
+    #[getter]
+    fn grant(&self, py: Python<'_>) -> Py<Grant> {
+        self.grant.clone_ref(py)
+    }
+    /// `{prerequisite id: its output}` for every prerequisite that was done when the claim
+    /// was granted (None for one that gave no output).
+    #[getter]
+    fn inputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.grant.get().inputs(py)
+    }
+    /// The request that this holder stop, once a renewal learned of one (None before):
+    /// stop, and complete the node "cancelled" (or finish it).
+    #[getter]
+    fn cancel_requested(&self) -> Option<CancelRequest> {
+        let live = self.live().and_then(|l| l.cancel_requested());
+        live.or_else(|| self.hooks.lock().ok().and_then(|h| h.fired.clone()))
+            .map(CancelRequest)
+    }
+
+    /// Leaves a checkpoint (at most 64 KiB): the next holder receives it if this one stops.
+    /// It is sent with the next renewal (a later one replaces it if none was sent
+    /// meanwhile), and returns None; with `now=True` the claim is renewed with it at once,
+    /// and the cancel request made of the holder (or None) is returned. A refused renewal
+    /// raises, and the lease is lost.
+    #[pyo3(signature = (text, now=false))]
+    fn progress(&self, py: Python<'_>, text: String, now: bool) -> PyResult<Option<CancelRequest>> {
+        let Some(lease) = self.live() else {
+            return Err(invalid(py, "this lease was completed or released already"));
+        };
+        if !now {
+            lease.progress(&text);
+            return Ok(None);
+        }
+        Ok(detach(py, move || lease.progress_now(&text))?.map(CancelRequest))
+    }
+
+    /// Calls `callback(request)` (on the renewal thread) when a renewal learns that someone
+    /// asked the holder to stop; at once if one already did.
+    fn on_cancel(&self, py: Python<'_>, callback: Py<PyAny>) {
+        let fired = match self.hooks.lock() {
+            Ok(mut h) => match &h.fired {
+                Some(c) => Some(c.clone()),
+                None => {
+                    h.callbacks.push(callback.clone_ref(py));
+                    None
+                }
+            },
+            Err(_) => None,
+        };
+        if let Some(c) = fired {
+            call_back(py, &callback, &c);
+        }
+    }
+
     /// Finishes the node with `status` ("done", "failed" or "cancelled") at the granted
-    /// generation. A lost lease is refused (`StaleGeneration`) and changes nothing.
-    #[pyo3(signature = (status="done", note=None))]
-    fn complete(&self, py: Python<'_>, status: &str, note: Option<String>) -> PyResult<()> {
-        self.finish(py, Some(status), note, None)
+    /// generation. `output`: what it produced, any value `json.dumps` takes (at most 64
+    /// KiB as JSON), handed to its dependents as an input. A lost lease is refused
+    /// (`StaleGeneration`) and changes nothing.
+    #[pyo3(signature = (status="done", note=None, output=None))]
+    fn complete(
+        &self,
+        py: Python<'_>,
+        status: &str,
+        note: Option<String>,
+        output: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let output = output
+            .filter(|o| !o.is_none())
+            .map(|o| json_arg("output", o))
+            .transpose()?;
+        self.finish(py, Some(status), note, output, None)
     }
 
     /// Hands the claim back at the granted generation, for another attempt. `retry_in`
@@ -212,7 +338,7 @@ impl Lease {
     #[pyo3(signature = (retry_in=None))]
     fn release(&self, py: Python<'_>, retry_in: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let retry_in_ms = crate::convert::opt_millis("retry_in", retry_in)?;
-        self.finish(py, None, None, retry_in_ms)
+        self.finish(py, None, None, None, retry_in_ms)
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -246,9 +372,9 @@ impl Lease {
             return Ok(false);
         }
         let outcome = match (exc_type.is_some(), self.on_error) {
-            (false, _) => self.finish(py, Some("done"), None, None),
-            (true, OnError::Failed) => self.finish(py, Some("failed"), None, None),
-            (true, OnError::Release) => self.finish(py, None, None, None),
+            (false, _) => self.finish(py, Some("done"), None, None, None),
+            (true, OnError::Failed) => self.finish(py, Some("failed"), None, None, None),
+            (true, OnError::Release) => self.finish(py, None, None, None, None),
         };
         match outcome {
             // The block's own exception wins over a failure to finish.
@@ -274,6 +400,19 @@ impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(lease) = self.take() {
             Python::attach(|py| py.detach(move || drop(lease)));
+        }
+    }
+}
+
+/// The inner lease alone: waits for a `progress(now=True)` in flight to let go of it.
+fn sole(mut lease: Arc<claimdag::Lease>) -> claimdag::Lease {
+    loop {
+        match Arc::try_unwrap(lease) {
+            Ok(l) => return l,
+            Err(shared) => {
+                lease = shared;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
         }
     }
 }

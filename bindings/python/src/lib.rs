@@ -3,7 +3,7 @@
 //! - `store`: `Store`, one method a verb; arguments become owned Rust values first, then the
 //!   core call runs with the GIL released.
 //! - `types`: the value classes a store hands back (`Node`, `Event`, `Pick`, `Report`,
-//!   `Settings`).
+//!   `Settings`, `Grant`, `CancelRequest`).
 //! - `error`: the one place a `claimdag::Error` becomes a Python exception.
 //! - `convert`: durations, integers and plans in.
 //! - `json`: JSON values out.
@@ -73,6 +73,8 @@ fn _claimdag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Pick>()?;
     m.add_class::<types::Report>()?;
     m.add_class::<types::Settings>()?;
+    m.add_class::<types::CancelRequest>()?;
+    m.add_class::<types::Grant>()?;
     m.add_class::<lease::Lease>()?;
     m.add_class::<lease::LeaseNext>()?;
     m.add_class::<watch::Watch>()?;

@@ -4,16 +4,18 @@
 //! characters ([`claimdag::Store::resolve`]).
 
 use crate::convert::{
-    int, millis, not_before as not_before_arg, opt_int, opt_millis, plan_bytes, py_to_json,
+    int, json_arg, millis, not_before as not_before_arg, opt_int, opt_millis, plan_bytes,
+    py_to_json,
 };
-use crate::error::{detach, detach_waiting, to_py_err};
+use crate::error::{detach, detach_waiting, invalid, to_py_err};
 use crate::json::json_to_py;
 use crate::lease::{claim_next_request, Lease, LeaseNext, OnError};
-use crate::types::{Event, Node, Pick, Report, Settings};
+use crate::types::{CancelRequest, Event, Grant, Node, Pick, Report, Settings};
 use crate::watch::Watch;
 use claimdag::verbs::{self, Ctx, Dur, Verb};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::path::PathBuf;
 
 /// A keyword argument that tells "not given" apart from an explicit `None`.
@@ -170,7 +172,9 @@ impl Store {
     /// Claims a ready node for `assignee` (32 hex characters) and returns the new generation:
     /// the fencing token to renew, release and complete with. `gen`: claim only at this
     /// generation. `ttl`: the lease, in seconds or as a timedelta (default: the store's).
-    #[pyo3(signature = (node, assignee, gen=None, ttl=None))]
+    /// `details=True` returns the whole `Grant` instead: the generation, the last
+    /// checkpoint an earlier holder left, and the outputs of the prerequisites (`inputs`).
+    #[pyo3(signature = (node, assignee, gen=None, ttl=None, details=false))]
     fn claim(
         &self,
         py: Python<'_>,
@@ -178,18 +182,26 @@ impl Store {
         assignee: String,
         gen: Option<&Bound<'_, PyAny>>,
         ttl: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<u64> {
+        details: bool,
+    ) -> PyResult<Py<PyAny>> {
         let req = verbs::Claim {
             node,
             assignee: Some(assignee),
             gen: opt_int("gen", gen, 0)?,
             ttl: dur(opt_millis("ttl", ttl)?),
         };
-        Ok(self.run(py, req)?.generation)
+        let granted = self.run(py, req)?;
+        match details {
+            true => Ok(Py::new(py, Grant(granted))?.into_any()),
+            false => Ok(granted.generation.into_pyobject(py)?.into_any().unbind()),
+        }
     }
 
     /// Keeps `actor`'s live claim alive: the lease starts again now (with `ttl` if given).
-    #[pyo3(signature = (node, actor, gen=None, ttl=None))]
+    /// `progress`: a checkpoint to leave (at most 64 KiB), replacing the last one; the next
+    /// holder receives it if this one stops. Returns the `CancelRequest` when someone asked
+    /// the holder to stop (`cancel`), else None.
+    #[pyo3(signature = (node, actor, gen=None, ttl=None, progress=None))]
     fn renew(
         &self,
         py: Python<'_>,
@@ -197,15 +209,16 @@ impl Store {
         actor: String,
         gen: Option<&Bound<'_, PyAny>>,
         ttl: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
+        progress: Option<String>,
+    ) -> PyResult<Option<CancelRequest>> {
         let req = verbs::Renew {
             node,
             actor: Some(actor),
             gen: opt_int("gen", gen, 0)?,
             ttl: dur(opt_millis("ttl", ttl)?),
-            progress: None,
+            progress,
         };
-        self.run(py, req).map(|_| ())
+        Ok(self.run(py, req)?.cancel_requested.map(CancelRequest))
     }
 
     /// Hands `actor`'s claim at `gen` back; returns the node's new generation. `retry_in`
@@ -251,8 +264,10 @@ impl Store {
 
     /// Finishes the live claim at `gen` with `status` ("done", "failed" or "cancelled"; a
     /// todo node may be cancelled at its current generation). With `actor`, only if it is
-    /// the holder.
-    #[pyo3(signature = (node, gen, status="done", actor=None, note=None))]
+    /// the holder. `output`: what the node produced, any value `json.dumps` takes (at most
+    /// 64 KiB as JSON); its dependents receive it as an input when they are claimed.
+    #[pyo3(signature = (node, gen, status="done", actor=None, note=None, output=None))]
+    #[allow(clippy::too_many_arguments)]
     fn complete(
         &self,
         py: Python<'_>,
@@ -261,6 +276,7 @@ impl Store {
         status: &str,
         actor: Option<String>,
         note: Option<String>,
+        output: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let req = verbs::Complete {
             node,
@@ -268,9 +284,56 @@ impl Store {
             gen: int("gen", gen, 0)?,
             actor,
             note,
-            output: None,
+            output: opt_output(output)?,
         };
         self.run(py, req).map(|_| ())
+    }
+
+    /// Finishes several claims in one write: all of them, or none when one is refused (the
+    /// exception is that one's, and nothing changes). `completions`: a list of dicts with
+    /// the arguments of `complete` (`node`, `gen`, and optionally `status` (default
+    /// "done"), `actor`, `note`, `output`), or of tuples `(node, gen)`, `(node, gen,
+    /// status)` or `(node, gen, status, output)`; or the JSON text of such a list of dicts
+    /// (str or bytes). Returns `[(id, status), ...]` in request order.
+    fn complete_many(
+        &self,
+        py: Python<'_>,
+        completions: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<(String, &'static str)>> {
+        let req = match json_text(completions)? {
+            Some(bytes) => verbs::CompleteMany::from_bytes(&bytes).map_err(|e| to_py_err(py, e))?,
+            None => verbs::CompleteMany {
+                completions: completion_list(completions)?,
+            },
+        };
+        let done = self.run(py, req)?.0;
+        Ok(done
+            .into_iter()
+            .map(|c| (c.id.hex(), c.status.as_str()))
+            .collect())
+    }
+
+    /// Cancels a node, by anyone: a todo node becomes `cancelled` at once (returns False);
+    /// the holder of a claimed node is asked to stop (returns True): it learns it at its
+    /// next renewal, then completes the node `cancelled` or finishes it. A finished node is
+    /// `Terminal`. `reason`: why, in words the holder acts on; `actor`: who asks; `gen`:
+    /// only if the node is at this generation (else `StaleGeneration`).
+    #[pyo3(signature = (node, reason=None, actor=None, gen=None))]
+    fn cancel(
+        &self,
+        py: Python<'_>,
+        node: String,
+        reason: Option<String>,
+        actor: Option<String>,
+        gen: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let req = verbs::Cancel {
+            node,
+            reason,
+            actor,
+            gen: opt_int("gen", gen, 0)?,
+        };
+        Ok(self.run(py, req)?.requested)
     }
 
     /// Puts a finished node back to todo (at `gen`, if given); returns the new generation.
@@ -347,12 +410,13 @@ impl Store {
     }
 
     /// Picks the next ready node and claims it for `assignee` in one locked step; returns
-    /// `(id, generation)`, or None when nothing is ready. `wait` (seconds or a timedelta):
+    /// `(id, generation)` (with `details=True` the whole `Grant`: checkpoint and inputs
+    /// too), or None when nothing is ready. `wait` (seconds or a timedelta):
     /// when nothing is ready, wait up to that long for a node to become ready (a write of
     /// any process, a claim running out, a `not_before` passing) and claim it; None when
     /// the wait ran out. The GIL is released while waiting, and Ctrl-C interrupts it.
     #[pyo3(signature = (assignee, role=None, ttl=None, workspace=None, resume=false,
-                        wait=None))]
+                        wait=None, details=false))]
     #[allow(clippy::too_many_arguments)]
     fn claim_next(
         &self,
@@ -363,7 +427,8 @@ impl Store {
         workspace: Option<String>,
         resume: bool,
         wait: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Option<(String, u64)>> {
+        details: bool,
+    ) -> PyResult<Option<Py<PyAny>>> {
         let mut req = verbs::ClaimNext {
             assignee: Some(assignee),
             role,
@@ -378,7 +443,14 @@ impl Store {
             req.wait = dur(Some(piece).filter(|p| *p > 0));
             Ok(req.run(&Ctx::new(core, ws)?)?.0)
         })?;
-        Ok(got.map(|c| (c.id.hex(), c.generation)))
+        got.map(|c| match details {
+            true => Ok(Py::new(py, Grant(c))?.into_any()),
+            false => Ok((c.id.hex(), c.generation)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind()),
+        })
+        .transpose()
     }
 
     /// Follows the history as it is written, by any process: an iterator of `Event`s (as
@@ -569,9 +641,11 @@ impl Store {
     /// the block completes the node `done`; an exception completes it `failed`, or releases
     /// it with `on_error="release"`. `on_lost(exc)` is called (on the renewal thread) when
     /// the store refuses a renew: the node is someone else's now. `wait`: as `claim_next`'s
-    /// (seconds or a timedelta; the GIL is released while waiting).
+    /// (seconds or a timedelta; the GIL is released while waiting). `on_cancel(request)` is
+    /// called (on the renewal thread) when a renewal learns that someone asked the holder
+    /// to stop (`cancel`); `lease.cancel_requested` tells it too.
     #[pyo3(signature = (assignee, ttl=None, role=None, workspace=None, on_error="failed",
-                        on_lost=None, wait=None))]
+                        on_lost=None, wait=None, on_cancel=None))]
     #[allow(clippy::too_many_arguments)]
     fn lease_next(
         &self,
@@ -583,6 +657,7 @@ impl Store {
         on_error: &str,
         on_lost: Option<Py<PyAny>>,
         wait: Option<&Bound<'_, PyAny>>,
+        on_cancel: Option<Py<PyAny>>,
     ) -> PyResult<LeaseNext> {
         let on_error = OnError::parse(py, on_error)?;
         let wait_ms = opt_millis("wait", wait)?.unwrap_or(0);
@@ -600,6 +675,7 @@ impl Store {
             wait_ms,
             on_error,
             on_lost,
+            on_cancel,
         )?;
         Ok(LeaseNext {
             lease: lease.map(|l| Py::new(py, l)).transpose()?,
@@ -660,4 +736,117 @@ impl Store {
         let aio = slf.py().import("claimdag.aio")?;
         aio.getattr("AsyncLeaseNext")?.call1((slf, args, kwargs))
     }
+}
+
+/// An optional `output` argument: None is "no output".
+fn opt_output(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<serde_json::Value>> {
+    obj.filter(|o| !o.is_none())
+        .map(|o| json_arg("output", o))
+        .transpose()
+}
+
+/// The bytes of a JSON text argument (str, bytes or bytearray), or None for any other value.
+fn json_text(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Some(s.to_cow()?.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Some(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Some(b.to_vec()));
+    }
+    Ok(None)
+}
+
+/// The keys a completion dict of `complete_many` may have.
+const COMPLETION_KEYS: [&str; 6] = ["node", "gen", "status", "actor", "note", "output"];
+
+/// `complete_many`'s list of dicts or tuples as the verb layer's completions.
+fn completion_list(obj: &Bound<'_, PyAny>) -> PyResult<Vec<verbs::Complete>> {
+    let py = obj.py();
+    if !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()) {
+        return Err(PyTypeError::new_err(format!(
+            "completions must be a list of dicts or tuples, or its JSON text, got {}",
+            obj.get_type().name()?
+        )));
+    }
+    let mut all = Vec::new();
+    for (i, item) in obj.try_iter()?.enumerate() {
+        let item = item?;
+        let what = |name: &str| format!("completions[{i}].{name}");
+        let c = if let Ok(d) = item.cast::<PyDict>() {
+            for k in d.keys() {
+                let key: String = k.extract()?;
+                if !COMPLETION_KEYS.contains(&key.as_str()) {
+                    return Err(invalid(
+                        py,
+                        format!(
+                            "completions[{i}]: unknown key {key:?} (expected node, gen, status, \
+                             actor, note or output)"
+                        ),
+                    ));
+                }
+            }
+            let need = |name: &str| -> PyResult<Bound<'_, PyAny>> {
+                d.get_item(name)?
+                    .ok_or_else(|| invalid(py, format!("completions[{i}]: no {name:?}")))
+            };
+            let text = |name: &str| -> PyResult<Option<String>> {
+                d.get_item(name)?
+                    .filter(|v| !v.is_none())
+                    .map(|v| v.extract::<String>())
+                    .transpose()
+            };
+            verbs::Complete {
+                node: need("node")?.extract()?,
+                gen: int(&what("gen"), &need("gen")?, 0)?,
+                status: text("status")?.unwrap_or_else(|| "done".to_string()),
+                actor: text("actor")?,
+                note: text("note")?,
+                output: d
+                    .get_item("output")?
+                    .filter(|v| !v.is_none())
+                    .map(|v| json_arg(&what("output"), &v))
+                    .transpose()?,
+            }
+        } else if let Ok(t) = item.cast::<PyTuple>() {
+            if !(2..=4).contains(&t.len()) {
+                return Err(invalid(
+                    py,
+                    format!(
+                        "completions[{i}]: a tuple is (node, gen), (node, gen, status) or \
+                         (node, gen, status, output), got {} items",
+                        t.len()
+                    ),
+                ));
+            }
+            let status = match t.len() > 2 {
+                true => t.get_item(2)?.extract::<String>()?,
+                false => "done".to_string(),
+            };
+            let output = match t.len() > 3 {
+                true => Some(t.get_item(3)?)
+                    .filter(|v| !v.is_none())
+                    .map(|v| json_arg(&what("output"), &v))
+                    .transpose()?,
+                false => None,
+            };
+            verbs::Complete {
+                node: t.get_item(0)?.extract()?,
+                gen: int(&what("gen"), &t.get_item(1)?, 0)?,
+                status,
+                actor: None,
+                note: None,
+                output,
+            }
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "completions[{i}] must be a dict or a tuple, got {}",
+                item.get_type().name()?
+            )));
+        };
+        all.push(c);
+    }
+    Ok(all)
 }

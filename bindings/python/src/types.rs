@@ -2,8 +2,9 @@
 //! readable `repr`, equality, and `to_dict()` (the same keys as the CLI's `--json`).
 
 use crate::json::json_to_py;
+use claimdag::model::json_value;
 use claimdag::model::HistoryLine;
-use claimdag::verbs::{CheckReport, SettingsReply};
+use claimdag::verbs::{CheckReport, ClaimedNode, SettingsReply};
 use claimdag::{Id, NodeView};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -16,6 +17,14 @@ fn ids<'py>(py: Python<'py>, ids: &[Id]) -> PyResult<Bound<'py, PyTuple>> {
 fn dict<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyDict>> {
     let value = serde_json::to_value(value).unwrap_or_default();
     Ok(json_to_py(py, &value)?.cast_into::<PyDict>()?)
+}
+
+/// A stored output (compact JSON text) as the Python value `json.loads` gives; None for none.
+pub fn output<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+    match text {
+        Some(t) => json_to_py(py, &json_value(t)),
+        None => Ok(py.None().into_bound(py)),
+    }
 }
 
 /// Python's `repr` of a string: quotes and escapes as Python writes them.
@@ -144,6 +153,28 @@ impl Node {
     fn not_before(&self) -> Option<u64> {
         self.0.node.not_before
     }
+    /// The last checkpoint a holder left (`renew(progress=...)`), kept across hand-backs and
+    /// handed to the next holder; None when none was left (or since a reopen).
+    #[getter]
+    fn progress(&self) -> Option<&str> {
+        self.0.node.progress.as_deref()
+    }
+    /// When `progress` was left (milliseconds since the Unix epoch), or None.
+    #[getter]
+    fn progress_at(&self) -> Option<u64> {
+        self.0.node.progress_at
+    }
+    /// The request that the holder of this claimed node stop (`cancel`), or None.
+    #[getter]
+    fn cancel_requested(&self) -> Option<CancelRequest> {
+        self.0.node.cancel_requested.clone().map(CancelRequest)
+    }
+    /// What the node produced (`complete(output=...)`), as `json.loads` gives it; None
+    /// when it gave none.
+    #[getter]
+    fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        output(py, self.0.node.output.as_deref())
+    }
     /// The derived word: ready, scheduled, blocked, todo, claimed, expired, done, failed or
     /// cancelled.
     #[getter]
@@ -224,6 +255,11 @@ impl Event {
     #[getter]
     fn detail(&self) -> Option<&str> {
         self.0.event.detail.as_deref()
+    }
+    /// The output a completion stored, as `json.loads` gives it; None for other events.
+    #[getter]
+    fn output<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        output(py, self.0.event.output.as_deref())
     }
 
     /// The event as a dict, with the keys of the CLI's `log --json` (absent ones left out).
@@ -412,5 +448,107 @@ impl Settings {
             s.retry_delay_ms,
             s.retry_delay_max_ms
         )
+    }
+}
+
+/// A request that the holder of a claim stop (`Store.cancel` of a claimed node): who asked
+/// (an actor, or None), why (or None) and when (milliseconds since the Unix epoch). The
+/// holder learns it at its next renewal; it should stop and complete the node `cancelled`
+/// (or finish it).
+#[pyclass(frozen, eq, module = "claimdag._claimdag")]
+#[derive(PartialEq)]
+pub struct CancelRequest(pub claimdag::CancelRequest);
+
+#[pymethods]
+impl CancelRequest {
+    #[getter]
+    fn by(&self) -> Option<String> {
+        self.0.by.map(|a| a.hex())
+    }
+    #[getter]
+    fn reason(&self) -> Option<&str> {
+        self.0.reason.as_deref()
+    }
+    #[getter]
+    fn at(&self) -> u64 {
+        self.0.at
+    }
+
+    /// `{"by", "reason", "at"}`, as the CLI's `--json` gives `cancel_requested`.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        dict(py, &self.0)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let by = match self.0.by {
+            Some(a) => format!("'{a}'"),
+            None => "None".to_string(),
+        };
+        let reason = match &self.0.reason {
+            Some(r) => py_repr(py, r)?,
+            None => "None".to_string(),
+        };
+        Ok(format!(
+            "CancelRequest(by={by}, reason={reason}, at={})",
+            self.0.at
+        ))
+    }
+}
+
+/// A claim granted (`claim(..., details=True)`, `claim_next(..., details=True)`, a lease's
+/// `grant`): the node's id and new generation (the fencing token), whether it is a claim the
+/// actor already held (`resume`), the last checkpoint an earlier holder left and when, and
+/// `inputs`: the output of every prerequisite that is done, by id (None for one that gave
+/// none).
+#[pyclass(frozen, eq, module = "claimdag._claimdag")]
+#[derive(PartialEq)]
+pub struct Grant(pub ClaimedNode);
+
+#[pymethods]
+impl Grant {
+    #[getter]
+    fn id(&self) -> String {
+        self.0.id.hex()
+    }
+    #[getter]
+    fn generation(&self) -> u64 {
+        self.0.generation
+    }
+    #[getter]
+    fn resumed(&self) -> bool {
+        self.0.resumed
+    }
+    #[getter]
+    fn progress(&self) -> Option<&str> {
+        self.0.progress.as_deref()
+    }
+    #[getter]
+    fn progress_at(&self) -> Option<u64> {
+        self.0.progress_at
+    }
+    /// `{prerequisite id: its output}` for every prerequisite that is done (a fresh dict on
+    /// each read).
+    #[getter]
+    pub fn inputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let map = serde_json::Value::Object(self.0.inputs.clone());
+        Ok(json_to_py(py, &map)?.cast_into::<PyDict>()?)
+    }
+
+    /// As the CLI's `claim --json` gives it.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        dict(py, &self.0)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let progress = match &self.0.progress {
+            Some(p) => py_repr(py, p)?,
+            None => "None".to_string(),
+        };
+        Ok(format!(
+            "Grant(id='{}', generation={}, progress={progress}, inputs={})",
+            self.0.id,
+            self.0.generation,
+            self.0.inputs.len()
+        ))
     }
 }

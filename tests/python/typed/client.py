@@ -83,3 +83,50 @@ def time_rules(store: claimdag.Store, me: str) -> None:
 async def time_rules_async(store: claimdag.Store, me: str) -> None:
     picked: Optional[tuple[str, int]] = await store.aclaim_next(me, wait=1.0)
     print(picked)
+
+
+def conversation(store: claimdag.Store, me: str) -> None:
+    grant: Optional[claimdag.Grant] = store.claim_next(me, details=True)
+    if grant is None:
+        return
+    inputs: dict[str, object] = grant.inputs
+    checkpoint: Optional[str] = grant.progress
+    asked: Optional[claimdag.CancelRequest] = store.renew(
+        grant.id, me, gen=grant.generation, progress="half way"
+    )
+    if asked is not None:
+        why: Optional[str] = asked.reason
+        print(why, asked.by, asked.at)
+    store.complete(grant.id, gen=grant.generation, output={"rows": 3}, note=checkpoint)
+    gen: int = store.claim(grant.id, me)
+    whole: claimdag.Grant = store.claim(grant.id, me, details=True)
+    pair: Optional[tuple[str, int]] = store.claim_next(me)
+    finished = store.complete_many(
+        [(whole.id, gen), {"node": whole.id, "gen": gen, "output": [1]}]
+    )
+    first: str = finished[0][1]
+    requested: bool = store.cancel(whole.id, reason="stop", actor=me, gen=None)
+    node = store.get(whole.id)
+    progress_at: Optional[int] = node.progress_at
+    print(inputs, pair, first, requested, node.output, node.cancel_requested, progress_at)
+
+    def heard(request: claimdag.CancelRequest) -> None:
+        print(request.to_dict())
+
+    with store.lease_next(me, on_cancel=heard) as lease:
+        if lease is not None:
+            lease.progress("step 1")
+            now: Optional[claimdag.CancelRequest] = lease.progress("step 2", now=True)
+            print(now, lease.cancel_requested, lease.inputs, lease.grant.progress_at)
+            lease.on_cancel(heard)
+            lease.complete("done", note=None, output={"ok": True})
+
+
+async def conversation_async(store: claimdag.Store, me: str) -> None:
+    async with store.alease_next(me, ttl=60) as lease:
+        if lease is not None:
+            lease.progress("step 1")
+            asked: Optional[claimdag.CancelRequest] = await lease.progress_now("step 2")
+            request: claimdag.CancelRequest = await lease.cancelled()
+            print(asked, request.reason, lease.inputs)
+            await lease.complete("cancelled", output=None)
