@@ -316,16 +316,53 @@ impl Lease {
     }
 
     /// As [`Lease::complete`], storing `output` (any JSON value, at most 64 KiB serialised)
-    /// for the dependents, which receive it as an input.
+    /// for the dependents, which receive it as an input. A completion refused while the
+    /// claim is still held (an output too large) hands the claim back as the lease is
+    /// dropped; [`Lease::try_complete`] keeps it instead.
     pub fn complete_with(
         mut self,
         status: Status,
         note: Option<&str>,
         output: Option<serde_json::Value>,
     ) -> Result<()> {
+        self.try_complete(status, note, output)
+    }
+
+    /// Finishes the node as [`Lease::complete_with`] does, without giving the lease up when
+    /// the store refuses the completion but the claim is still held (an `invalid_input`
+    /// such as an output over 64 KiB, or a failure to write): the lease then renews on and
+    /// may be completed again. After a completion, or a refusal that means the claim is gone
+    /// (the lease is then lost), the lease is finished: [`Lease::is_finished`].
+    ///
+    /// ```
+    /// use claimdag::{Actor, Code, Status, Store, Upsert};
+    /// # let tmp = tempfile::tempdir().unwrap();
+    /// let store = Store::open(Some(&tmp.path().join("claims")))?;
+    /// let id = store.upsert(Upsert { summary: "summarise the logs".into(), ..Upsert::default() })?;
+    /// let mut lease = store.lease(id, Actor::from_name("w1")?, 60_000)?;
+    /// let huge = serde_json::json!("x".repeat(70_000));
+    /// let e = lease.try_complete(Status::Done, None, Some(huge)).unwrap_err();
+    /// assert_eq!(e.code(), Code::InvalidInput);
+    /// assert!(!lease.is_finished()); // still held, still renewing
+    /// lease.try_complete(Status::Done, None, Some(serde_json::json!({"lines": 12})))?;
+    /// assert!(lease.is_finished());
+    /// # Ok::<(), claimdag::Error>(())
+    /// ```
+    pub fn try_complete(
+        &mut self,
+        status: Status,
+        note: Option<&str>,
+        output: Option<serde_json::Value>,
+    ) -> Result<()> {
+        if self.finished {
+            return Err(Error::invalid(
+                "this lease was completed or released already",
+            ));
+        }
+        // No renewal may run after the completion (it would find the node finished and
+        // call the lease lost), so the renewals stop first, and start again on a refusal.
         self.stop();
-        self.finished = true;
-        self.store.complete_with(Finish {
+        let done = self.store.complete_with(Finish {
             node: self.id,
             status,
             gen: self.generation,
@@ -333,7 +370,35 @@ impl Lease {
             note: note.map(str::to_string),
             output,
             held: false,
-        })
+        });
+        match &done {
+            Ok(()) => self.finished = true,
+            Err(e) if gone(e) => {
+                self.finished = true;
+                mark_lost(&self.shared, e.clone());
+            }
+            Err(_) => self.renew_again(),
+        }
+        done
+    }
+
+    /// True once the lease was completed or released (by this handle): nothing is left to
+    /// renew or hand back.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Starts the renewals again after [`Lease::stop`].
+    fn renew_again(&mut self) {
+        if let Ok(mut stop) = self.shared.stop.lock() {
+            *stop = false;
+        }
+        let (shared, store) = (self.shared.clone(), self.store.clone());
+        let (id, gen, actor, ttl) = (self.id, self.generation, self.actor, self.ttl_ms);
+        self.thread = std::thread::Builder::new()
+            .name(format!("claimdag-lease-{}", id.short()))
+            .spawn(move || renew_loop(&store, &shared, id, gen, actor, ttl))
+            .ok();
     }
 
     /// Hands the claim back at the granted generation; returns the node's new generation.

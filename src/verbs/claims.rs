@@ -1,7 +1,7 @@
 //! The verbs of claims and their ends: claim, claim-next, renew, release, reclaim,
 //! complete, reopen.
 
-use super::args::{parse_finish_status, parse_json_arg};
+use super::args::parse_finish_status;
 use super::replies::{Claimed, ClaimedNode, Completed, Granted, HandedBack, Renewed};
 use super::{Ctx, Dur, Verb};
 use crate::error::Result;
@@ -220,7 +220,7 @@ pub struct Complete {
     /// What the node produced: any JSON value (at most 64 KiB serialised). Its dependents
     /// receive it as an input when they are claimed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "JSON", value_parser = parse_json_arg))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "JSON", value_parser = super::parse_json_arg))]
     pub output: Option<serde_json::Value>,
 }
 

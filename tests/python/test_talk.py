@@ -308,6 +308,11 @@ def test_64_kib_limits_refuse_and_change_nothing(store: claimdag.Store) -> None:
         with pytest.raises(claimdag.InvalidInput):
             lease.complete(output="y" * 70_000)
         assert snapshot(store) == before
+        # The claim is still held: the lease renews on and completes with a smaller output.
+        assert not lease.lost
+        lease.complete(output={"summary": "fits"})
+    assert store.get(other).status == "done"
+    assert store.get(other).output == {"summary": "fits"}
 
 
 def test_unserialisable_outputs_are_refused(store: claimdag.Store) -> None:

@@ -204,10 +204,21 @@ impl Lease {
         if let Ok(mut l) = lost_at_end.lock() {
             *l = Some(lease.is_lost());
         }
+        let inner = &self.inner;
         detach(py, move || {
-            let lease = sole(lease);
+            let mut lease = sole(lease);
             let done = match status {
-                Some(st) => lease.complete_with(st, note.as_deref(), output),
+                Some(st) => {
+                    let done = lease.try_complete(st, note.as_deref(), output);
+                    // Refused while the claim is still held (an output too large): the lease
+                    // renews on, and may be completed again.
+                    if !lease.is_finished() {
+                        if let Ok(mut slot) = inner.lock() {
+                            *slot = Some(Arc::new(lease));
+                        }
+                    }
+                    done
+                }
                 None => match retry_in_ms {
                     Some(ms) => lease.release_retry_in(ms).map(|_| ()),
                     None => lease.release().map(|_| ()),
@@ -316,7 +327,9 @@ impl Lease {
     /// Finishes the node with `status` ("done", "failed" or "cancelled") at the granted
     /// generation. `output`: what it produced, any value `json.dumps` takes (at most 64
     /// KiB as JSON), handed to its dependents as an input. A lost lease is refused
-    /// (`StaleGeneration`) and changes nothing.
+    /// (`StaleGeneration`) and changes nothing. A completion refused while the claim is
+    /// still held (`InvalidInput`: an output too large) leaves the lease held and
+    /// renewing: complete it again.
     #[pyo3(signature = (status="done", note=None, output=None))]
     fn complete(
         &self,
