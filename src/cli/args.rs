@@ -122,7 +122,7 @@ pub enum Verb {
     /// Pick and claim the next ready node in one step; prints "<id>  gen=<g>" (exit 1 when none)
     #[command(
         name = "claim-next",
-        after_help = "Example:\n  claimdag claim-next --assignee $(printf '%032x' 7) --ttl 5m\n  CLAIMDAG_ACTOR=name:codex-1 claimdag claim-next --resume\n\nThe assignee defaults to $CLAIMDAG_ACTOR. With --resume, an actor that already\nholds a live claim in the workspace gets that claim back (id and generation)\ninstead of a second one or assignee_busy.\n\nWith --wait DUR, when nothing is ready it waits up to DUR for a node to become\nready (another process's write, a lease running out, a scheduled time passing)\nand claims it; nothing by then exits 1. A waiting process uses no CPU:\n  claimdag claim-next --assignee name:w1 --wait 10m"
+        after_help = "Example:\n  claimdag claim-next --assignee $(printf '%032x' 7) --ttl 5m\n  CLAIMDAG_ACTOR=name:codex-1 claimdag claim-next --resume\n\nThe assignee defaults to $CLAIMDAG_ACTOR. With --resume, an actor that already\nholds a live claim in the workspace gets that claim back (id and generation)\ninstead of a second one or assignee_busy.\n\nWith --wait DUR, when nothing is ready it waits up to DUR for a node to become\nready (another process's write, a lease running out, a scheduled time passing)\nand claims it; nothing by then exits 1. A waiting process uses no CPU:\n  claimdag claim-next --assignee name:w1 --wait 10m\n\nWith --count N, up to N ready nodes are claimed in one write, in pick order, one\nline each (max_held counts each claim):\n  claimdag config max_held 0 && claimdag claim-next --assignee name:w1 --count 10"
     )]
     ClaimNext(Described<verbs::ClaimNext>),
     /// Print the history, oldest first

@@ -96,8 +96,10 @@ impl Store {
         self.claim_next_batch(workspace, actor, role, ttl_ms, false, count, wait)
     }
 
+    /// [`Store::claim_next_many`], with `resume` (answering up to `count` live claims the
+    /// actor holds, if it holds any).
     #[allow(clippy::too_many_arguments)]
-    fn claim_next_batch(
+    pub fn claim_next_batch(
         &self,
         workspace: &str,
         actor: Actor,

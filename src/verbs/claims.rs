@@ -70,6 +70,11 @@ pub struct ClaimNext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "DUR"))]
     pub wait: Option<Dur>,
+    /// Claim up to this many ready nodes (1 to 1000) in one write, in pick order; the reply
+    /// is then the list of claims (one line each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
+    pub count: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(skip))]
     pub workspace: Option<String>,
@@ -87,10 +92,18 @@ impl Verb for ClaimNext {
             wait = wait.min(most);
         }
         let wait = std::time::Duration::from_millis(wait);
+        let Some(count) = self.count else {
+            let got = cx
+                .store
+                .claim_next_grant(&ws, who, role, ttl, self.resume, wait)?;
+            return Ok(Claimed(got.map(ClaimedNode::from), None));
+        };
         let got = cx
             .store
-            .claim_next_grant(&ws, who, role, ttl, self.resume, wait)?;
-        Ok(Claimed(got.map(ClaimedNode::from)))
+            .claim_next_batch(&ws, who, role, ttl, self.resume, count, wait)?;
+        Ok(Claimed::batch(
+            got.into_iter().map(ClaimedNode::from).collect(),
+        ))
     }
 }
 

@@ -52,10 +52,65 @@ impl Reply for Granted {
 }
 
 /// What `claim-next` claimed (or, with `resume`, the claim the actor already held), or
-/// nothing when no node is ready (exit 1, `null` in JSON).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(transparent)]
-pub struct Claimed(pub Option<ClaimedNode>);
+/// nothing when no node is ready (exit 1, `null` in JSON). With `count`, the second field
+/// holds every claim of the batch (the first is its first), and the JSON is their list
+/// (`[]` when none), the text one line each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claimed(pub Option<ClaimedNode>, pub Option<Vec<ClaimedNode>>);
+
+impl Claimed {
+    /// The claims of a `claim-next --count`.
+    pub fn batch(all: Vec<ClaimedNode>) -> Claimed {
+        Claimed(all.first().cloned(), Some(all))
+    }
+
+    /// Every claim answered, in pick order.
+    pub fn all(&self) -> Vec<ClaimedNode> {
+        match &self.1 {
+            Some(all) => all.clone(),
+            None => self.0.iter().cloned().collect(),
+        }
+    }
+}
+
+impl Serialize for Claimed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.1 {
+            Some(all) => all.serialize(s),
+            None => self.0.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Claimed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Claimed, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Many(Vec<ClaimedNode>),
+            One(Option<ClaimedNode>),
+        }
+        Ok(match Wire::deserialize(d)? {
+            Wire::Many(all) => Claimed::batch(all),
+            Wire::One(one) => Claimed(one, None),
+        })
+    }
+}
+
+impl JsonSchema for Claimed {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Claimed".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let one = g.subschema_for::<Option<ClaimedNode>>();
+        let many = g.subschema_for::<Vec<ClaimedNode>>();
+        schemars::json_schema!({
+            "description": "The claim (or null when nothing is ready); with count, the list of claims.",
+            "anyOf": [one, many]
+        })
+    }
+}
 
 /// A claim granted (`claim`, and each node `claim-next` answers): the fencing token, and
 /// what the node hands its new holder.
@@ -158,10 +213,10 @@ impl Reply for CompletedMany {
 
 impl Reply for Claimed {
     fn text(&self) -> String {
-        match &self.0 {
-            Some(c) => format!("{}  gen={}\n", c.id, c.generation),
-            None => String::new(),
-        }
+        self.all()
+            .iter()
+            .map(|c| format!("{}  gen={}\n", c.id, c.generation))
+            .collect()
     }
     fn exit(&self) -> i32 {
         i32::from(self.0.is_none())

@@ -174,3 +174,25 @@ fn complete_many_from_a_file_or_stdin_all_or_nothing() {
     s.run(&["complete-many", bad.to_str().unwrap()])
         .refused(2, "complete_many");
 }
+
+#[test]
+fn claim_next_count_claims_a_batch_one_line_each() {
+    let s = Store::new();
+    s.ok(&["config", "max_held", "0"]);
+    let ids: Vec<String> = (1..=3)
+        .map(|i| s.upsert(&format!("page {i}"), &["--estimate", &(10 - i).to_string()]))
+        .collect();
+    s.run(&["claim-next", "--assignee", W1, "--count", "0"])
+        .refused(2, "count must be 1 to 1000");
+    let out = s.ok(&["claim-next", "--assignee", W1, "--count", "2"]);
+    assert_eq!(out, format!("{}  gen=2\n{}  gen=2\n", ids[0], ids[1]));
+    let r = s.json(&["claim-next", "--assignee", "name:w2", "--count", "5"]);
+    assert_eq!(r.as_array().map(Vec::len), Some(1), "{r}");
+    assert_eq!(r[0]["id"], ids[2].as_str());
+    assert!(r[0]["inputs"].is_object(), "{r}");
+    // Nothing left: exit 1, nothing printed; in JSON an empty list.
+    let none = s.run(&["claim-next", "--assignee", W1, "--count", "2"]);
+    assert_eq!((none.code, none.stdout.as_str()), (Some(1), ""));
+    let none = s.run(&["--json", "claim-next", "--assignee", W1, "--count", "2"]);
+    assert_eq!((none.code, none.stdout.trim()), (Some(1), "[]"));
+}

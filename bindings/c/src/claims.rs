@@ -226,6 +226,7 @@ unsafe fn claim_next(
             ttl: given(ttl_ms).map(Dur::Ms),
             resume: false,
             wait: given(wait_ms).map(Dur::Ms),
+            count: None,
             workspace: owned(ws),
         };
         match run(store, &req)?.0 {

@@ -81,6 +81,7 @@ pub unsafe extern "C" fn claimdag_claim_next_json(
             ttl: given(ttl_ms).map(Dur::Ms),
             resume: false,
             wait: given(wait_ms).map(Dur::Ms),
+            count: None,
             workspace: owned(ws),
         };
         match run(store, &req)?.0 {

@@ -477,6 +477,7 @@ pub fn claim_next_request(
         ttl: Some(Dur::Ms(ttl_ms)),
         resume: false,
         wait: None,
+        count: None,
         workspace,
     }
 }

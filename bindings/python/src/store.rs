@@ -435,6 +435,7 @@ impl Store {
             ttl: dur(opt_millis("ttl", ttl)?),
             resume,
             wait: None,
+            count: None,
             workspace,
         };
         let wait_ms = opt_millis("wait", wait)?.unwrap_or(0);
