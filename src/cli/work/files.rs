@@ -81,15 +81,17 @@ impl JobFiles {
             .env("CLAIMDAG_OUTPUT_FILE", self.output_file());
     }
 
-    /// The progress file's text when it is time to look again (or `now`) and it changed
-    /// since it was last taken; the text is then taken as sent.
-    pub(super) fn progress(&mut self, now: bool) -> Option<String> {
-        if !now && Instant::now() < self.next_look {
+    /// The progress file's text when it is time to look again and it changed since it was
+    /// last taken; the text is then taken as sent. `last`: the command ended, the text is
+    /// taken whatever was taken before (what was handed to the lease for its next renewal
+    /// may not have been sent yet).
+    pub(super) fn progress(&mut self, last: bool) -> Option<String> {
+        if !last && Instant::now() < self.next_look {
             return None;
         }
         self.next_look = Instant::now() + self.look_every;
         let text = read_progress(&self.progress_file())?;
-        if self.sent.as_deref() == Some(text.as_str()) {
+        if !last && self.sent.as_deref() == Some(text.as_str()) {
             return None;
         }
         self.sent = Some(text.clone());
