@@ -28,7 +28,8 @@ use crate::id::{Actor, Id};
 use crate::model::Status;
 use crate::store::lease::Lease;
 use crate::store::Store;
-use crate::verbs::{Dur, Outcome, Reply, Worked};
+use crate::verbs::text::one_line;
+use crate::verbs::{ClaimedNode, Dur, Outcome, Reply, Worked};
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -37,114 +38,12 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+mod files;
+mod opts;
 mod wake;
 
-/// The text after `claimdag work --help`'s options.
-pub const HELP: &str = "\
-Examples:
-  claimdag work --actor name:builder-1 -- make -C \"$PWD\" node
-  claimdag work --jobs 4 --ttl 2m --role review -- ./review.sh
-  claimdag work --no-wait --json -- sh -c 'exec ./run-task \"$CLAIMDAG_NODE\"'
-  claimdag config retry_delay 30s && claimdag config max_attempts 5
-  claimdag work --on-failure release -- ./flaky-job.sh
-
-The command runs without a shell, in a process group of its own, with stdin empty,
-and finds the node in its environment: CLAIMDAG_NODE (the id), CLAIMDAG_GEN (the
-generation it was granted), CLAIMDAG_SUMMARY, CLAIMDAG_ACTOR, CLAIMDAG_DIR and
-CLAIMDAG_WORKSPACE. Read the summary from the environment (\"$CLAIMDAG_SUMMARY\"),
-never paste it into a shell line.
-
-Exit 0: the command exited 0 and the node is completed done. Otherwise the node is
-completed failed; with --on-failure release it is handed back for another attempt
-(after the store's retry_delay backoff) while attempts remain under the node's
-max_attempts, else the store's (which it needs), and completed failed on the last
-attempt. What a command leaves running when it
-exits gets TERM, then KILL after --grace: a node is finished or handed back only once
-nothing of its command runs (on Linux, even what left its process group).
-The lease is renewed about every third of the ttl; when a renew is refused (the
-claim was handed to someone else) or none succeeded for a whole ttl, the lease is
-lost: the command's group gets TERM, then KILL after --grace, and the node is left
-alone. SIGINT, SIGTERM or SIGHUP to the worker go to the commands; after the grace
-they get KILL and the claims are handed back. When nothing is ready but nodes others
-hold may still unlock work, or scheduled nodes will become ready, the worker waits
-for them (--no-wait: it exits). Waiting costs no CPU: it wakes when the store
-changes or the next lease or schedule comes due.
-
-Progress goes to stderr, a line per node; --json prints one JSON object per node on
-stdout (and the commands' output goes to stderr).
-
-Exit status: 0 everything taken is done and nothing is left (or --max was reached),
-1 nothing was ready (--no-wait, no node taken), 8 a command failed (its node
-completed failed, or handed back with --on-failure release), 9 a lease was
-lost, 127 the command could not be started, 128+N stopped by signal N (130 SIGINT,
-143 SIGTERM), 2-7 a store error as for every command.";
-
-/// Exit statuses of `claimdag work` besides the store's error codes (2-7).
-pub mod exit {
-    /// Every node it took ended `done`, and nothing is left that it could do.
-    pub const OK: i32 = 0;
-    /// `--no-wait`: nothing was ready, and it took no node.
-    pub const NOTHING_READY: i32 = 1;
-    /// A command failed (the node was completed `failed`, or released to be tried again).
-    pub const FAILED: i32 = 8;
-    /// A lease was lost while its command ran (it was stopped; the node is someone else's).
-    pub const LOST: i32 = 9;
-    /// CMD could not be started (not found, not executable): the claim was handed back.
-    pub const CANNOT_START: i32 = 127;
-    /// Stopped by a signal: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
-    pub const SIGNALLED: i32 = 128;
-}
-
-/// What to do with a node whose command failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OnFailure {
-    /// Complete it `failed`.
-    #[value(alias = "fail")]
-    Failed,
-    /// Hand the claim back for another attempt (after the store's retry_delay backoff),
-    /// and complete it `failed` on its last attempt (max_attempts).
-    Release,
-}
-
-/// `claimdag work` options.
-#[derive(clap::Args, Debug)]
-pub struct WorkArgs {
-    /// The worker's actor (32 hex or name:NAME) [default: $CLAIMDAG_ACTOR]
-    #[arg(long, value_name = "ACTOR")]
-    pub actor: Option<String>,
-    /// Take nodes of this role (and of none)
-    #[arg(long, value_name = "R")]
-    pub role: Option<String>,
-    /// The lease each claim is held with, renewed about every third of it [default: the
-    /// store's default_ttl]
-    #[arg(long, value_name = "DUR")]
-    pub ttl: Option<Dur>,
-    /// Stop after taking this many nodes
-    #[arg(long, value_name = "N")]
-    pub max: Option<u64>,
-    /// Run this many commands at once (each holds a claim: max_held must allow it)
-    #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub jobs: u16,
-    /// When a command exits non-zero: complete the node failed (failed, or fail), or hand it
-    /// back for another attempt after the store's backoff (config retry_delay), completing
-    /// it failed on its last attempt (release: needs the store's max_attempts)
-    #[arg(long, value_enum, default_value = "failed", value_name = "WHAT")]
-    pub on_failure: OnFailure,
-    /// How long a command has to exit after TERM before it gets KILL
-    #[arg(long, value_name = "DUR", default_value = "10s")]
-    pub grace: Dur,
-    /// Exit as soon as nothing is ready, instead of waiting for nodes others hold
-    #[arg(long)]
-    pub no_wait: bool,
-    /// If the actor already holds a live claim (a worker that crashed), run CMD for that
-    /// claim first instead of refusing as assignee_busy
-    #[arg(long)]
-    pub resume: bool,
-    /// The command and its arguments, run without a shell
-    #[arg(required = true, last = true, value_name = "CMD")]
-    pub command: Vec<OsString>,
-}
+use files::JobFiles;
+pub use opts::{exit, OnFailure, WorkArgs, HELP};
 
 /// How often the commands running are reaped (their exit seen): a look at the child
 /// processes, not at the store.
@@ -194,8 +93,19 @@ struct Job {
     /// The channel to the guard.
     guard: Guard,
     started: Instant,
-    /// When TERM was sent (a lost lease, or the worker told to stop).
-    stopping: Option<Instant>,
+    /// Why TERM was sent, once it was.
+    stopping: Option<Stop>,
+    /// The files the command talks through (removed with the job).
+    files: JobFiles,
+}
+
+/// Why a command was stopped before it exited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The lease was lost: the node is someone else's.
+    Lost,
+    /// A cancel was requested of the holder: the node is completed `cancelled`.
+    Cancel,
 }
 
 /// What happened so far.
@@ -207,6 +117,7 @@ struct Tally {
     released: u64,
     lost: u64,
     interrupted: u64,
+    cancelled: u64,
 }
 
 /// The store for the command's `CLAIMDAG_DIR`: a database's connection string without its
@@ -321,6 +232,7 @@ impl Worker<'_> {
             End::Store(e) => return Err(e),
             _ if t.lost > 0 => exit::LOST,
             _ if t.failed + t.released > 0 => exit::FAILED,
+            _ if t.cancelled > 0 => exit::CANCELLED,
             End::NothingReady if t.taken == 0 => exit::NOTHING_READY,
             _ => exit::OK,
         })
@@ -415,29 +327,34 @@ impl Worker<'_> {
     /// store's max_held is full while commands run).
     fn claim(&mut self) -> std::result::Result<bool, End> {
         let p = self.opts;
-        let got = if self.args.resume && self.tally.taken == 0 {
-            self.store
-                .resume_or_claim_next(&p.workspace, p.actor, p.role.as_deref(), Some(p.ttl_ms))
-                .map(|o| o.map(|(id, g, _)| (id, g)))
-        } else {
-            self.store
-                .claim_next(&p.workspace, p.actor, p.role.as_deref(), Some(p.ttl_ms))
-        };
-        let (id, generation) = match got {
+        let resume = self.args.resume && self.tally.taken == 0;
+        let got = self.store.claim_next_grant(
+            &p.workspace,
+            p.actor,
+            p.role.as_deref(),
+            Some(p.ttl_ms),
+            resume,
+            Duration::ZERO,
+        );
+        let grant = match got {
             Ok(Some(c)) => c,
             Ok(None) => return Ok(false),
             Err(e) if e.code() == Code::AssigneeBusy && !self.jobs.is_empty() => return Ok(false),
             Err(e) => return Err(End::Store(e)),
         };
         self.tally.taken += 1;
-        let lease = Lease::hold(self.store.clone(), id, generation, p.actor, p.ttl_ms);
+        let (id, generation) = (grant.id, grant.generation);
+        let inputs = ClaimedNode::from(grant.clone()).inputs;
+        let lease = Lease::hold_grant(self.store.clone(), grant, p.actor, p.ttl_ms);
         let summary = self
             .store
             .get(id)
             .map(|v| v.node.summary)
             .unwrap_or_default();
-        match self.spawn(id.hex(), generation, &summary) {
-            Ok((child, guard)) => {
+        let started = JobFiles::create(id, inputs, p.ttl_ms)
+            .and_then(|files| self.spawn(id.hex(), generation, &summary, files));
+        match started {
+            Ok((child, guard, files)) => {
                 self.say(&format!(
                     "{}  started     gen={generation}  {}",
                     id.short(),
@@ -450,6 +367,7 @@ impl Worker<'_> {
                     guard,
                     started: Instant::now(),
                     stopping: None,
+                    files,
                 });
                 Ok(true)
             }
@@ -463,7 +381,13 @@ impl Worker<'_> {
 
     /// Starts CMD under its guard, in a process group of its own, the node in its
     /// environment.
-    fn spawn(&self, node: String, generation: u64, summary: &str) -> Result<(Child, Guard)> {
+    fn spawn(
+        &self,
+        node: String,
+        generation: u64,
+        summary: &str,
+        files: JobFiles,
+    ) -> Result<(Child, Guard, JobFiles)> {
         let p = self.opts;
         let (program, rest) = self.args.command.split_first().expect("clap requires CMD");
         let mut cmd = Command::new(program);
@@ -477,6 +401,7 @@ impl Worker<'_> {
             // In a group of its own the command cannot read the terminal: stdin is empty.
             .stdin(Stdio::null())
             .process_group(0);
+        files.env(&mut cmd);
         if p.json {
             // stdout carries the JSON lines: the command's output goes to stderr.
             let err = std::io::stderr();
@@ -489,7 +414,7 @@ impl Worker<'_> {
         let mut guard = Guard::install(&mut cmd, p.grace).map_err(cannot)?;
         let child = cmd.spawn();
         guard.spawned();
-        Ok((child.map_err(cannot)?, guard))
+        Ok((child.map_err(cannot)?, guard, files))
     }
 
     /// Reaps the commands that exited and finishes their nodes; true when a slot freed.
@@ -510,8 +435,9 @@ impl Worker<'_> {
     }
 
     /// A command exited: its node is completed (or released) with the granted generation,
-    /// unless the lease was lost meanwhile.
-    fn finish(&mut self, job: Job, code: Option<i32>, signal: Option<i32>) {
+    /// unless the lease was lost meanwhile; a command stopped on a cancel request has its
+    /// node completed `cancelled`.
+    fn finish(&mut self, mut job: Job, code: Option<i32>, signal: Option<i32>) {
         let (id, generation) = (job.lease.id(), job.lease.generation());
         if job.guard.left_behind() {
             self.say(&format!(
@@ -524,29 +450,20 @@ impl Worker<'_> {
             (false, OnFailure::Release) => self.last_attempt(id),
             _ => None,
         };
-        let outcome = if job.lease.is_lost() || job.stopping.is_some() {
+        let lost = job.lease.is_lost() || job.stopping == Some(Stop::Lost);
+        if !lost {
+            // The command's last checkpoint, for whoever takes the node next.
+            if let Some(text) = job.files.progress(true) {
+                let _ = job.lease.progress_now(&text);
+            }
+        }
+        let outcome = if lost {
             drop(job.lease);
             Outcome::Lost
+        } else if job.stopping == Some(Stop::Cancel) {
+            self.complete_cancelled(job.lease, &job.files)
         } else if ok || self.args.on_failure == OnFailure::Failed || last.is_some() {
-            let status = if ok { Status::Done } else { Status::Failed };
-            let note = (!ok).then(|| {
-                let how = match (code, signal) {
-                    (_, Some(s)) => format!("claimdag work: the command was killed by signal {s}"),
-                    (c, _) => format!("claimdag work: the command exited {}", c.unwrap_or(-1)),
-                };
-                match last {
-                    Some((n, cap)) => format!("{how} (attempt {n} of {cap}: the last)"),
-                    None => how,
-                }
-            });
-            match job.lease.complete(status, note.as_deref()) {
-                Ok(()) if ok => Outcome::Done,
-                Ok(()) => Outcome::Failed,
-                Err(e) => {
-                    self.say(&format!("{}  not completed: {e}", id.short()));
-                    Outcome::Lost
-                }
-            }
+            self.complete(job.lease, &job.files, (code, signal), last)
         } else {
             self.release(job.lease, Outcome::Released)
         };
@@ -558,6 +475,61 @@ impl Worker<'_> {
             outcome,
             (code, signal),
         );
+    }
+
+    /// Completes the node of a command that exited: `done` on exit 0, with the JSON of its
+    /// output file (`failed`, the note saying why, when that file is not JSON or too long);
+    /// else `failed`, the note saying how the command ended (and its output, if any).
+    fn complete(
+        &mut self,
+        lease: Lease,
+        files: &JobFiles,
+        (code, signal): (Option<i32>, Option<i32>),
+        last: Option<(u32, u32)>,
+    ) -> Outcome {
+        let id = lease.id();
+        let how = match (code, signal) {
+            (_, Some(s)) => format!("the command was killed by signal {s}"),
+            (c, _) => format!("the command exited {}", c.unwrap_or(-1)),
+        };
+        let (status, how, output) = match (code == Some(0), files.output()) {
+            (true, Ok(out)) => (Status::Done, None, out),
+            (true, Err(why)) => {
+                let how = format!("{how}, but its output file (CLAIMDAG_OUTPUT_FILE) {why}");
+                self.say(&format!("{}  {how}: completed failed", id.short()));
+                (Status::Failed, Some(how), None)
+            }
+            (false, out) => {
+                let how = match last {
+                    Some((n, cap)) => format!("{how} (attempt {n} of {cap}: the last)"),
+                    None => how,
+                };
+                (Status::Failed, Some(how), out.ok().flatten())
+            }
+        };
+        let note = how.map(|h| format!("claimdag work: {h}"));
+        match lease.complete_with(status, note.as_deref(), output) {
+            Ok(()) if status == Status::Done => Outcome::Done,
+            Ok(()) => Outcome::Failed,
+            Err(e) => {
+                self.say(&format!("{}  not completed: {e}", id.short()));
+                Outcome::Lost
+            }
+        }
+    }
+
+    /// Completes `cancelled` the node of a command stopped on a cancel request (with what
+    /// its output file holds, if that is JSON).
+    fn complete_cancelled(&mut self, lease: Lease, files: &JobFiles) -> Outcome {
+        let id = lease.id();
+        let note = "claimdag work: the command was stopped: a cancel was requested";
+        match lease.complete_with(Status::Cancelled, Some(note), files.output().ok().flatten()) {
+            Ok(()) => Outcome::Cancelled,
+            Err(e) => {
+                self.say(&format!("{}  not completed: {e}", id.short()));
+                Outcome::Lost
+            }
+        }
     }
 
     /// `Some((attempts, cap))` when the claim of `id` just run was its last attempt under
@@ -600,23 +572,34 @@ impl Worker<'_> {
         });
     }
 
-    /// Stops the commands whose lease was lost: TERM, then KILL after the grace (their
-    /// guards send the KILL).
+    /// Stops the commands whose lease was lost, or whose holder was asked to stop (TERM,
+    /// then KILL after the grace: their guards send the KILL), and hands the others'
+    /// checkpoints (their progress files, when changed) to their leases.
     fn watch_leases(&mut self) {
         let mut lines = Vec::new();
-        for job in &mut self.jobs {
-            if job.stopping.is_none() && job.lease.is_lost() {
+        for job in self.jobs.iter_mut().filter(|j| j.stopping.is_none()) {
+            let short = job.lease.id().short();
+            if job.lease.is_lost() {
                 let why = job
                     .lease
                     .lost_because()
                     .map(|e| e.to_string())
                     .unwrap_or_default();
                 lines.push(format!(
-                    "{}  lease lost ({why}): stopping its command; the node is someone else's now",
-                    job.lease.id().short()
+                    "{short}  lease lost ({why}): stopping its command; the node is someone else's now"
                 ));
                 job.guard.signal(libc::SIGTERM);
-                job.stopping = Some(Instant::now());
+                job.stopping = Some(Stop::Lost);
+            } else if let Some(c) = job.lease.cancel_requested() {
+                let by = c.by.map_or_else(|| "-".into(), |a| a.short());
+                let why = c.reason.as_deref().map_or_else(|| "-".into(), one_line);
+                lines.push(format!(
+                    "{short}  cancel requested by {by} ({why}): stopping its command; the node will be completed cancelled"
+                ));
+                job.guard.signal(libc::SIGTERM);
+                job.stopping = Some(Stop::Cancel);
+            } else if let Some(text) = job.files.progress(false) {
+                job.lease.progress(&text);
             }
         }
         for l in lines {
@@ -658,6 +641,8 @@ impl Worker<'_> {
             let (id, generation) = (job.lease.id(), job.lease.generation());
             let outcome = if job.lease.is_lost() {
                 Outcome::Lost
+            } else if job.stopping == Some(Stop::Cancel) {
+                self.complete_cancelled(job.lease, &job.files)
             } else {
                 self.release(job.lease, Outcome::Interrupted)
             };
@@ -690,6 +675,7 @@ impl Worker<'_> {
             Outcome::Released => t.released += 1,
             Outcome::Lost => t.lost += 1,
             Outcome::Interrupted => t.interrupted += 1,
+            Outcome::Cancelled => t.cancelled += 1,
         }
         if self.opts.json {
             let mut out = std::io::stdout().lock();
@@ -717,14 +703,15 @@ impl Worker<'_> {
             End::Store(e) => format!("stopped by an error: {e}"),
         };
         self.say(&format!(
-            "{} node(s) in {:.1}s: {} done, {} failed, {} released, {} lost, {} interrupted; {why}",
+            "{} node(s) in {:.1}s: {} done, {} failed, {} released, {} lost, {} interrupted, {} cancelled; {why}",
             t.taken,
             took.as_secs_f64(),
             t.done,
             t.failed,
             t.released,
             t.lost,
-            t.interrupted
+            t.interrupted,
+            t.cancelled
         ));
     }
 }

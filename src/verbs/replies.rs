@@ -538,6 +538,9 @@ pub enum Outcome {
     Lost,
     /// The worker was told to stop: the command was stopped and the claim handed back.
     Interrupted,
+    /// A cancel was requested of the holder: the command was stopped and the node
+    /// completed `cancelled`.
+    Cancelled,
 }
 
 impl Outcome {
@@ -548,6 +551,7 @@ impl Outcome {
             Outcome::Released => "released",
             Outcome::Lost => "lost",
             Outcome::Interrupted => "interrupted",
+            Outcome::Cancelled => "cancelled",
         }
     }
 }

@@ -147,3 +147,45 @@ fn dump_shows_a_scheduled_node_with_its_word_and_time_till_ready() {
     assert!(out.contains("ready in     "), "the details say when: {out}");
     assert!(out.contains("scheduled: not before"), "and why: {out}");
 }
+
+#[test]
+fn dump_shows_a_checkpoint_and_a_cancel_request() {
+    let s = Store::new();
+    let a = s.upsert("fetch the pages", &[]);
+    let g = s.claim(&a, "name:w", &[]).to_string();
+    s.ok(&[
+        "renew",
+        &a,
+        "--actor",
+        "name:w",
+        "--gen",
+        &g,
+        "--progress",
+        "3 of 10 pages",
+    ]);
+    s.ok(&[
+        "cancel",
+        &a,
+        "--reason",
+        "the plan changed",
+        "--actor",
+        "name:lead",
+    ]);
+    let out = s.ok(&["pane", "--dump", "--select", &a[..8]]);
+    let row = out
+        .lines()
+        .find(|l| l.contains(&a[..8]) && l.contains(" g2"))
+        .unwrap();
+    assert!(
+        row.contains("[cancel?] fetch the pages  ~ 3 of 10 pages"),
+        "{row}"
+    );
+    assert!(
+        out.contains("progress:") && out.contains("│  3 of 10 pages"),
+        "{out}"
+    );
+    assert!(
+        out.contains("cancel:") && out.contains("the plan changed"),
+        "{out}"
+    );
+}

@@ -293,3 +293,38 @@ fn scheduled_nodes_count_down_and_turn_ready_when_their_time_comes() {
     tmux.run(&["send-keys", "-t", "t", "q"]);
     tmux.wait_for("PANE-EXITED-0");
 }
+
+#[test]
+fn capital_x_asks_for_a_reason_and_requests_a_cancel() {
+    let s = Store::new();
+    let a = s.upsert("a node someone works on", &[]);
+    s.claim(&a, "name:w", &[]);
+    let tmux = Tmux::new(s.scratch());
+    start(
+        &tmux,
+        &s,
+        "CLAIMDAG_ACTOR=name:lead",
+        &format!("--select {}", &a[..8]),
+    );
+    tmux.wait_for("a node someone works on");
+    tmux.run(&["send-keys", "-t", "t", "X"]);
+    tmux.wait_for("cancel reason for");
+    tmux.run(&["send-keys", "-t", "t", "-l", "not needed"]);
+    tmux.wait_for("not needed_");
+    tmux.run(&["send-keys", "-t", "t", "Enter"]);
+    tmux.wait_for("cancel requested");
+    tmux.wait_for("[cancel?] a node");
+    let n = s.node(&a);
+    assert_eq!(n["cancel_requested"]["reason"], "not needed", "{n}");
+    assert_eq!(
+        n["cancel_requested"]["by"],
+        s.ok(&["actor", "lead"]).trim(),
+        "{n}"
+    );
+    assert_eq!(
+        (n["status"].as_str(), n["generation"].as_u64()),
+        (Some("claimed"), Some(2))
+    );
+    tmux.run(&["send-keys", "-t", "t", "q"]);
+    tmux.wait_for("PANE-EXITED-0");
+}

@@ -583,3 +583,111 @@ def test_a_cancelled_or_abandoned_wait_stops_and_claims_nothing(
     p.communicate(timeout=20)
     assert p.returncode == 0
     assert time.monotonic() - began < 5
+
+
+def text_of(r: Any) -> str:
+    return "".join(c.text for c in r.content if getattr(c, "type", "") == "text")
+
+
+def test_a_checkpoint_and_an_output_reach_the_next_holder(store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        async with server(store_dir, "--actor", "name:agent-a") as a:
+            _, fetch = await call(a, "upsert", summary="fetch the rows")
+            _, parse = await call(a, "upsert", summary="parse the rows")
+            await call(a, "link", parent=fetch["id"], child=parse["id"])
+            err, got = await call(a, "claim_next")
+            assert not err and got["claimed"]["id"] == fetch["id"], got
+            assert got["claimed"]["progress"] is None and got["claimed"]["inputs"] == {}
+            gen = got["claimed"]["generation"]
+            r = await a.call_tool("renew", {"node": fetch["id"], "gen": gen,
+                                            "progress": "fetched 2 of 5 pages"})
+            assert not r.is_error, r
+            assert r.structured_content["cancel_requested"] is None
+            assert text_of(r) == "ok"
+            # agent-a stops; its checkpoint stays with the node.
+            err, _ = await call(a, "release", node=fetch["id"], gen=gen)
+            assert not err
+        async with server(store_dir, "--tools", "worker", "--actor", "name:agent-b") as b:
+            err, got = await call(b, "claim_next")
+            c = got["claimed"]
+            assert not err and c["id"] == fetch["id"], got
+            assert c["progress"] == "fetched 2 of 5 pages", c
+            assert isinstance(c["progress_at"], int)
+            err, done = await call(b, "complete", node=fetch["id"], status="done",
+                                   gen=c["generation"], output={"rows": 3, "pages": [1, 2]})
+            assert not err and done["status"] == "done", done
+            err, n = await call(b, "show", node=fetch["id"])
+            assert n["output"] == {"rows": 3, "pages": [1, 2]}, n
+            err, got = await call(b, "claim_next")
+            assert got["claimed"]["id"] == parse["id"], got
+            assert got["claimed"]["inputs"] == {fetch["id"]: {"rows": 3, "pages": [1, 2]}}
+    run(main())
+
+
+def test_a_leads_cancel_reaches_the_workers_renew(store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        async with server(store_dir, "--tools", "worker", "--actor", "name:agent-b") as w, \
+                server(store_dir, "--actor", "name:agent-a") as lead:
+            names = {t.name for t in (await w.list_tools()).tools}
+            assert "cancel" not in names and "complete_many" not in names
+            assert {"cancel", "complete_many"} <= {t.name for t in (await lead.list_tools()).tools}
+            _, made = await call(lead, "upsert", summary="rewrite the parser")
+            _, spare = await call(lead, "upsert", summary="nobody took this one", priority=-5)
+            err, got = await call(w, "claim_next")
+            node, gen = got["claimed"]["id"], got["claimed"]["generation"]
+            assert node == made["id"]
+            err, asked = await call(lead, "cancel", node=node,
+                                    reason="the spec changed: the parser stays")
+            assert not err and asked == {"id": node, "status": "claimed", "requested": True}
+            r = await w.call_tool("renew", {"node": node, "gen": gen})
+            assert not r.is_error, r
+            c = r.structured_content["cancel_requested"]
+            assert c["by"] == A and c["reason"] == "the spec changed: the parser stays", c
+            text = text_of(r)
+            assert text.startswith(f"Cancel requested by {A} at "), text
+            assert "the spec changed: the parser stays." in text, text
+            assert ("Stop working on node" in text
+                    and "call complete with status cancelled" in text), text
+            with pytest.raises(McpError):
+                await w.call_tool("cancel", {"node": spare["id"]})
+            err, done = await call(w, "complete", node=node, status="cancelled", gen=gen)
+            assert not err and done["status"] == "cancelled", done
+            err, n = await call(lead, "show", node=node)
+            assert n["status"] == "cancelled" and n["cancel_requested"] is None, n
+            # A todo node is cancelled at once; a finished one is refused.
+            err, gone = await call(lead, "cancel", node=spare["id"], reason="not needed")
+            assert not err and gone == {"id": spare["id"], "status": "cancelled",
+                                        "requested": False}, gone
+            err, body = await call(lead, "cancel", node=spare["id"])
+            assert err and body["code"] == "terminal", body
+    run(main())
+
+
+def test_complete_many_finishes_all_or_nothing(store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        async with server(store_dir, "--actor", "name:agent-a") as s:
+            err, _ = await call(s, "config", key="max_held", value="0")
+            assert not err
+            ids = [(await call(s, "upsert", summary=f"shard {i}"))[1]["id"] for i in range(3)]
+            gens = []
+            for i in ids:
+                err, g = await call(s, "claim", node=i)
+                assert not err, g
+                gens.append(g["generation"])
+            stale = [{"node": ids[0], "status": "done", "gen": gens[0]},
+                     {"node": ids[1], "status": "done", "gen": gens[1] + 1}]
+            before = files(store_dir)
+            err, body = await call(s, "complete_many", completions=stale)
+            assert err and body["code"] == "stale_generation", body
+            assert files(store_dir) == before
+            many = [{"node": ids[0], "status": "done", "gen": gens[0], "output": {"n": 0}},
+                    {"node": ids[1], "status": "failed", "gen": gens[1], "note": "bad shard"},
+                    {"node": ids[2], "status": "done", "gen": gens[2]}]
+            err, done = await call(s, "complete_many", completions=many)
+            assert not err, done
+            assert done == {"completed": [{"id": ids[0], "status": "done"},
+                                          {"id": ids[1], "status": "failed"},
+                                          {"id": ids[2], "status": "done"}]}
+            err, n = await call(s, "show", node=ids[0])
+            assert n["output"] == {"n": 0}
+    run(main())

@@ -9,4 +9,5 @@ mod diff_check;
 mod lease_objects;
 mod work;
 mod work_stops;
+mod work_talk;
 mod work_waits;

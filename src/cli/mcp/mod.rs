@@ -62,8 +62,8 @@ const TOOLS: &[ToolSpec] = &[
     spec("claim_next", "Take the ready node with the longest critical path (returns id and generation: keep the generation). resume=true after a restart gets back a claim you hold. wait=N: wait up to N seconds for work instead of calling again", false, false, false),
     spec("ready", "See which nodes are ready, in the order claim_next would take them.", true, false, true),
     spec("show", "Read every field of one node, and why it is not ready.", true, false, true),
-    spec("renew", "Keep your claim alive while you work (about every third of its ttl), with your generation.", false, false, true),
-    spec("complete", "Finish your claimed node: status done or failed, with the generation your claim returned.", false, true, false),
+    spec("renew", "Keep your claim alive while you work (about every third of its ttl), with your generation; progress leaves a checkpoint for whoever takes the node next. If it says a cancel was requested, stop.", false, false, true),
+    spec("complete", "Finish your claimed node: status done or failed, with the generation your claim returned; output (any JSON) goes to the nodes that depend on it.", false, true, false),
     spec("release", "Hand your claim back so another worker can try, with your generation; retry_in (say \"5m\") keeps it from being taken again before then.", false, true, false),
     spec("log", "Read the history of a node (or of the store): every claim, hand-back and completion.", true, false, true),
     spec("upsert", "Create a node of work (or update the one with the same summary, kind and parent); returns its id. not_before (RFC 3339, or \"+2h\") schedules it for later.", false, false, true),
@@ -76,6 +76,8 @@ const TOOLS: &[ToolSpec] = &[
     spec("unarchive", "Bring an archived node back.", false, false, false),
     spec("check", "Verify the store's invariants.", true, false, true),
     spec("claim", "Claim one named node (use claim_next to let the store pick).", false, false, false),
+    spec("cancel", "Cancel a node: a todo node is cancelled at once; the holder of a claimed one is asked to stop (it learns it at its next renew), with your reason.", false, true, false),
+    spec("complete_many", "Finish several of your claimed nodes in one write: all of them, or none when one is refused.", false, true, false),
     spec("next", "Which node claim_next would take, without claiming it.", true, false, true),
     spec("reclaim", "Hand back expired claims, or (with lease) claims quiet that long: frees work of stalled workers.", false, true, false),
     spec("reopen", "Put a finished node back to todo.", false, true, false),
@@ -247,6 +249,7 @@ impl Server {
     async fn run(&self, verb: String, args: Value) -> CallToolResult {
         let (store, ws, actor) = (self.store.clone(), self.workspace.clone(), self.actor);
         let bounds = self.bounds.clone();
+        let verb_name = verb.clone();
         let outcome = tokio::task::spawn_blocking(move || -> Result<verbs::Answer> {
             let mut cx = Ctx::new(&store, &ws)?;
             cx.actor = actor;
@@ -261,6 +264,7 @@ impl Server {
                     ("", _) => "ok".to_string(),
                     (t, _) => t.to_string(),
                 };
+                let text = stop_text(&verb_name, &answer.json).unwrap_or(text);
                 let mut r = CallToolResult::structured(answer.object());
                 r.content = vec![ContentBlock::text(text)];
                 r
@@ -352,6 +356,29 @@ async fn with_progress(
     }
 }
 
+/// The text of a `renew` result that carries a cancel request, in words a model acts on
+/// (the structured content carries `cancel_requested` as the reply has it); `None` for
+/// every other result.
+fn stop_text(verb: &str, reply: &Value) -> Option<String> {
+    if verb != "renew" {
+        return None;
+    }
+    let renewed = serde_json::from_value::<verbs::Renewed>(reply.clone()).ok()?;
+    let c = renewed.cancel_requested?;
+    let by =
+        c.by.map_or_else(|| "someone who gave no actor".into(), |a| a.hex());
+    let why = c.reason.as_deref().map_or_else(
+        || "no reason given".into(),
+        |r| verbs::text::one_line(r.trim_end_matches('.')),
+    );
+    Some(format!(
+        "Cancel requested by {by} at {}: {why}. Stop working on node {} now and call \
+         complete with status cancelled (or finish it if it is already done).",
+        verbs::text::iso_time(c.at),
+        renewed.id
+    ))
+}
+
 /// A refused call's result: the error body as structured content, and serialised as the
 /// text (`{"error": {"code", "message", ...}}`, as the CLI writes it with `--json`), for the
 /// clients that give their model only the text.
@@ -379,8 +406,11 @@ const METHODS_WITH_PARAMS: &[&str] = &[
 ];
 
 const INSTRUCTIONS: &str = "claimdag: a shared DAG of work that many agents claim as leases. \
-To work: claim_next (keep the generation it returns), renew while you work, complete with \
-status done or failed and that generation. A stale_generation error means your lease ran out \
+To work: claim_next (keep the generation it returns; its progress is where an earlier holder \
+stopped, its inputs the outputs of the nodes this one waits on), renew while you work (with \
+progress to leave a checkpoint), complete with status done or failed, that generation and \
+your output. When renew says a cancel was requested, stop and complete with status \
+cancelled. A stale_generation error means your lease ran out \
 and the node is someone else's now: drop your result. Your actor and workspace are bound by \
 the server: leave actor, assignee and workspace out (a call naming others is refused).";
 
@@ -509,8 +539,12 @@ impl ServerHandler for Server {
                 "Call claim_next{role} (with resume=true if you may already hold a claim). If it \
                  returns nothing, there is no ready work: stop. Otherwise note the id and the \
                  generation, read the node with show, and do the work its summary describes. \
-                 While you work, call renew with that generation about every third of the lease. \
-                 When done, call complete with status done (or failed) and the same generation. \
+                 Its progress (if any) is where an earlier holder stopped, its inputs what \
+                 the nodes it waits on produced. While you work, call renew with that \
+                 generation about every third of the lease, with progress saying where you \
+                 are. If renew says a cancel was requested, stop and call complete with status \
+                 cancelled. When done, call complete with status done (or failed), the same \
+                 generation and your result as output. \
                  If any call answers stale_generation, your lease was lost: stop, drop your \
                  result, and do not retry the completion."
             ),

@@ -36,6 +36,8 @@ pub enum Action {
     Done,
     Failed,
     Cancel,
+    /// Ask the holder of a claimed node to stop (a todo node is cancelled), with a reason.
+    RequestCancel,
     Reopen,
     Archive,
     Reclaim,
@@ -43,7 +45,7 @@ pub enum Action {
 
 impl Action {
     /// Every action with its key and what the footer calls it.
-    pub const KEYS: [(char, Action, &'static str); 10] = [
+    pub const KEYS: [(char, Action, &'static str); 11] = [
         ('n', Action::ClaimNext, "claim next"),
         ('c', Action::Claim, "claim"),
         ('r', Action::Renew, "renew"),
@@ -51,6 +53,7 @@ impl Action {
         ('d', Action::Done, "done"),
         ('f', Action::Failed, "failed"),
         ('x', Action::Cancel, "cancel"),
+        ('X', Action::RequestCancel, "ask to cancel"),
         ('o', Action::Reopen, "reopen"),
         ('a', Action::Archive, "archive"),
         ('R', Action::Reclaim, "reclaim expired"),
@@ -58,7 +61,10 @@ impl Action {
 
     /// Actions that end or hand back work ask first.
     pub fn asks_first(self) -> bool {
-        !matches!(self, Action::ClaimNext | Action::Claim | Action::Renew)
+        !matches!(
+            self,
+            Action::ClaimNext | Action::Claim | Action::Renew | Action::RequestCancel
+        )
     }
 
     fn of(c: char) -> Option<Action> {
@@ -77,6 +83,9 @@ pub enum Mode {
     Search,
     /// An action waits for `y` (anything else cancels it), on this node at this generation.
     Confirm(Action, Option<Id>, u64),
+    /// Typing the reason of a cancel request of this node at this generation: characters go
+    /// into [`App::reason`]; Enter asks, Esc drops it.
+    Reason(Id, u64),
     Help,
 }
 
@@ -97,6 +106,8 @@ pub struct App<'a> {
     pub selected: usize,
     selected_id: Option<Id>,
     pub mode: Mode,
+    /// The reason of a cancel request being typed ([`Mode::Reason`]).
+    pub reason: String,
     pub message: Option<Message>,
     /// The selected node's history (newest last), and for which node and version.
     pub history: Vec<HistoryLine>,
@@ -117,6 +128,7 @@ impl<'a> App<'a> {
             selected: 0,
             selected_id: None,
             mode: Mode::Normal,
+            reason: String::new(),
             message: None,
             history: Vec::new(),
             history_of: None,
@@ -222,6 +234,7 @@ impl<'a> App<'a> {
         }
         match self.mode {
             Mode::Search => self.search_key(key),
+            Mode::Reason(id, gen) => self.reason_key(key, id, gen),
             Mode::Confirm(action, id, gen) => {
                 self.mode = Mode::Normal;
                 if key == Key::Char('y') {
@@ -249,6 +262,28 @@ impl<'a> App<'a> {
             _ => return,
         }
         self.refilter();
+    }
+
+    /// A key while the reason of a cancel request is typed: Enter asks (with no reason
+    /// when none was typed), Esc drops the request.
+    fn reason_key(&mut self, key: Key, id: Id, gen: u64) {
+        match key {
+            Key::Enter => {
+                self.mode = Mode::Normal;
+                self.run(Action::RequestCancel, Some(id), gen);
+                self.reason.clear();
+            }
+            Key::Esc => {
+                self.mode = Mode::Normal;
+                self.reason.clear();
+                self.say("no cancel requested".into());
+            }
+            Key::Backspace => {
+                self.reason.pop();
+            }
+            Key::Char(c) => self.reason.push(c),
+            _ => {}
+        }
     }
 
     fn normal_key(&mut self, key: Key) {
@@ -377,7 +412,10 @@ impl<'a> App<'a> {
             return self.say_err(&Error::invalid("no node selected"));
         }
         let (id, gen) = (node.map(|n| n.0), node.map_or(0, |n| n.1));
-        if action.asks_first() {
+        if let (Action::RequestCancel, Some(id)) = (action, id) {
+            self.reason.clear();
+            self.mode = Mode::Reason(id, gen);
+        } else if action.asks_first() {
             self.mode = Mode::Confirm(action, id, gen);
         } else {
             self.run(action, id, gen);
@@ -403,7 +441,10 @@ impl<'a> App<'a> {
 
     /// Runs an action through the verb layer and reloads; a refusal is the message.
     fn run(&mut self, action: Action, id: Option<Id>, gen: u64) {
-        let needs_actor = !matches!(action, Action::Reopen | Action::Archive | Action::Reclaim);
+        let needs_actor = !matches!(
+            action,
+            Action::Reopen | Action::Archive | Action::Reclaim | Action::RequestCancel
+        );
         if needs_actor && self.cx.actor.is_none() {
             return self.say_err(&no_actor());
         }
@@ -476,6 +517,18 @@ impl<'a> App<'a> {
             Action::Done => self.finish(node, Status::Done, gen, &short)?,
             Action::Failed => self.finish(node, Status::Failed, gen, &short)?,
             Action::Cancel => self.finish(node, Status::Cancelled, gen, &short)?,
+            Action::RequestCancel => {
+                let req = verbs::Cancel {
+                    node,
+                    reason: Some(self.reason.clone()).filter(|r| !r.is_empty()),
+                    actor: None,
+                    gen: Some(gen),
+                };
+                match req.run(cx)?.requested {
+                    true => format!("asked the holder of {short} to stop: cancel requested"),
+                    false => format!("{short} cancelled at gen {gen}"),
+                }
+            }
             Action::Reopen => {
                 let req = verbs::Reopen {
                     node,

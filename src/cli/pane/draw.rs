@@ -63,7 +63,7 @@ fn frame(f: &mut Frame<'_>, app: &App<'_>, window: Option<Window>) {
         );
         return;
     }
-    let mut details = details(app);
+    let mut details = details(app, detail_width(area.width));
     let shown = window.map_or(app.rows.len(), |w| w.rows);
     let [head, body, foot] = Layout::vertical([
         Constraint::Length(2),
@@ -176,8 +176,17 @@ fn row(app: &App<'_>, v: &NodeView, depth: u16, selected: bool) -> Line<'static>
         Span::raw(format!("  g{:<3} {holder:<8} ", n.generation)),
         Span::styled(format!("{lease:>7}"), lease_style(d)),
         Span::raw("  "),
-        Span::raw(text::one_line(&n.summary)),
     ];
+    if n.cancel_requested.is_some() {
+        spans.push(Span::styled("[cancel?] ", CANCEL));
+    }
+    spans.push(Span::raw(text::one_line(&n.summary)));
+    if let Some(p) = n.progress.as_deref() {
+        spans.push(Span::styled(
+            format!("  ~ {}", short_progress(p)),
+            Style::new().fg(Color::Cyan),
+        ));
+    }
     let deps = prerequisites(s, v);
     if !deps.is_empty() {
         spans.push(Span::styled(
@@ -190,6 +199,23 @@ fn row(app: &App<'_>, v: &NodeView, depth: u16, selected: bool) -> Line<'static>
         line = line.style(Style::new().add_modifier(Modifier::REVERSED));
     }
     line
+}
+
+/// A cancel request stands out.
+const CANCEL: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+
+/// The most characters of a checkpoint a row shows.
+const PROGRESS_CHARS: usize = 24;
+
+/// A checkpoint's short form for a row: its last line that has text, escaped, at most
+/// [`PROGRESS_CHARS`] characters (`...` when cut).
+fn short_progress(p: &str) -> String {
+    let line = p.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let line = text::one_line(line.trim());
+    match line.char_indices().nth(PROGRESS_CHARS) {
+        Some((cut, _)) => format!("{}...", &line[..cut]),
+        None => line,
+    }
 }
 
 /// An expired lease stands out.
@@ -247,18 +273,56 @@ fn tree(f: &mut Frame<'_>, app: &App<'_>, area: Rect, top: Option<usize>) {
     );
 }
 
-/// The selected node's fields, prerequisites and history.
-pub fn details(app: &App<'_>) -> Vec<Line<'static>> {
+/// About how many columns the details have inside their box in a frame `width` wide (a
+/// column or two fewer than the layout gives, never more).
+fn detail_width(width: u16) -> usize {
+    let outer = match width >= SIDE_BY_SIDE {
+        true => u32::from(width) * 38 / 100,
+        false => u32::from(width),
+    };
+    (outer as usize).saturating_sub(3).max(20)
+}
+
+/// `text` escaped and cut into lines of at most `width` characters, each after `indent`.
+fn wrapped(text: &str, indent: &str, width: usize, style: Style) -> Vec<Line<'static>> {
+    let chars: Vec<char> = text::one_line(text).chars().collect();
+    let room = width.saturating_sub(indent.len()).max(8);
+    let mut out: Vec<Line<'static>> = chars
+        .chunks(room)
+        .map(|c| Line::styled(format!("{indent}{}", c.iter().collect::<String>()), style))
+        .collect();
+    if out.is_empty() {
+        out.push(Line::styled(indent.to_string(), style));
+    }
+    out
+}
+
+/// The selected node's fields, prerequisites and history; the checkpoint and a cancel
+/// request whole, wrapped at `width` columns.
+pub fn details(app: &App<'_>, width: usize) -> Vec<Line<'static>> {
     let Some(v) = app.selected_node() else {
         return vec![Line::from("no node selected")];
     };
     let s = &app.snap;
     // Every field that is set, as `show` prints it.
-    let mut out: Vec<Line<'static>> = text::show(v)
-        .lines()
-        .filter(|l| !l.ends_with(" -"))
-        .map(|l| Line::from(l.to_string()))
-        .collect();
+    // The checkpoint and a cancel request come whole, wrapped, below the one-line fields.
+    let mut out: Vec<Line<'static>> = Vec::new();
+    for l in text::show(v).lines().filter(|l| !l.ends_with(" -")) {
+        match (l.starts_with("progress "), l.strip_prefix("cancel ")) {
+            (true, _) => {}
+            (_, Some(rest)) => {
+                out.push(Line::styled("cancel:", CANCEL));
+                out.extend(wrapped(rest.trim_start(), "  ", width, CANCEL));
+            }
+            _ => out.push(Line::from(l.to_string())),
+        }
+    }
+    if let Some(p) = v.node.progress.as_deref() {
+        out.push(Line::from("progress:"));
+        for l in p.lines() {
+            out.extend(wrapped(l, "  ", width, Style::new()));
+        }
+    }
     if let Some(left) = s.lease_left(v) {
         out.push(Line::from(format!("lease left   {}", countdown(left))));
     }
@@ -299,6 +363,15 @@ fn footer(app: &App<'_>) -> Vec<Line<'static>> {
             q,
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         )
+    } else if let Mode::Reason(id, gen) = app.mode {
+        Line::styled(
+            format!(
+                "cancel reason for {} at gen {gen}: {}_   (Enter asks, Esc drops)",
+                id.short(),
+                text::one_line(&app.reason)
+            ),
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        )
     } else if app.mode == Mode::Search {
         Line::from(format!(
             "/{}_   (Enter keeps it, Esc clears it)",
@@ -335,10 +408,10 @@ fn help(f: &mut Frame<'_>, area: Rect) {
         "Acting, as the pane's actor, with the selected node's generation:",
     )];
     for (k, a, what) in Action::KEYS {
-        let ask = if a.asks_first() {
-            "  (asks y first)"
-        } else {
-            ""
+        let ask = match a {
+            Action::RequestCancel => "  (asks the reason: Enter sends it, Esc drops it)",
+            _ if a.asks_first() => "  (asks y first)",
+            _ => "",
         };
         lines.push(Line::from(format!("  {k}  {what}{ask}")));
     }
@@ -374,7 +447,7 @@ pub fn dump(app: &App<'_>, width: u16, height: Option<u16>) -> String {
     if let Some(h) = height {
         return frame_lines(app, width, h.max(MIN_HEIGHT), None).concat();
     }
-    let info = details(app).len();
+    let info = details(app, detail_width(width)).len();
     let side = width >= SIDE_BY_SIDE;
     // The lines of the body that pieces share: side by side the forest's and the details',
     // else the forest's (the details come under it, in the last piece).

@@ -351,3 +351,87 @@ fn frame_exact(app: &App<'_>, width: u16, height: u16) -> String {
     term.draw(|f| draw::draw(f, app)).unwrap();
     draw::buffer_text(term.backend().buffer())
 }
+
+#[test]
+fn a_checkpoint_shows_short_in_its_row_and_whole_in_the_details() {
+    let fx = fixture();
+    let s = &fx.store;
+    let a = node(s, "fetch", 1, None);
+    let g = s.claim(a, fx.other, None, None).unwrap();
+    let long = "fetched 3 of 10 pages; page 4 is slow to come back from the server";
+    s.renew_with(
+        a,
+        fx.other,
+        Some(g),
+        None,
+        Some(&format!("started\n{long}")),
+    )
+    .unwrap();
+    let mut app = app(&fx);
+    select(&mut app, a);
+    let f = frame(&app, 100, 40);
+    let row = row_of(&f, a);
+    assert!(row.contains("~ fetched 3 of 10 pages; p..."), "{row}");
+    assert!(!row.contains("[cancel?]"), "{row}");
+    assert!(f.contains("progress:"), "{f}");
+    let all: String = f
+        .lines()
+        .map(|l| l.trim_matches('│').trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(all.contains("started"), "{f}");
+    assert!(
+        all.contains("page 4 is slow to"),
+        "the whole checkpoint, wrapped:\n{f}"
+    );
+    assert!(all.contains("come back from the server"), "{f}");
+}
+
+#[test]
+fn capital_x_asks_the_holder_to_stop_with_a_reason_typed_in_the_footer() {
+    let fx = fixture();
+    let s = &fx.store;
+    let a = node(s, "held by another", 1, None);
+    let b = node(s, "nobody holds this", 1, None);
+    let g = s.claim(a, fx.other, None, None).unwrap();
+    let mut app = app(&fx);
+    select(&mut app, a);
+    app.key(Key::Char('X'));
+    assert_eq!(app.mode, Mode::Reason(a, g));
+    keys(&mut app, "spec changedd");
+    app.key(Key::Backspace);
+    let f = frame(&app, 100, 30);
+    assert!(
+        f.contains(&format!(
+            "cancel reason for {} at gen {g}: spec changed_",
+            a.short()
+        )),
+        "{f}"
+    );
+    assert!(
+        s.get(a).unwrap().node.cancel_requested.is_none(),
+        "nothing before Enter"
+    );
+    app.key(Key::Enter);
+    assert_eq!(app.mode, Mode::Normal);
+    let c = s.get(a).unwrap().node.cancel_requested.expect("requested");
+    assert_eq!(
+        (c.by, c.reason.as_deref()),
+        (Some(fx.me), Some("spec changed"))
+    );
+    assert_eq!(status(&fx, a), (Status::Claimed, g, Some(fx.other)));
+    let m = app.message.clone().unwrap();
+    assert!(!m.error && m.text.contains("cancel requested"), "{m:?}");
+    let f = frame(&app, 100, 40);
+    assert!(row_of(&f, a).contains("[cancel?] held by another"), "{f}");
+    assert!(f.contains("cancel:") && f.contains("spec changed"), "{f}");
+    // Esc drops a request; on a todo node the request cancels it.
+    select(&mut app, b);
+    keys(&mut app, "Xno");
+    app.key(Key::Esc);
+    assert_eq!(status(&fx, b), (Status::Todo, 1, None));
+    assert_eq!(app.message.clone().unwrap().text, "no cancel requested");
+    app.key(Key::Char('X'));
+    app.key(Key::Enter);
+    assert_eq!(status(&fx, b).0, Status::Cancelled);
+}
