@@ -13,6 +13,7 @@
 //! The exception classes themselves live in `claimdag/exceptions.py`, built from `CODES`:
 //! the core's table of error codes.
 
+mod completions;
 mod convert;
 mod error;
 mod json;
