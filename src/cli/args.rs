@@ -250,8 +250,9 @@ Examples:
   claimdag pane --dump --width 120        # one frame as text, for scripts
 
 Keys: n claim next, c claim, r renew, l release, d done, f failed, x cancel,
-o reopen, a archive, R reclaim expired (the ones that end or hand back work ask
-y first); / search, t finished, A archived, m mine, p role, h holder,
+X ask the holder to stop (with a reason), o reopen, a archive, R reclaim expired
+(the ones that end or hand back work ask y first); / search, t finished,
+A archived, m mine, p role, h holder,
 w workspace; ? help, q quit. Every action goes with the generation shown and
 as the pane's actor (--actor, else $CLAIMDAG_ACTOR); a refusal is shown on the
 message line. The view follows writes by any process within a second.";
@@ -275,7 +276,7 @@ pub struct McpArgs {
     pub actor: Option<String>,
     /// Which tools to offer: worker (ready, claim_next, show, renew, complete, release,
     /// log, diff_check), planner (upsert, link, unlink, import, list, graph, show, ready, archive,
-    /// check), or all
+    /// check, cancel), or all (every verb, complete_many included)
     #[arg(long, value_enum, default_value = "all")]
     pub tools: Profile,
     /// A directory (and what is below it) the diff_check tool may also run git in, beside

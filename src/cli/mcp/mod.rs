@@ -98,6 +98,7 @@ const WORKER: &[&str] = &[
 ];
 const PLANNER: &[&str] = &[
     "upsert", "link", "unlink", "import", "list", "graph", "show", "ready", "archive", "check",
+    "cancel",
 ];
 
 impl Profile {
