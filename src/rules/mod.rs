@@ -57,7 +57,7 @@ pub enum Request {
         /// (the oldest; up to `count` of them) instead of claiming another or refusing as
         /// `assignee_busy`.
         resume: bool,
-        /// Claim up to this many ready nodes (1 to [`MAX_BATCH`]), in pick order, in this
+        /// Claim up to this many ready nodes (1 to 1000, `MAX_BATCH`), in pick order, in this
         /// one write.
         count: u32,
     },
