@@ -753,6 +753,26 @@ claimdag_code claimdag_claim_next_json(struct claimdag_store *s,
                                        char **out_json);
 
 /**
+ * Claims up to `count` ready nodes (1 to 1000) for `assignee` in one write, in pick order,
+ * under the rules of one claim at a time (`max_held` counts each claim; a node whose
+ * resources overlap a live claim is passed over), and answers them as a JSON list of what
+ * `claimdag_claim_next_json` answers for one (the CLI's `claim-next --count N --json`).
+ * `wait_ms` 0 does not wait. `CLAIMDAG_NOT_FOUND` when no node is ready (by the end of the
+ * wait), and nothing is written.
+ *
+ * # Safety
+ * As `claimdag_claim_next_json`.
+ */
+claimdag_code claimdag_claim_next_many_json(struct claimdag_store *s,
+                                            const char *assignee,
+                                            const char *workspace,
+                                            const char *role,
+                                            uint64_t ttl_ms,
+                                            uint64_t wait_ms,
+                                            uint32_t count,
+                                            char **out_json);
+
+/**
  * `claimdag_renew_ex` that leaves a checkpoint and tells whether the holder was asked to
  * stop. `progress` (NULL: none; at most 64 KiB) replaces the node's checkpoint: the next
  * holder receives it with its claim if this one stops. When `out_cancel_requested` is not

@@ -377,6 +377,15 @@ class Store:
         *,
         details: Literal[True],
     ) -> Optional[Grant]: ...
+    def claim_next_many(
+        self,
+        assignee: str,
+        count: int,
+        role: Optional[str] = None,
+        ttl: Optional[_Duration] = None,
+        workspace: Optional[str] = None,
+        wait: Optional[_Duration] = None,
+    ) -> builtins.list[Grant]: ...
     def watch(
         self, since: Optional[int] = None, timeout: Optional[_Duration] = None
     ) -> Watch: ...

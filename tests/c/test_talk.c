@@ -2,7 +2,8 @@
  * claimdag_claim_next_json answer the grant (the last checkpoint, the outputs of the
  * prerequisites), claimdag_renew_progress and claimdag_renew_json leave a checkpoint and
  * learn of a cancel request, claimdag_cancel, claimdag_complete_output and
- * claimdag_complete_many_json (all or nothing). Every refusal leaves the out-params as
+ * claimdag_complete_many_json (all or nothing), and claimdag_claim_next_many_json claims a
+ * batch. Every refusal leaves the out-params as
  * they were and changes nothing. */
 #define _XOPEN_SOURCE 700
 
@@ -367,6 +368,49 @@ static void refusals_change_nothing(const char *tmp, const char *path) {
   claimdag_close(s);
 }
 
+/* claimdag_claim_next_many_json claims a batch in one write, in pick order, within
+ * max_held; nothing ready is NOT_FOUND and writes nothing. */
+static void a_batch_of_claims_in_one_write(const char *tmp, const char *path) {
+  (void)tmp;
+  claimdag_store *s = open_store(path);
+  char me[33], ids[4][33], summary[32];
+  char *json = UNTOUCHED;
+  actor_for(11, me);
+  CHECK_OK(claimdag_config_set(s, "max_held", "3"));
+  for (int i = 0; i < 4; i++) {
+    snprintf(summary, sizeof summary, "batch page %d", i);
+    CHECK_OK(claimdag_upsert(s, summary, NULL, NULL, ids[i]));
+  }
+  CHECK_CODE(claimdag_claim_next_many_json(s, me, NULL, NULL, 0, 0, 0, &json),
+             CLAIMDAG_INVALID_INPUT);
+  CHECK_MESSAGE("count");
+  CHECK(json == UNTOUCHED);
+  CHECK_OK(claimdag_claim_next_many_json(s, me, NULL, NULL, 0, 0, 10, &json));
+  /* A list of three grants (max_held), the oldest nodes first at equal paths. */
+  CHECK(json != UNTOUCHED && json[0] == '[');
+  for (int i = 0; i < 3; i++) CHECK(strstr(json, ids[i]) != NULL);
+  CHECK(strstr(json, ids[3]) == NULL);
+  CHECK(strstr(json, "\"generation\":2") != NULL);
+  claimdag_string_free(json);
+  json = UNTOUCHED;
+  CHECK_CODE(claimdag_claim_next_many_json(s, me, NULL, NULL, 0, 0, 2, &json),
+             CLAIMDAG_ASSIGNEE_BUSY);
+  char other[33];
+  actor_for(12, other);
+  CHECK_OK(claimdag_claim_next_many_json(s, other, NULL, NULL, 0, 0, 2, &json));
+  CHECK(strstr(json, ids[3]) != NULL);
+  claimdag_string_free(json);
+  json = UNTOUCHED;
+  CHECK_CODE(claimdag_claim_next_many_json(s, other, NULL, NULL, 0, 0, 2, &json),
+             CLAIMDAG_NOT_FOUND);
+  CHECK(json == UNTOUCHED);
+  CHECK_CODE(claimdag_claim_next_many_json(s, NULL, NULL, NULL, 0, 0, 2, &json),
+             CLAIMDAG_INVALID_INPUT);
+  CHECK_CODE(claimdag_claim_next_many_json(s, me, NULL, NULL, 0, 0, 2, NULL),
+             CLAIMDAG_INVALID_INPUT);
+  claimdag_close(s);
+}
+
 int main(void) {
   unsetenv("CLAIMDAG_WORKSPACE");
   unsetenv("CLAIMDAG_ACTOR");
@@ -377,5 +421,6 @@ int main(void) {
            outputs_flow_to_dependents);
   run_test("complete_many is all or nothing", complete_many_is_all_or_nothing);
   run_test("refusals leave out-params untouched and change nothing", refusals_change_nothing);
+  run_test("a batch of claims in one write", a_batch_of_claims_in_one_write);
   return finish();
 }

@@ -693,3 +693,23 @@ def test_complete_many_finishes_all_or_nothing(store_dir: pathlib.Path) -> None:
             err, n = await call(s, "show", node=ids[0])
             assert n["output"] == {"n": 0}
     run(main())
+
+
+def test_claim_next_with_count_claims_a_batch(store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        async with server(store_dir, "--tools", "worker", "--actor", "name:agent-b") as w, \
+                server(store_dir, "--actor", "name:agent-a") as lead:
+            err, _ = await call(lead, "config", key="max_held", value="2")
+            assert not err
+            ids = [(await call(lead, "upsert", summary=f"batch {i}"))[1]["id"]
+                   for i in range(3)]
+            err, got = await call(w, "claim_next", count=5)
+            assert not err, got
+            claimed = got["claimed"]
+            assert [c["id"] for c in claimed] == ids[:2], claimed
+            assert all(c["generation"] == 2 and c["inputs"] == {} for c in claimed)
+            err, body = await call(w, "claim_next", count=2)
+            assert err and body["code"] == "assignee_busy", body
+            err, got = await call(w, "claim_next", count=0)
+            assert err and got["code"] == "invalid_input" and "count" in got["message"], got
+    run(main())

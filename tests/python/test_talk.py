@@ -280,6 +280,26 @@ def test_complete_many_is_all_or_nothing(store: claimdag.Store) -> None:
     assert store.list() == []
 
 
+# -- batches of claims ---------------------------------------------------------------------
+
+
+def test_claim_next_many_claims_a_batch_in_one_write(store: claimdag.Store) -> None:
+    store.config(max_held=3)
+    ids = [store.upsert(f"page {i}", estimate=10 - i) for i in range(5)]
+    with pytest.raises(claimdag.InvalidInput):
+        store.claim_next_many(ME, 0)
+    got = store.claim_next_many(ME, 10)
+    # In pick order (longest critical path first), up to max_held, each at generation 2.
+    assert [(g.id, g.generation) for g in got] == [(n, 2) for n in ids[:3]]
+    assert all(isinstance(g, claimdag.Grant) and g.inputs == {} for g in got)
+    seqs = {e.seq for e in store.log() if e.verb == "claim"}
+    assert len(seqs) == 1  # one write
+    with pytest.raises(claimdag.AssigneeBusy):
+        store.claim_next_many(ME, 2)
+    assert [g.id for g in store.claim_next_many(YOU, 5)] == ids[3:]
+    assert store.claim_next_many(actor(9), 5, wait=0.05) == []
+
+
 # -- limits and bad values ----------------------------------------------------------------
 
 

@@ -94,6 +94,52 @@ pub unsafe extern "C" fn claimdag_claim_next_json(
     })
 }
 
+/// Claims up to `count` ready nodes (1 to 1000) for `assignee` in one write, in pick order,
+/// under the rules of one claim at a time (`max_held` counts each claim; a node whose
+/// resources overlap a live claim is passed over), and answers them as a JSON list of what
+/// `claimdag_claim_next_json` answers for one (the CLI's `claim-next --count N --json`).
+/// `wait_ms` 0 does not wait. `CLAIMDAG_NOT_FOUND` when no node is ready (by the end of the
+/// wait), and nothing is written.
+///
+/// # Safety
+/// As `claimdag_claim_next_json`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn claimdag_claim_next_many_json(
+    s: *mut claimdag_store,
+    assignee: *const c_char,
+    workspace: *const c_char,
+    role: *const c_char,
+    ttl_ms: u64,
+    wait_ms: u64,
+    count: u32,
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary("claimdag_claim_next_many_json", || {
+        // SAFETY: forwarded from this function's contract.
+        let store = unsafe { store_arg(s) }?;
+        let assignee = unsafe { str_arg(assignee, "assignee") }?;
+        let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
+        let role = unsafe { opt_str_arg(role, "role") }?;
+        let out = unsafe { out_arg(out_json, "out_json") }?;
+        let req = verbs::ClaimNext {
+            assignee: Some(assignee.to_string()),
+            role: owned(role),
+            ttl: given(ttl_ms).map(Dur::Ms),
+            resume: false,
+            wait: given(wait_ms).map(Dur::Ms),
+            count: Some(count),
+            workspace: owned(ws),
+        };
+        let got = run(store, &req)?;
+        if got.0.is_none() {
+            return Err(nothing_ready(ws, role));
+        }
+        out.write(into_raw(reply_json(&got)?));
+        Ok(())
+    })
+}
+
 /// `claimdag_renew_ex` that leaves a checkpoint and tells whether the holder was asked to
 /// stop. `progress` (NULL: none; at most 64 KiB) replaces the node's checkpoint: the next
 /// holder receives it with its claim if this one stops. When `out_cancel_requested` is not

@@ -453,6 +453,41 @@ impl Store {
         .transpose()
     }
 
+    /// Claims up to `count` ready nodes (1 to 1000) for `assignee` in one write, in pick
+    /// order, under the rules of one claim at a time (`max_held` counts each; a node whose
+    /// resources overlap a live claim is passed over); returns their `Grant`s, each with its
+    /// own generation, or `[]` when nothing is ready. `wait` as in `claim_next`.
+    #[pyo3(signature = (assignee, count, role=None, ttl=None, workspace=None, wait=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn claim_next_many(
+        &self,
+        py: Python<'_>,
+        assignee: String,
+        count: u32,
+        role: Option<String>,
+        ttl: Option<&Bound<'_, PyAny>>,
+        workspace: Option<String>,
+        wait: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<Grant>> {
+        let mut req = verbs::ClaimNext {
+            assignee: Some(assignee),
+            role,
+            ttl: dur(opt_millis("ttl", ttl)?),
+            resume: false,
+            wait: None,
+            count: Some(count),
+            workspace,
+        };
+        let wait_ms = opt_millis("wait", wait)?.unwrap_or(0);
+        let (core, ws) = (&self.core, &self.workspace);
+        let got = detach_waiting(py, wait_ms, move |piece| {
+            req.wait = dur(Some(piece).filter(|p| *p > 0));
+            let all = req.run(&Ctx::new(core, ws)?)?.all();
+            Ok((!all.is_empty()).then_some(all))
+        })?;
+        Ok(got.unwrap_or_default().into_iter().map(Grant).collect())
+    }
+
     /// Follows the history as it is written, by any process: an iterator of `Event`s (as
     /// `log` gives them) that blocks, with the GIL released, until the next write is
     /// committed. `since`: replay the events after that event number first (default: only
