@@ -457,9 +457,9 @@ def test_diff_check_runs_git_only_under_the_servers_work_tree(
     run(main())
 
 
-def _cli_upsert(d: pathlib.Path, summary: str) -> str:
+def _cli_upsert(d: pathlib.Path, summary: str, *extra: str) -> str:
     """A node made by another process: the claimdag command, not this server."""
-    out = subprocess.run([cli(), "--dir", str(d), "upsert", "--summary", summary],
+    out = subprocess.run([cli(), "--dir", str(d), "upsert", "--summary", summary, *extra],
                          check=True, capture_output=True, text=True)
     return out.stdout.strip()
 
@@ -713,3 +713,42 @@ def test_claim_next_with_count_claims_a_batch(store_dir: pathlib.Path) -> None:
             err, got = await call(w, "claim_next", count=0)
             assert err and got["code"] == "invalid_input" and "count" in got["message"], got
     run(main())
+
+
+def test_a_waiting_batch_waits_and_a_cancelled_one_hands_back_all(
+    store_dir: pathlib.Path,
+) -> None:
+    import time
+
+    async def main() -> None:
+        async with server(store_dir, "--actor", "name:agent-b") as w:
+            err, _ = await call(w, "config", key="max_held", value="0")
+            assert not err
+
+            async def later() -> None:
+                await asyncio.sleep(1.6)  # past the server's first slice of the wait
+                _cli_upsert(store_dir, "ready during the wait")
+
+            made = asyncio.create_task(later())
+            began = time.monotonic()
+            err, got = await call(w, "claim_next", count=3, wait=20)
+            await made
+            assert not err and len(got["claimed"]) == 1, got
+            assert time.monotonic() - began < 10
+    run(main())
+    # A batch claimed as its request is cancelled is handed back, every node of it.
+    p = _raw_server(store_dir)
+    _initialize(p)
+    _send(p, {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+              "params": {"name": "claim_next", "arguments": {"wait": 25, "count": 2,
+                                                             "role": "late"}}})
+    time.sleep(0.3)
+    _send(p, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+              "params": {"requestId": 7, "reason": "gave up"}})
+    a = _cli_upsert(store_dir, "late one", "--role", "late")
+    b = _cli_upsert(store_dir, "late two", "--role", "late")
+    time.sleep(2.5)
+    s = claimdag.Store(store_dir)
+    for nid in (a, b):
+        assert s.get(nid).status == "todo", s.log(nid)
+    p.communicate(timeout=20)

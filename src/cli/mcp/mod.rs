@@ -297,10 +297,12 @@ impl Server {
             let mut a = args.clone();
             a["wait"] = json!(format!("{}ms", slice.as_millis()));
             let r = self.run("claim_next".into(), a).await;
+            // Nothing claimed: `null`, or with `count` an empty list.
+            let none = |c: &Value| c.is_null() || c.as_array().is_some_and(Vec::is_empty);
             let nothing = r.is_error != Some(true)
                 && r.structured_content
                     .as_ref()
-                    .is_some_and(|v| v.get("claimed").is_some_and(Value::is_null));
+                    .is_some_and(|v| v.get("claimed").is_some_and(none));
             if !nothing || left <= slice || context.ct.is_cancelled() {
                 return r;
             }
@@ -319,9 +321,19 @@ impl Server {
         r: CallToolResult,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let claimed = r.structured_content.as_ref().and_then(|v| v.get("claimed"));
-        let fresh = claimed.filter(|c| c.get("resumed") != Some(&Value::Bool(true)));
-        if let (true, Some(c)) = (context.ct.is_cancelled(), fresh) {
+        if !context.ct.is_cancelled() {
+            return r;
+        }
+        // One claim, or with `count` a list of them.
+        let claimed = match r.structured_content.as_ref().and_then(|v| v.get("claimed")) {
+            Some(Value::Array(all)) => all.clone(),
+            Some(c) if !c.is_null() => vec![c.clone()],
+            _ => Vec::new(),
+        };
+        for c in claimed {
+            if c.get("resumed") == Some(&Value::Bool(true)) {
+                continue;
+            }
             let args = json!({"node": c["id"], "gen": c["generation"], "retry_in": 0});
             let _ = self.run("release".into(), args).await;
         }
