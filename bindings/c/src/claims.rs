@@ -220,15 +220,7 @@ unsafe fn claim_next(
         let role = unsafe { opt_str_arg(role, "role") }?;
         let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
         let out_gen = unsafe { out_arg(out_generation, "out_generation") }?;
-        let req = verbs::ClaimNext {
-            assignee: Some(assignee.to_string()),
-            role: owned(role),
-            ttl: given(ttl_ms).map(Dur::Ms),
-            resume: false,
-            wait: given(wait_ms).map(Dur::Ms),
-            count: None,
-            workspace: owned(ws),
-        };
+        let req = next_request(assignee, ws, role, ttl_ms, wait_ms, None);
         match run(store, &req)?.0 {
             Some(c) => {
                 out_id.write(c.id);
@@ -557,4 +549,25 @@ unsafe fn release_as(
         out.write(run(store, &req)?.generation);
         Ok(())
     })
+}
+
+/// The `claim_next` request of the C functions that claim the next node: `ttl_ms` and
+/// `wait_ms` 0 are "not given"; `count` `None` claims one.
+pub(crate) fn next_request(
+    assignee: &str,
+    ws: Option<&str>,
+    role: Option<&str>,
+    ttl_ms: u64,
+    wait_ms: u64,
+    count: Option<u32>,
+) -> verbs::ClaimNext {
+    verbs::ClaimNext {
+        assignee: Some(assignee.to_string()),
+        role: owned(role),
+        ttl: given(ttl_ms).map(Dur::Ms),
+        resume: false,
+        wait: given(wait_ms).map(Dur::Ms),
+        count,
+        workspace: owned(ws),
+    }
 }

@@ -4,6 +4,7 @@
 //! `cancel`, completions that store an output, and several completions in one write. Each
 //! call is one verb-layer request, as for every front door; a refused call changed nothing.
 
+use crate::claims::next_request;
 use crate::code::claimdag_code;
 use crate::ffi::{
     given, opt_out_arg, opt_str_arg, out_arg, owned, reply_json, run, store_arg, str_arg,
@@ -75,15 +76,7 @@ pub unsafe extern "C" fn claimdag_claim_next_json(
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
         let role = unsafe { opt_str_arg(role, "role") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let req = verbs::ClaimNext {
-            assignee: Some(assignee.to_string()),
-            role: owned(role),
-            ttl: given(ttl_ms).map(Dur::Ms),
-            resume: false,
-            wait: given(wait_ms).map(Dur::Ms),
-            count: None,
-            workspace: owned(ws),
-        };
+        let req = next_request(assignee, ws, role, ttl_ms, wait_ms, None);
         match run(store, &req)?.0 {
             Some(c) => {
                 out.write(into_raw(reply_json(&c)?));
@@ -122,15 +115,7 @@ pub unsafe extern "C" fn claimdag_claim_next_many_json(
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
         let role = unsafe { opt_str_arg(role, "role") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let req = verbs::ClaimNext {
-            assignee: Some(assignee.to_string()),
-            role: owned(role),
-            ttl: given(ttl_ms).map(Dur::Ms),
-            resume: false,
-            wait: given(wait_ms).map(Dur::Ms),
-            count: Some(count),
-            workspace: owned(ws),
-        };
+        let req = next_request(assignee, ws, role, ttl_ms, wait_ms, Some(count));
         let got = run(store, &req)?;
         if got.0.is_none() {
             return Err(nothing_ready(ws, role));
