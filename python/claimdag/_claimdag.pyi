@@ -434,6 +434,9 @@ class Store:
     def aclaim_next(
         self, *args: Any, **kwargs: Any
     ) -> Coroutine[Any, Any, Optional[tuple[str, int]]]: ...
+    def aclaim_next_many(
+        self, *args: Any, **kwargs: Any
+    ) -> Coroutine[Any, Any, builtins.list[Grant]]: ...
     # For claimdag.aio: the store's version, a bounded wait for a write after a version,
     # a wait argument in milliseconds, the seconds until a change by time alone.
     def _version(self) -> int: ...

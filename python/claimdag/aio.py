@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar
 
 from claimdag._claimdag import CancelRequest, Grant, Lease, LeaseNext, Node, Store
 
-__all__ = ["AsyncLease", "AsyncLeaseNext", "aclaim_next"]
+__all__ = ["AsyncLease", "AsyncLeaseNext", "aclaim_next", "aclaim_next_many"]
 
 T = TypeVar("T")
 
@@ -131,6 +131,19 @@ async def aclaim_next(
     if wait is None:
         return await asyncio.to_thread(store.claim_next, *args, **kw)
     return await _until(store, wait, lambda: store.claim_next(*args, **kw))
+
+
+async def aclaim_next_many(
+    store: Store, args: Tuple[Any, ...], kwargs: Optional[Dict[str, Any]]
+) -> List[Grant]:
+    """``store.aclaim_next_many(...)``: ``Store.claim_next_many`` with the same arguments;
+    with ``wait=``, waits for work as ``aclaim_next`` does."""
+    kw = dict(kwargs or {})
+    wait = kw.pop("wait", None)
+    if wait is None:
+        return await asyncio.to_thread(store.claim_next_many, *args, **kw)
+    got = await _until(store, wait, lambda: store.claim_next_many(*args, **kw) or None)
+    return got or []
 
 
 def _setter(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> Callable[[Any], None]:

@@ -300,6 +300,22 @@ def test_claim_next_many_claims_a_batch_in_one_write(store: claimdag.Store) -> N
     assert store.claim_next_many(actor(9), 5, wait=0.05) == []
 
 
+def test_aclaim_next_many_waits_for_a_batch(store: claimdag.Store) -> None:
+    store.config(max_held=0)
+
+    async def main() -> None:
+        assert await store.aclaim_next_many(ME, 2, wait=0.05) == []
+        waiting = asyncio.create_task(store.aclaim_next_many(ME, 2, wait=30))
+        await asyncio.sleep(0.2)
+        made = [store.upsert(f"async page {i}") for i in range(3)]
+        got = await asyncio.wait_for(waiting, 20)
+        assert 1 <= len(got) <= 2 and all(g.id in made for g in got)
+        rest = await store.aclaim_next_many(ME, 5)
+        assert sorted(g.id for g in got + rest) == sorted(made)
+
+    asyncio.run(main())
+
+
 # -- limits and bad values ----------------------------------------------------------------
 
 

@@ -730,6 +730,18 @@ impl Store {
         aio.getattr("aclaim_next")?.call1((slf, args, kwargs))
     }
 
+    /// `claim_next_many` for asyncio: `await store.aclaim_next_many(me, 10, wait=60)`,
+    /// waiting as `aclaim_next` does.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn aclaim_next_many<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let aio = slf.py().import("claimdag.aio")?;
+        aio.getattr("aclaim_next_many")?.call1((slf, args, kwargs))
+    }
+
     /// A `wait` argument in milliseconds, refused as `claim_next` refuses it (for
     /// `claimdag.aio`).
     fn _wait_ms(&self, wait: &Bound<'_, PyAny>) -> PyResult<u64> {
