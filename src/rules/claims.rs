@@ -24,7 +24,7 @@ impl Tx<'_> {
         actor: Actor,
         gen: Option<u64>,
         ttl: Option<u64>,
-    ) -> Result<u64> {
+    ) -> Result<Grant> {
         let ttl = ttl.unwrap_or(self.settings().default_ttl_ms);
         check_ttl(self.now, ttl, "ttl")?;
         let mut n = self.node(id)?;
@@ -91,9 +91,9 @@ impl Tx<'_> {
         n.not_before = None;
         n.updated_at = n.updated_at.max(self.now);
         self.event("claim", Some(&n), Some(actor), None);
-        let g = n.generation;
+        let grant = self.grant(&n, false);
         self.put(n);
-        Ok(g)
+        Ok(grant)
     }
 
     pub(super) fn claim_next(
@@ -119,15 +119,15 @@ impl Tx<'_> {
         }
         if resume {
             // Every claim left in this view is live: expired ones were handed back.
-            let mut held: Vec<(Option<u64>, Id)> = self
+            let mut held: Vec<(Option<u64>, Id, Grant)> = self
                 .claimed()
                 .filter(|c| c.workspace == workspace && c.holder == Some(actor))
-                .map(|c| (c.claimed_at, c.id))
+                .map(|c| (c.claimed_at, c.id, self.grant(c, true)))
                 .collect();
             if !held.is_empty() {
-                held.sort();
+                held.sort_by_key(|(at, id, _)| (*at, *id));
                 held.truncate(count as usize);
-                let grants = held.iter().map(|(_, id)| self.grant(*id, true)).collect();
+                let grants = held.into_iter().map(|(_, _, g)| g).collect();
                 return Ok(Output::Claimed(grants));
             }
         }
@@ -172,8 +172,7 @@ impl Tx<'_> {
         ttl: Option<u64>,
     ) -> Result<bool> {
         match self.claim(id, actor, None, ttl) {
-            Ok(_) => {
-                let g = self.grant(id, false);
+            Ok(g) => {
                 batch.got.push(g);
                 Ok(true)
             }

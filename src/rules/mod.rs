@@ -275,8 +275,7 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             gen,
             ttl_ms,
         } => {
-            tx.claim(*node, *actor, *gen, *ttl_ms)?;
-            Output::Granted(tx.grant(*node, false))
+            Output::Granted(tx.claim(*node, *actor, *gen, *ttl_ms)?)
         }
         Request::ClaimNext {
             workspace,

@@ -6,31 +6,21 @@ use super::validate::check_text;
 use super::{Finish, Grant, Output, Tx};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
-use crate::model::{CancelRequest, Status};
+use crate::model::{CancelRequest, Node, Status};
 
 /// The longest reason a cancel request keeps, in bytes.
 pub const MAX_REASON_BYTES: usize = 4096;
 
 impl Tx<'_> {
-    /// The claim of `id` as its holder receives it: the generation, the last checkpoint,
+    /// The claim of `n` as its holder receives it: the generation, the last checkpoint,
     /// and the output of every prerequisite that is `done` (archived ones too).
-    pub(super) fn grant(&self, id: Id, resumed: bool) -> Grant {
-        let Some(n) = self.get(&id) else {
-            return Grant {
-                id,
-                generation: 0,
-                resumed,
-                progress: None,
-                progress_at: None,
-                inputs: Vec::new(),
-            };
-        };
+    pub(super) fn grant(&self, n: &Node, resumed: bool) -> Grant {
         let inputs = n
             .prerequisites()
             .filter_map(|(dep, _)| self.done_output(&dep).map(|o| (dep, o)))
             .collect();
         Grant {
-            id,
+            id: n.id,
             generation: n.generation,
             resumed,
             progress: n.progress.clone(),

@@ -81,12 +81,7 @@ unsafe fn claim(
         let id = unsafe { str_arg(id, "id") }?;
         let assignee = unsafe { str_arg(assignee, "assignee") }?;
         let out = unsafe { out_arg(out_generation, "out_generation") }?;
-        let req = verbs::Claim {
-            node: id.to_string(),
-            assignee: Some(assignee.to_string()),
-            gen: given(gen),
-            ttl: given(ttl_ms).map(Dur::Ms),
-        };
+        let req = claim_request(id, assignee, gen, ttl_ms);
         out.write(run(store, &req)?.generation);
         Ok(())
     })
@@ -569,5 +564,16 @@ pub(crate) fn next_request(
         wait: given(wait_ms).map(Dur::Ms),
         count,
         workspace: owned(ws),
+    }
+}
+
+/// The `claim` request of the C functions that claim a named node: `gen` and `ttl_ms` 0
+/// are "not given".
+pub(crate) fn claim_request(id: &str, assignee: &str, gen: u64, ttl_ms: u64) -> verbs::Claim {
+    verbs::Claim {
+        node: id.to_string(),
+        assignee: Some(assignee.to_string()),
+        gen: given(gen),
+        ttl: given(ttl_ms).map(Dur::Ms),
     }
 }

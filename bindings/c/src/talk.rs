@@ -4,7 +4,7 @@
 //! `cancel`, completions that store an output, and several completions in one write. Each
 //! call is one verb-layer request, as for every front door; a refused call changed nothing.
 
-use crate::claims::next_request;
+use crate::claims::{claim_request, next_request};
 use crate::code::claimdag_code;
 use crate::ffi::{
     given, opt_out_arg, opt_str_arg, out_arg, owned, reply_json, run, store_arg, str_arg,
@@ -40,12 +40,7 @@ pub unsafe extern "C" fn claimdag_claim_json(
         let id = unsafe { str_arg(id, "id") }?;
         let assignee = unsafe { str_arg(assignee, "assignee") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let req = verbs::Claim {
-            node: id.to_string(),
-            assignee: Some(assignee.to_string()),
-            gen: given(expected_generation),
-            ttl: given(ttl_ms).map(Dur::Ms),
-        };
+        let req = claim_request(id, assignee, expected_generation, ttl_ms);
         out.write(into_raw(reply_json(&run(store, &req)?)?));
         Ok(())
     })
