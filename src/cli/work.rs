@@ -508,9 +508,9 @@ impl Worker<'_> {
             }
         };
         let note = how.map(|h| format!("claimdag work: {h}"));
-        match lease.complete_with(status, note.as_deref(), output) {
-            Ok(()) if status == Status::Done => Outcome::Done,
-            Ok(()) => Outcome::Failed,
+        match complete_or_without_output(lease, status, note, output, Status::Failed) {
+            Ok(Status::Done) => Outcome::Done,
+            Ok(_) => Outcome::Failed,
             Err(e) => {
                 self.say(&format!("{}  not completed: {e}", id.short()));
                 Outcome::Lost
@@ -523,8 +523,10 @@ impl Worker<'_> {
     fn complete_cancelled(&mut self, lease: Lease, files: &JobFiles) -> Outcome {
         let id = lease.id();
         let note = "claimdag work: the command was stopped: a cancel was requested";
-        match lease.complete_with(Status::Cancelled, Some(note), files.output().ok().flatten()) {
-            Ok(()) => Outcome::Cancelled,
+        let output = files.output().ok().flatten();
+        let cancelled = Status::Cancelled;
+        match complete_or_without_output(lease, cancelled, Some(note.into()), output, cancelled) {
+            Ok(_) => Outcome::Cancelled,
             Err(e) => {
                 self.say(&format!("{}  not completed: {e}", id.short()));
                 Outcome::Lost
@@ -713,5 +715,30 @@ impl Worker<'_> {
             t.interrupted,
             t.cancelled
         ));
+    }
+}
+
+/// Completes `lease` with `status` and `output`; when the store refuses the output (too
+/// large: `invalid_input`, the claim still held), completes it `instead`, without the
+/// output and with the refusal in the note. Answers the status the node reached.
+fn complete_or_without_output(
+    mut lease: Lease,
+    status: Status,
+    note: Option<String>,
+    output: Option<serde_json::Value>,
+    instead: Status,
+) -> Result<Status> {
+    let had_output = output.is_some();
+    match lease.try_complete(status, note.as_deref(), output) {
+        Ok(()) => Ok(status),
+        Err(e) if had_output && e.code() == Code::InvalidInput && !lease.is_finished() => {
+            let note = format!(
+                "{}; its output file (CLAIMDAG_OUTPUT_FILE) was refused: {e}",
+                note.unwrap_or_else(|| "claimdag work: the command exited 0".into())
+            );
+            lease.try_complete(instead, Some(&note), None)?;
+            Ok(instead)
+        }
+        Err(e) => Err(e),
     }
 }

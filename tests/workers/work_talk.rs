@@ -131,6 +131,23 @@ fn an_output_file_that_is_not_json_completes_the_node_failed() {
 }
 
 #[test]
+fn an_output_past_64_kib_completes_the_node_failed_with_the_refusal() {
+    let s = Store::new();
+    let a = s.upsert("writes too much output", &[]);
+    let script = r#"printf '"%070000d"' 0 > "$CLAIMDAG_OUTPUT_FILE""#;
+    let (code, _, err) = finish(start(worker(&s, "w", &["--no-wait"], script)));
+    assert_eq!(code, Some(8), "a failed node exits 8:\n{err}");
+    let n = s.node(&a);
+    assert_eq!(n["status"], "failed");
+    assert!(n["output"].is_null());
+    let note = n["note"].as_str().unwrap();
+    assert!(
+        note.contains("exited 0") && note.contains("was refused") && note.contains("limit"),
+        "{note}"
+    );
+}
+
+#[test]
 fn a_cancel_request_from_another_process_stops_the_command() {
     let s = Store::new();
     let a = s.upsert("work nobody needs any more", &[]);
