@@ -1,16 +1,31 @@
-//! The PostgreSQL backend side by side, in one run: claim + complete cycles per second for
-//! 1, 4 and 16 workers (threads, one connection each, as separate hosts would have) at 1k
-//! and 100k nodes, against a plain job queue on the same server (`SELECT ... FOR UPDATE SKIP
-//! LOCKED` + `UPDATE`, as River and Oban claim: no DAG, no fence, no history), and against
-//! the embedded store, with the server's durability as shipped (`fsync` and
-//! `synchronous_commit` on) and, separately, off.
+//! The PostgreSQL backend side by side, in one run, with the server's durability as shipped
+//! (`fsync` and `synchronous_commit` on) unless a table says otherwise. Every worker is a
+//! thread with a store handle of its own (its own connection and cache, as separate hosts
+//! would have).
 //!
-//!     cargo bench --bench postgres -- [--quick] [--url URL]
+//! 1. Claim + complete cycles per second for 1, 4 and 16 workers at 1k and 100k nodes,
+//!    against a plain job queue on the same server (`SELECT ... FOR UPDATE SKIP LOCKED` +
+//!    `UPDATE`, as River and Oban claim: no DAG, no fence, no history) and against the
+//!    embedded store; with durability on and, separately, off.
+//! 2. 16 workers spread over 4 workspaces against 16 workers in one.
+//! 3. 16 workers claiming 10 nodes a write (`claim_next_many`) and finishing them in one
+//!    (`complete_many`), in nodes per second, against the queue's single-item rate.
+//! 4. A long run of 8 workers (10 minutes; 1 with `--quick`) while another connection holds
+//!    a transaction (and its snapshot) open for the first half: the rate minute by minute,
+//!    and the tables' sizes.
 //!
-//! Without `--url` it starts a throwaway server with scripts/pg.sh. Prints a Markdown table
-//! on stdout (and `pg<TAB>key<TAB>value` lines on stderr); it never fails on a time.
+//! Each figure is printed with its goal. It never fails on a time.
+//!
+//!     cargo bench --bench postgres -- [--quick] [--url URL] [--long SECONDS]
+//!
+//! Without `--url` it starts a throwaway server with scripts/pg.sh. Prints Markdown on
+//! stdout (and `pg<TAB>key<TAB>value` lines on stderr).
 
-use claimdag::rules::{Plan, PlanNode};
+#[path = "common/pg.rs"]
+#[allow(dead_code)]
+mod pg;
+
+use claimdag::rules::{Finish, Plan, PlanNode};
 use claimdag::store::{embedded::Tuning, SystemClock};
 use claimdag::{Actor, Status, Store};
 use std::path::{Path, PathBuf};
@@ -21,18 +36,21 @@ use std::time::{Duration, Instant};
 struct Args {
     quick: bool,
     url: Option<String>,
+    long: Option<f64>,
 }
 
 fn args() -> Args {
     let mut a = Args {
         quick: std::env::var("QUICK").is_ok_and(|v| !v.is_empty() && v != "0"),
         url: None,
+        long: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
             "--quick" => a.quick = true,
             "--url" => a.url = it.next(),
+            "--long" => a.long = it.next().and_then(|s| s.parse().ok()),
             _ => {}
         }
     }
@@ -51,68 +69,124 @@ fn plan(n: usize) -> Plan {
     }
 }
 
-/// Runs `workers` threads doing `cycle` for `secs`; returns cycles per second.
+/// Runs one thread per state doing `cycle` (which answers how many items it did, 0 when
+/// out of work) for `secs`; returns items per second.
 fn rate<S: Send + 'static>(
-    workers: usize,
+    states: Vec<S>,
     secs: f64,
-    setup: impl Fn(usize) -> S,
-    cycle: impl Fn(&mut S, usize) -> bool + Send + Sync + 'static,
+    cycle: impl Fn(&mut S, usize) -> u64 + Send + Sync + 'static,
 ) -> f64 {
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
-    let cycle = Arc::new(cycle);
-    let states: Vec<S> = (0..workers).map(&setup).collect();
+    let handles = spawn(states, &stop, &done, cycle);
     let start = Instant::now();
-    let handles: Vec<_> = states
-        .into_iter()
-        .enumerate()
-        .map(|(w, mut st)| {
-            let (stop, done, cycle) = (stop.clone(), done.clone(), cycle.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    if !cycle(&mut st, w) {
-                        break;
-                    }
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-        })
-        .collect();
     // Until the time is up, or every worker ran out of work.
     let deadline = start + Duration::from_secs_f64(secs);
     while Instant::now() < deadline && handles.iter().any(|h| !h.is_finished()) {
         std::thread::sleep(Duration::from_millis(5));
     }
     let elapsed = start.elapsed().as_secs_f64();
-    let cycles = done.load(Ordering::Relaxed) as f64;
+    let items = done.load(Ordering::Relaxed) as f64;
     stop.store(true, Ordering::Relaxed);
     for h in handles {
         let _ = h.join();
     }
-    cycles / elapsed
+    items / elapsed
+}
+
+fn spawn<S: Send + 'static>(
+    states: Vec<S>,
+    stop: &Arc<AtomicBool>,
+    done: &Arc<AtomicU64>,
+    cycle: impl Fn(&mut S, usize) -> u64 + Send + Sync + 'static,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let cycle = Arc::new(cycle);
+    states
+        .into_iter()
+        .enumerate()
+        .map(|(w, mut st)| {
+            let (stop, done, cycle) = (stop.clone(), done.clone(), cycle.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let n = cycle(&mut st, w);
+                    if n == 0 {
+                        break;
+                    }
+                    done.fetch_add(n, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect()
 }
 
 fn actor(w: usize) -> Actor {
     Actor::from_name(&format!("bench-{w}")).expect("name")
 }
 
-/// claim_next + complete, 2 durable writes, on a claimdag store.
-fn ours(store: &Store, workers: usize, secs: f64) -> f64 {
-    let s = store.clone();
-    rate(
-        workers,
-        secs,
-        move |_| s.clone(),
-        |s, w| match s.claim_next("", actor(w), None, Some(600_000)) {
-            Ok(Some((id, g))) => s
-                .complete(id, Status::Done, g, Some(actor(w)), None)
-                .is_ok(),
-            _ => false,
-        },
-    )
+/// A worker: a store handle of its own, with its cache loaded, and its workspace.
+struct Worker {
+    store: Store,
+    workspace: String,
 }
 
-fn pg_store(base: &str, schema: &str, nodes: usize, sync: bool) -> Store {
+/// One handle per worker on `url`, worker `w` in workspace `spaces[w % spaces.len()]`.
+fn workers(url: &str, n: usize, spaces: &[String]) -> Vec<Worker> {
+    (0..n)
+        .map(|w| {
+            let store = Store::open(Some(Path::new(url))).expect("open");
+            store.now().expect("first load");
+            Worker {
+                store,
+                workspace: spaces[w % spaces.len()].clone(),
+            }
+        })
+        .collect()
+}
+
+/// claim_next + complete, 2 durable writes.
+fn one_at_a_time(w: &mut Worker, i: usize) -> u64 {
+    match w
+        .store
+        .claim_next(&w.workspace, actor(i), None, Some(600_000))
+    {
+        Ok(Some((id, g))) => w
+            .store
+            .complete(id, Status::Done, g, Some(actor(i)), None)
+            .map_or(0, |_| 1),
+        _ => 0,
+    }
+}
+
+/// claim_next_many of up to 10 + complete_many, 2 durable writes for up to 10 nodes.
+fn ten_at_a_time(w: &mut Worker, i: usize) -> u64 {
+    let got = match w.store.claim_next_many(
+        &w.workspace,
+        actor(i),
+        None,
+        Some(600_000),
+        10,
+        Duration::ZERO,
+    ) {
+        Ok(g) if !g.is_empty() => g,
+        _ => return 0,
+    };
+    let all: Vec<Finish> = got
+        .iter()
+        .map(|g| Finish {
+            node: g.id,
+            status: Status::Done,
+            gen: g.generation,
+            actor: Some(actor(i)),
+            note: None,
+            output: None,
+            held: true,
+        })
+        .collect();
+    w.store.complete_many(all).map_or(0, |d| d.len() as u64)
+}
+
+/// A new store in schema `schema` on `base`, with `nodes` ready nodes in each of `spaces`.
+fn pg_store(base: &str, schema: &str, nodes: usize, spaces: &[String], sync: bool) -> String {
     let sep = if base.contains('?') { '&' } else { '?' };
     let mut url = format!("{base}{sep}schema={schema}");
     if !sync {
@@ -120,8 +194,10 @@ fn pg_store(base: &str, schema: &str, nodes: usize, sync: bool) -> Store {
     }
     let s = Store::open(Some(Path::new(&url))).expect("open");
     s.set_setting("max_held", "0").expect("config");
-    s.import("", plan(nodes)).expect("import");
-    s
+    for ws in spaces {
+        s.import(ws, plan(nodes)).expect("import");
+    }
+    url
 }
 
 fn dir_store(dir: &Path, nodes: usize, sync: bool) -> Store {
@@ -143,8 +219,7 @@ fn dir_store(dir: &Path, nodes: usize, sync: bool) -> Store {
 /// each its own transaction (2 commits a cycle, as ours).
 fn queue(base: &str, table: &str, nodes: usize, workers: usize, secs: f64, sync: bool) -> f64 {
     let connect = || {
-        let mut c =
-            postgres::Client::connect(&base_conninfo(base), postgres::NoTls).expect("connect");
+        let mut c = postgres::Client::connect(base, postgres::NoTls).expect("connect");
         if !sync {
             c.batch_execute("SET synchronous_commit = off")
                 .expect("set");
@@ -165,26 +240,19 @@ fn queue(base: &str, table: &str, nodes: usize, workers: usize, secs: f64, sync:
          RETURNING id"
     );
     let complete = format!("UPDATE {table} SET state = 'done', updated_at = now() WHERE id = $1");
-    rate(
-        workers,
-        secs,
-        move |_| (connect(), claim.clone(), complete.clone()),
-        |(c, claim, complete), w| {
-            let me = format!("w{w}");
-            match c.query_opt(claim.as_str(), &[&me]) {
-                Ok(Some(row)) => {
-                    let id: i64 = row.get(0);
-                    c.execute(complete.as_str(), &[&id]).is_ok()
-                }
-                _ => false,
+    let states = (0..workers)
+        .map(|_| (connect(), claim.clone(), complete.clone()))
+        .collect();
+    rate(states, secs, |(c, claim, complete), w| {
+        let me = format!("w{w}");
+        match c.query_opt(claim.as_str(), &[&me]) {
+            Ok(Some(row)) => {
+                let id: i64 = row.get(0);
+                c.execute(complete.as_str(), &[&id]).map_or(0, |_| 1)
             }
-        },
-    )
-}
-
-/// The server's URL as libpq words the plain client reads (no claimdag parameters).
-fn base_conninfo(base: &str) -> String {
-    base.to_string()
+            _ => 0,
+        }
+    })
 }
 
 fn set_fsync(base: &str, on: bool) {
@@ -199,74 +267,213 @@ fn set_fsync(base: &str, on: bool) {
     std::thread::sleep(Duration::from_millis(300));
 }
 
-fn main() {
-    let a = args();
-    let (base, dir) = match a.url.clone() {
-        Some(u) => (u, None),
-        None => {
-            let dir =
-                std::env::temp_dir().join(format!("claimdag-bench-pg-{}", std::process::id()));
-            let out = std::process::Command::new("bash")
-                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg.sh"))
-                .arg("start")
-                .arg(&dir)
-                .output()
-                .expect("scripts/pg.sh");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            (
-                String::from_utf8_lossy(&out.stdout).trim().to_string(),
-                Some(dir),
-            )
-        }
-    };
-    let secs = if a.quick { 1.0 } else { 3.0 };
-    let sizes: &[usize] = if a.quick { &[1_000] } else { &[1_000, 100_000] };
+fn goal(what: &str, figure: f64, goal: f64, unit: &str) {
+    let verdict = if figure >= goal { "met" } else { "NOT met" };
+    println!("| {what} | {figure:.2}{unit} | at least {goal:.2}{unit} | {verdict} |");
+    eprintln!("pg\tgoal@{what}\t{figure:.3}\t{verdict}");
+}
+
+/// Rates of the first table: (durability, nodes, workers) -> (ours, queue).
+type Rates = std::collections::HashMap<(bool, usize, usize), (f64, f64)>;
+
+fn cycles_table(base: &str, quick: bool, secs: f64, n: &mut usize) -> Rates {
+    let sizes: &[usize] = if quick { &[1_000] } else { &[1_000, 100_000] };
     let work: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-work/pg-embedded");
+    let one = [String::new()];
+    let mut rates = Rates::new();
+    println!("### Claim + complete cycles per second\n");
     println!("| durability | nodes | workers | ours on PostgreSQL (cycles/s) | plain queue (cycles/s) | ours / queue | embedded store (cycles/s) | PostgreSQL / embedded |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    let mut n = 0;
     for sync in [true, false] {
-        set_fsync(&base, sync);
-        for &nodes in sizes {
-            for workers in [1usize, 4, 16] {
-                n += 1;
-                let size = nodes;
-                let ours_pg = {
-                    let s = pg_store(&base, &format!("bench_{n}"), size, sync);
-                    ours(&s, workers, secs)
-                };
+        set_fsync(base, sync);
+        for &size in sizes {
+            for workers_n in [1usize, 4, 16] {
+                *n += 1;
+                let url = pg_store(base, &format!("bench_{n}"), size, &one, sync);
+                let ours = rate(workers(&url, workers_n, &one), secs, one_at_a_time);
                 let q = queue(
-                    &base,
+                    base,
                     &format!("bench_queue_{n}"),
                     size,
-                    workers,
+                    workers_n,
                     secs,
                     sync,
                 );
                 let emb = {
                     let s = dir_store(&work, size, sync);
-                    ours(&s, workers, secs)
+                    let states = (0..workers_n)
+                        .map(|_| Worker {
+                            store: s.clone(),
+                            workspace: String::new(),
+                        })
+                        .collect();
+                    rate(states, secs, one_at_a_time)
                 };
                 let label = if sync { "fsync on" } else { "fsync off" };
                 println!(
-                    "| {label} | {size} | {workers} | {ours_pg:.0} | {q:.0} | {:.2}x | {emb:.0} | {:.2}x |",
-                    ours_pg / q,
-                    ours_pg / emb
+                    "| {label} | {size} | {workers_n} | {ours:.0} | {q:.0} | {:.2}x | {emb:.0} | {:.2}x |",
+                    ours / q,
+                    ours / emb
                 );
-                eprintln!("pg\tcycles_per_s@{label}/{size}/{workers}\t{ours_pg:.1}\tqueue {q:.1} embedded {emb:.1}");
+                eprintln!("pg\tcycles_per_s@{label}/{size}/{workers_n}\t{ours:.1}\tqueue {q:.1} embedded {emb:.1}");
+                rates.insert((sync, size, workers_n), (ours, q));
             }
         }
     }
-    set_fsync(&base, true);
-    if let Some(d) = dir {
-        let _ = std::process::Command::new("bash")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg.sh"))
-            .arg("stop")
-            .arg(&d)
-            .status();
+    set_fsync(base, true);
+    rates
+}
+
+/// Section 4: a long run with an old snapshot held for its first half.
+fn long_run(base: &str, secs: f64, n: &mut usize) {
+    *n += 1;
+    let schema = format!("bench_{n}");
+    let one = [String::new()];
+    let url = pg_store(base, &schema, 2_000, &one, true);
+    println!("\n### A long run: 8 workers, a transaction held open for the first half\n");
+    println!("Each cycle is claim_next + complete + reopen (3 writes), so the nodes never run out; the rate is cycles per second in each window.\n");
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let handles = spawn(workers(&url, 8, &one), &stop, &done, |w, i| {
+        match w.store.claim_next("", actor(i), None, Some(600_000)) {
+            Ok(Some((id, g))) => {
+                let ok = w
+                    .store
+                    .complete(id, Status::Done, g, Some(actor(i)), None)
+                    .is_ok()
+                    && w.store.reopen(id, None).is_ok();
+                u64::from(ok)
+            }
+            _ => 0,
+        }
+    });
+    let mut holder = postgres::Client::connect(base, postgres::NoTls).expect("connect");
+    holder
+        .batch_execute(&format!(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM \"{schema}\".history"
+        ))
+        .expect("old snapshot");
+    let mut sizes = postgres::Client::connect(base, postgres::NoTls).expect("connect");
+    let size_of = |c: &mut postgres::Client| -> String {
+        let r = c
+            .query_one(
+                &format!(
+                    "SELECT pg_total_relation_size('\"{schema}\".nodes'), \
+                     pg_total_relation_size('\"{schema}\".history')"
+                ),
+                &[],
+            )
+            .expect("sizes");
+        let (nodes, history): (i64, i64) = (r.get(0), r.get(1));
+        format!("nodes {} KiB, history {} KiB", nodes / 1024, history / 1024)
+    };
+    let window = if secs >= 300.0 { 60.0 } else { secs / 10.0 };
+    println!("| window | cycles/s | old snapshot held | tables |");
+    println!("|---|---:|---|---|");
+    let start = Instant::now();
+    let mut rates = Vec::new();
+    let mut last = 0;
+    let mut held = true;
+    let mut k = 0;
+    while start.elapsed().as_secs_f64() + 1e-3 < secs {
+        k += 1;
+        let until = start + Duration::from_secs_f64(window * k as f64);
+        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+        let now = done.load(Ordering::Relaxed);
+        let r = (now - last) as f64 / window;
+        last = now;
+        rates.push(r);
+        println!(
+            "| {:.0}-{:.0} s | {r:.0} | {} | {} |",
+            window * (k - 1) as f64,
+            window * k as f64,
+            if held { "yes" } else { "no" },
+            size_of(&mut sizes)
+        );
+        eprintln!("pg\tlong_rate@{k}\t{r:.1}");
+        if held && start.elapsed().as_secs_f64() >= secs / 2.0 {
+            holder
+                .batch_execute("COMMIT")
+                .expect("end the old snapshot");
+            held = false;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for h in handles {
+        let _ = h.join();
+    }
+    let (first, last) = (rates[0], rates[rates.len() - 1]);
+    println!();
+    println!("| goal | figure | goal | |\n|---|---:|---:|---|");
+    goal(
+        "long run: last window / first window",
+        last / first,
+        0.8,
+        "x",
+    );
+}
+
+fn main() {
+    let a = args();
+    let server =
+        pg::server(a.url.clone(), "postgres").expect("a PostgreSQL server (scripts/pg.sh)");
+    let base = server.url.clone();
+    let secs = if a.quick { 1.0 } else { 3.0 };
+    let mut n = 0;
+    let rates = cycles_table(&base, a.quick, secs, &mut n);
+
+    // Section 2: 16 workers in 4 workspaces against 16 in one, 4k nodes either way.
+    let four: Vec<String> = (0..4).map(|i| format!("ws{i}")).collect();
+    let one = [String::new()];
+    n += 1;
+    let url = pg_store(&base, &format!("bench_{n}"), 1_000, &four, true);
+    let spread = rate(workers(&url, 16, &four), secs, one_at_a_time);
+    n += 1;
+    let url = pg_store(&base, &format!("bench_{n}"), 4_000, &one, true);
+    let single = rate(workers(&url, 16, &one), secs, one_at_a_time);
+
+    // Section 3: batches of 10.
+    n += 1;
+    let url = pg_store(&base, &format!("bench_{n}"), 20_000, &one, true);
+    let batched = rate(workers(&url, 16, &one), secs, ten_at_a_time);
+    let queue16 = rates[&(true, 1_000, 16)].1;
+
+    println!("\n### Workspaces and batches (fsync on, 16 workers)\n");
+    println!("| run | nodes/s |\n|---|---:|");
+    println!("| 16 workers over 4 workspaces | {spread:.0} |");
+    println!("| 16 workers in one workspace | {single:.0} |");
+    println!("| 16 workers, 10 a write (claim_next_many + complete_many) | {batched:.0} |");
+    println!("| plain queue, 16 workers, one at a time | {queue16:.0} |");
+    eprintln!("pg\tworkspaces@4x4\t{spread:.1}\tone {single:.1}");
+    eprintln!("pg\tbatch10@16\t{batched:.1}\tqueue {queue16:.1}");
+
+    println!("\n### Goals\n");
+    println!("| goal | figure | goal | |\n|---|---:|---:|---|");
+    goal("4 workspaces / 1, 16 workers", spread / single, 3.0, "x");
+    let (o16, q16) = rates[&(true, 1_000, 16)];
+    goal("16 workers one at a time / queue", o16 / q16, 0.5, "x");
+    let o4 = rates[&(true, 1_000, 4)].0;
+    goal("16 workers / 4 workers (ours)", o16 / o4, 1.0, "x");
+    goal(
+        "10 a write / queue one at a time",
+        batched / queue16,
+        1.0,
+        "x",
+    );
+    if !a.quick {
+        for w in [1usize, 4, 16] {
+            let small = rates[&(true, 1_000, w)].0;
+            let big = rates[&(true, 100_000, w)].0;
+            goal(
+                &format!("100k / 1k nodes, {w} workers"),
+                big / small,
+                0.8,
+                "x",
+            );
+        }
+    }
+    let long = a.long.unwrap_or(if a.quick { 60.0 } else { 600.0 });
+    if long > 0.0 {
+        long_run(&base, long, &mut n);
     }
 }

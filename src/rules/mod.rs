@@ -3,7 +3,7 @@
 //! every front door goes through [`apply`]; the new state is `state.apply(&change)`.
 //!
 //! A request is evaluated against a transaction view ([`Tx`]) that first hands back every
-//! expired claim, then runs the verb's checks, then its effect. All checks happen before any
+//! expired claim of its workspace ([`Scope`]), then runs the verb's checks, then its effect. All checks happen before any
 //! field changes, and the input state is only borrowed, so a refused call changes nothing.
 
 use crate::error::{Error, Result};
@@ -15,6 +15,7 @@ mod archive;
 mod claims;
 mod edit;
 mod plan;
+mod scope;
 mod talk;
 mod validate;
 
@@ -23,6 +24,7 @@ mod pick_tests;
 
 pub use crate::schedule::ready::{readiness_at, Readiness};
 pub use plan::{Plan, PlanNode};
+pub use scope::{valid_until_in, Scope};
 use validate::{check_line, check_list, check_ttl};
 pub use validate::{
     check_text, normalize_summary, resource_covers, resources_overlap, validate_word,
@@ -259,7 +261,8 @@ fn no_generation_zero(req: &Request) -> Result<()> {
 /// Evaluates `req` against `state` (whose archived nodes `archive` holds) at time `now`.
 pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -> Result<Effect> {
     no_generation_zero(req)?;
-    let mut tx = Tx::begin(state, now);
+    let scope = req.scope(state);
+    let mut tx = Tx::begin(state, now, Some(&scope));
     let output = match req {
         Request::Unarchive { node } => tx.unarchive(*node, archive)?,
         Request::Upsert(u) => tx.upsert(u)?,
@@ -349,7 +352,7 @@ pub fn valid_until(state: &State, now: Millis) -> Option<Millis> {
 /// The state as of `now` with every expired claim handed back, as the next write will see
 /// it, to read (`next`, `ready`, the critical path).
 pub fn read_at(state: &State, now: Millis) -> Tx<'_> {
-    Tx::begin(state, now)
+    Tx::begin(state, now, None)
 }
 
 /// The derived display word of a node (docs/reference.md, "Display words").
@@ -382,7 +385,9 @@ pub struct Tx<'a> {
 }
 
 impl<'a> Tx<'a> {
-    fn begin(state: &'a State, now: Millis) -> Tx<'a> {
+    /// A transaction view at `now` with the expired claims of `scope` (of every workspace
+    /// when `None`, for a read) handed back.
+    fn begin(state: &'a State, now: Millis, scope: Option<&Scope>) -> Tx<'a> {
         let mut tx = Tx {
             state,
             now,
@@ -392,7 +397,7 @@ impl<'a> Tx<'a> {
             settings: None,
             events: Vec::new(),
         };
-        tx.expire_all();
+        tx.expire_all(scope);
         tx
     }
 
@@ -564,12 +569,13 @@ impl<'a> Tx<'a> {
         g
     }
 
-    /// Every write first hands back every expired claim.
-    fn expire_all(&mut self) {
+    /// Every write first hands back every expired claim of its scope (a read, of all).
+    fn expire_all(&mut self, scope: Option<&Scope>) {
         let now = self.now;
         let expired: Vec<Node> = self
             .claimed()
             .filter(|n| n.is_expired(now))
+            .filter(|n| scope.is_none_or(|s| s.holds(&n.workspace)))
             .cloned()
             .collect();
         for n in expired {

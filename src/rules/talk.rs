@@ -93,6 +93,8 @@ impl Tx<'_> {
                 "complete_many needs at least one completion",
             ));
         }
+        let ids: Vec<Id> = all.iter().map(|f| f.node).collect();
+        super::scope::one_workspace(self.state, &ids)?;
         let mut done = Vec::with_capacity(all.len());
         for f in all {
             self.complete(f)?;

@@ -6,7 +6,7 @@
 use crate::error::Result;
 use crate::id::Id;
 use crate::model::{Change, HistoryLine, Millis, Node};
-use crate::rules::Archive;
+use crate::rules::{Archive, Scope};
 use crate::state::State;
 use std::path::Path;
 
@@ -72,7 +72,10 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 
     /// Runs `decide` on the current state and commits what it returns, in one locked step.
     /// When this returns `Ok`, the change is durable.
-    fn write(&self, decide: &mut Decide<'_>) -> Result<()>;
+    ///
+    /// `scope` tells, on the state `decide` will see, what the request reads and writes (one
+    /// workspace, or the settings): a backend may serialise it with that part alone.
+    fn write(&self, scope: &dyn Fn(&State) -> Scope, decide: &mut Decide<'_>) -> Result<()>;
 
     /// Runs `f` on one consistent view.
     fn read(&self, need: Need, f: &mut dyn FnMut(&Reading<'_>)) -> Result<()>;
@@ -85,6 +88,12 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// The history lines of writes after `since` (0: all), oldest first; `node`'s only
     /// when given.
     fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>>;
+
+    /// The number of the last history line's write a reader may start after: every write
+    /// numbered up to it has ended, so none will appear below it later.
+    fn history_head(&self) -> Result<u64> {
+        self.version()
+    }
 
     /// The number of the last committed write, by any process: it changes with every
     /// commit and never goes back, and costs about one small read.

@@ -120,11 +120,12 @@ impl Store {
             self.backend.before_pick();
         }
         let mut output = None;
-        self.backend.write(&mut |state, archive, now| {
-            let effect = rules::apply(state, archive, req, now)?;
-            output = Some(effect.output);
-            Ok(effect.change)
-        })?;
+        self.backend
+            .write(&|state| req.scope(state), &mut |state, archive, now| {
+                let effect = rules::apply(state, archive, req, now)?;
+                output = Some(effect.output);
+                Ok(effect.change)
+            })?;
         output.ok_or_else(|| Error::Internal("the backend did not run the rules".into()))
     }
     /// Runs `f` on the current state at the lease clock's time. For tests and diagnostics:

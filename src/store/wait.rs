@@ -117,7 +117,7 @@ impl Store {
     ) -> Result<()> {
         let mut at = match since {
             Some(s) => s,
-            None => self.version()?,
+            None => self.backend.history_head()?,
         };
         loop {
             let lines = self.history_after(at, tick)?;
@@ -141,7 +141,7 @@ impl Store {
             if !lines.is_empty() || Instant::now() >= end {
                 return Ok(lines);
             }
-            self.backend.wait_change(seen.max(at), end)?;
+            self.backend.wait_change(seen, end)?;
         }
     }
 }

@@ -140,17 +140,15 @@ fn a_statement_timeout_refuses_the_write_and_changes_nothing() {
     let url = pg::fresh_url();
     seed(&url, 3);
     let schema = super::schema_of(&url);
-    let before = psql(&format!("SELECT seq FROM {schema}.store"));
-    // Another session holds the store's lock; this one gives up after 300 ms.
+    let before = psql(&format!("SELECT {schema}.version7()"));
+    // Another session holds the workspace's lock; this one gives up after 300 ms.
     let mut holder = std::process::Command::new("psql")
         .arg(pg::url())
         .args([
             "-X",
             "-q",
             "-c",
-            &format!(
-                "BEGIN; SELECT seq FROM {schema}.store FOR UPDATE; SELECT pg_sleep(3); COMMIT;"
-            ),
+            &format!("BEGIN; SELECT wseq FROM {schema}.ws FOR UPDATE; SELECT pg_sleep(3); COMMIT;"),
         ])
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -171,7 +169,7 @@ fn a_statement_timeout_refuses_the_write_and_changes_nothing() {
     );
     holder.wait().unwrap();
     assert_eq!(
-        psql(&format!("SELECT seq FROM {schema}.store")),
+        psql(&format!("SELECT {schema}.version7()")),
         before,
         "nothing was written"
     );

@@ -44,9 +44,9 @@ fn a_deleted_node_row_is_reported_and_never_granted_again() {
     check_reports(&url, &a);
     // Upserting the same summary again would make the node anew at generation 1, and the
     // next claim would grant generation 2 a second time: refused, nothing written.
-    let seq = psql(&format!("SELECT seq FROM {schema}.store"));
+    let seq = psql(&format!("SELECT {schema}.version7()"));
     cli(&url, &["upsert", "--summary", "claimed at two"]).refused(6, "corrupt");
-    assert_eq!(psql(&format!("SELECT seq FROM {schema}.store")), seq);
+    assert_eq!(psql(&format!("SELECT {schema}.version7()")), seq);
     assert_eq!(
         psql(&format!(
             "SELECT count(*) FROM {schema}.nodes WHERE id = '{a}'"
@@ -59,10 +59,21 @@ fn a_deleted_node_row_is_reported_and_never_granted_again() {
 }
 
 #[test]
-fn a_store_seq_moved_back_is_reported_and_refuses_writes_as_corrupt() {
+fn a_workspace_count_moved_back_is_reported_and_refuses_writes_as_corrupt() {
     let (url, schema, _, _) = claimed_store();
-    psql(&format!("UPDATE {schema}.store SET seq = seq - 1"));
+    psql(&format!("UPDATE {schema}.ws SET wseq = wseq - 1"));
     check_reports(&url, "write");
+    let r = cli(&url, &["upsert", "--summary", "one more"]);
+    r.refused(6, "corrupt");
+}
+
+#[test]
+fn a_write_counter_moved_back_is_reported_and_refuses_writes_as_corrupt() {
+    let (url, schema, _, _) = claimed_store();
+    psql(&format!(
+        "SELECT setval('{schema}.writes', (SELECT last_value - 1 FROM {schema}.writes))"
+    ));
+    check_reports(&url, "write counter");
     let r = cli(&url, &["upsert", "--summary", "one more"]);
     r.refused(6, "corrupt");
 }
@@ -99,12 +110,17 @@ fn columns_that_disagree_with_the_body_are_reported_and_refuse_writes() {
 fn a_handle_that_loaded_before_the_tampering_is_refused_by_the_server() {
     use claimdag::{Code, Status, Store};
     type Tamper = fn(&str, &str) -> String;
-    let cases: [(&str, Tamper); 3] = [
+    let cases: [(&str, Tamper); 4] = [
         ("columns", |schema, a| {
             format!("UPDATE {schema}.nodes SET holder = NULL, status = 'todo' WHERE id = '{a}'")
         }),
-        ("seq", |schema, _| {
-            format!("UPDATE {schema}.store SET seq = seq - 1")
+        ("wseq", |schema, _| {
+            format!("UPDATE {schema}.ws SET wseq = wseq - 1")
+        }),
+        ("counter", |schema, _| {
+            format!(
+                "SELECT setval('{schema}.writes', (SELECT last_value - 1 FROM {schema}.writes))"
+            )
         }),
         ("deleted", |schema, a| {
             format!("DELETE FROM {schema}.nodes WHERE id = '{a}'")
@@ -117,7 +133,7 @@ fn a_handle_that_loaded_before_the_tampering_is_refused_by_the_server() {
         let node = store.get(a).expect("get").node;
         assert_eq!(node.status, Status::Claimed);
         psql(&tamper(&schema, &a.hex()));
-        let seq = psql(&format!("SELECT seq FROM {schema}.store"));
+        let seq = psql(&format!("SELECT {schema}.version7()"));
         let history = psql(&format!("SELECT count(*) FROM {schema}.history"));
         // The cached node is still claimed at generation 2: its holder's complete would
         // write the row anew (deleted), or over columns that say otherwise, or as a write
@@ -127,11 +143,7 @@ fn a_handle_that_loaded_before_the_tampering_is_refused_by_the_server() {
             .expect_err(what);
         assert_eq!(e.code(), Code::Corrupt, "{what}: {e}");
         assert!(e.to_string().contains("by hand"), "{what}: {e}");
-        assert_eq!(
-            psql(&format!("SELECT seq FROM {schema}.store")),
-            seq,
-            "{what}"
-        );
+        assert_eq!(psql(&format!("SELECT {schema}.version7()")), seq, "{what}");
         let after = psql(&format!("SELECT count(*) FROM {schema}.history"));
         assert_eq!(after, history, "{what}");
     }

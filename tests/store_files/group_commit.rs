@@ -212,7 +212,9 @@ fn a_write_that_panics_releases_the_lock_at_once() {
     upsert(&open(&dir), "made").unwrap();
     let handle = EmbeddedStore::open(dir.clone());
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        handle.write(&mut |_, _, _| panic!("a decision that panics"))
+        handle.write(&|_| claimdag::rules::Scope::Unknown, &mut |_, _, _| {
+            panic!("a decision that panics")
+        })
     }));
     assert!(panicked.is_err());
     // The handle sits idle; another handle (as another process would) still gets the lock.
@@ -226,7 +228,9 @@ fn a_write_that_panics_releases_the_lock_at_once() {
     );
     // And the handle itself goes on.
     assert!(handle
-        .write(&mut |_, _, _| Ok(claimdag::model::Change::default()))
+        .write(&|_| claimdag::rules::Scope::Unknown, &mut |_, _, _| Ok(
+            claimdag::model::Change::default()
+        ))
         .is_ok());
     drop(handle);
     assert_eq!(live(&dir).len(), 2);
@@ -288,7 +292,9 @@ fn a_write_that_panics_on_a_torn_journal_header_leaves_the_files_as_they_were() 
     let before = files_of(&dir);
     let handle = EmbeddedStore::open(dir.clone());
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        handle.write(&mut |_, _, _| panic!("a decision that panics"))
+        handle.write(&|_| claimdag::rules::Scope::Unknown, &mut |_, _, _| {
+            panic!("a decision that panics")
+        })
     }));
     assert!(panicked.is_err());
     assert_eq!(

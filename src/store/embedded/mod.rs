@@ -29,6 +29,8 @@ use super::backend::{Clock, SystemClock};
 use crate::error::Result;
 use crate::id::Id;
 use crate::model::{HistoryLine, Millis};
+use crate::rules::Scope;
+use crate::state::State;
 use cache::Embedded;
 use group::Inner;
 use std::path::{Path, PathBuf};
@@ -160,7 +162,7 @@ impl Backend for EmbeddedStore {
         Ok(self.clock.now_ms())
     }
 
-    fn write(&self, decide: &mut Decide<'_>) -> Result<()> {
+    fn write(&self, _: &dyn Fn(&State) -> Scope, decide: &mut Decide<'_>) -> Result<()> {
         group::write(self, decide)
     }
 

@@ -8,10 +8,10 @@ use crate::store::backend::Dump;
 /// Rows go to the server in batches of this many.
 const BATCH: usize = 1000;
 
-const LOAD_NODES: &str = "INSERT INTO {schema}.nodes (id, pos, seq, workspace, kind, summary, \
-    status, generation, holder, renewed_at, ttl_ms, archived, archived_seq, created_at, \
-    updated_at, body) \
-    SELECT n->>'id', $2::bigint + k, $3::bigint, coalesce(n->>'workspace', ''), \
+const LOAD_NODES: &str = "INSERT INTO {schema}.nodes (id, pos, seq, wseq, workspace, kind, \
+    summary, status, generation, holder, renewed_at, ttl_ms, archived, archived_seq, \
+    created_at, updated_at, body) \
+    SELECT n->>'id', $2::bigint + k, $3::bigint, $3::bigint, coalesce(n->>'workspace', ''), \
     coalesce(n->>'kind', 'task'), n->>'summary', n->>'status', (n->>'generation')::bigint, \
     n->>'holder', (n->>'renewed_at')::bigint, (n->>'ttl_ms')::bigint, $4::boolean, \
     CASE WHEN $4::boolean THEN $3::bigint + k END, (n->>'created_at')::bigint, \
@@ -25,8 +25,22 @@ const LOAD_HISTORY: &str = "INSERT INTO {schema}.history (seq, i, at, verb, node
     e->>'actor', (e->>'generation')::bigint, e->>'detail', (e->'output')::text \
     FROM json_array_elements($1::text::json) AS h(e)";
 
+/// The settings (a new version of them, for handles that looked before).
 const LOAD_STORE: &str = "UPDATE {schema}.store SET seq = $1::bigint, next_pos = $2::bigint, \
-    settings = $3::text::jsonb WHERE id = 1";
+    settings = $3::text::jsonb, settings_version = settings_version + 1 WHERE id = 1";
+/// The workspaces' rows at the last write, and the counters past what was loaded.
+const LOAD_SPACES: &str = "INSERT INTO {schema}.ws (name, wseq, last_now) \
+    SELECT DISTINCT workspace, $1::bigint, 0 FROM {schema}.nodes \
+    ON CONFLICT (name) DO UPDATE SET wseq = EXCLUDED.wseq";
+const LOAD_POS: &str = "SELECT setval('{schema}.node_pos', $1::bigint, false)";
+const LOAD_WRITES: &str = "SELECT setval('{schema}.writes', $1::bigint, true) WHERE $1::bigint > 0";
+
+/// Keeps every writer out while a load looks and writes: a write locks a workspace's row,
+/// and a new workspace's row is inserted.
+const LOAD_LOCK: &str = "LOCK TABLE {schema}.ws IN EXCLUSIVE MODE";
+const LOAD_EMPTY: &str = "SELECT (SELECT count(*) FROM {schema}.nodes) \
+    + (SELECT count(*) FROM {schema}.history) \
+    + (SELECT coalesce(sum(wseq), 0)::bigint FROM {schema}.ws)";
 
 /// The whole store read in one snapshot (one REPEATABLE READ transaction): the store row,
 /// the nodes, the archive and the history all as of the same moment, however many writes
@@ -46,8 +60,12 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         Err(e) if super::missing(&e) => return Ok(Dump::default()),
         Err(e) => return Err(io(e)),
     };
-    let (seq, version, settings): (i64, i32, String) = (row.get(0), row.get(2), row.get(3));
+    let (version, settings): (i32, String) = (row.get(1), row.get(2));
     super::check_version(store, version)?;
+    let seq: i64 = tx
+        .query_one(&sql::q(sql::LAST_WRITES, &schema), &[])
+        .map_err(io)?
+        .get(0);
     let mut nodes = Vec::new();
     for r in tx
         .query(&sql::q(sql::ALL_NODES, &schema), &[])
@@ -89,15 +107,12 @@ pub(super) fn load(conn: &mut Conn, store: &PgStore, dump: &Dump) -> Result<()> 
     let io = |e: postgres::Error| store.err(e);
     let client = conn.client()?;
     let mut tx = client.transaction().map_err(io)?;
-    let seq: i64 = tx
-        .query_one(&sql::q(sql::LOCK, &schema), &[])
+    tx.batch_execute(&sql::q(LOAD_LOCK, &schema)).map_err(io)?;
+    let written: i64 = tx
+        .query_one(&sql::q(LOAD_EMPTY, &schema), &[])
         .map_err(io)?
         .get(0);
-    let rows: i64 = tx
-        .query_one(&sql::q("SELECT count(*) FROM {schema}.nodes", &schema), &[])
-        .map_err(io)?
-        .get(0);
-    if seq != 0 || rows != 0 {
+    if written != 0 {
         return Err(Error::invalid(format!(
             "{location} is not an empty store: copy writes only into a new one"
         )));
@@ -124,6 +139,13 @@ pub(super) fn load(conn: &mut Conn, store: &PgStore, dump: &Dump) -> Result<()> 
         &[&(dump.seq as i64), &pos, &settings],
     )
     .map_err(io)?;
+    let seq = dump.seq as i64;
+    tx.execute(&sql::q(LOAD_SPACES, &schema), &[&seq])
+        .map_err(io)?;
+    tx.execute(&sql::q(LOAD_POS, &schema), &[&pos])
+        .map_err(io)?;
+    tx.execute(&sql::q(LOAD_WRITES, &schema), &[&seq])
+        .map_err(io)?;
     tx.commit().map_err(io)
 }
 

@@ -13,45 +13,63 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_never_build_on_tampering.sql"),
     include_str!("migrations/0005_notify_every_write.sql"),
     include_str!("migrations/0006_history_outputs.sql"),
+    include_str!("migrations/0007_a_lock_per_workspace.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;
 
-/// Changes since a write, with the server's time and the last write's (one snapshot).
-pub const SINCE: &str =
-    "SELECT seq, now_ms, version, settings, nodes, last_now FROM {schema}.since($1::bigint)";
-/// Commits one write decided on the state as of write `$1` at server time `$2`, which holds
-/// until `$3` (the next lease to run out, or NULL); or answers what was written since, or
-/// the tampering it refuses to build on (`problem`).
-pub const COMMIT: &str =
-    "SELECT committed, seq, now_ms, last_now, version, settings, nodes, problem \
-     FROM {schema}.commit4($1::bigint, $2::bigint, $3::bigint, $4::text)";
-/// Waits for the store's lock (the pessimistic path, inside a transaction).
-pub const LOCK: &str = "SELECT seq FROM {schema}.store WHERE id = 1 FOR UPDATE";
+/// Catching up on one workspace (migration 7): its write count, the server's time, its
+/// clock, the settings when their version moved, and the node rows changed since.
+pub const SINCE_WS: &str = "SELECT wseq, now_ms, last_now, version, settings_version, settings, \
+                            nodes FROM {schema}.since7($1::text, $2::bigint, $3::bigint, $4::boolean)";
+/// Catching up on the whole store, from the write counts a handle knows (JSON).
+pub const SINCE_ALL: &str = "SELECT now_ms, version, settings_version, settings, spaces, nodes \
+                             FROM {schema}.since_all($1::text::jsonb, $2::bigint, $3::boolean)";
+/// Makes (and commits) a workspace's row before the first write to it.
+pub const ENSURE_WS: &str = "SELECT {schema}.ensure_ws($1::text)";
+/// Returns once every commit record written before it is on disk.
+pub const FLUSH: &str = "SELECT {schema}.flushed()";
+/// Whether this session commits synchronously (then a write waits for its flush).
+pub const SYNC_COMMIT: &str = "SELECT current_setting('synchronous_commit') <> 'off'";
+/// Waits for a workspace's lock (the pessimistic path, inside a transaction).
+pub const LOCK_WS: &str = "SELECT wseq FROM {schema}.ws WHERE name = $1::text FOR NO KEY UPDATE";
+/// Waits for every lock a settings change takes, in the order every locker takes them.
+pub const LOCK_ALL: &str = "SELECT 1 FROM {schema}.store WHERE id = 1 FOR UPDATE; \
+                            SELECT 1 FROM {schema}.ws ORDER BY name FOR UPDATE";
 /// The store row and the server's time, for a full load.
-pub const STORE_ROW: &str = "SELECT seq, greatest({schema}.now_ms(), last_now), version, \
-                             settings::text, last_now \
-                             FROM {schema}.store WHERE id = 1";
+pub const STORE_ROW: &str = "SELECT greatest({schema}.now_ms(), \
+                             (SELECT coalesce(max(last_now), 0) FROM {schema}.ws)), version, \
+                             settings::text, settings_version FROM {schema}.store WHERE id = 1";
+/// Every workspace's write count and clock, for a full load.
+pub const SPACES: &str = "SELECT name, wseq, last_now FROM {schema}.ws";
 /// Every node row in creation order, for a full load, with the columns that must agree with
-/// the body.
-pub const ALL_NODES: &str = "SELECT archived, body::text, status, generation, holder \
-                             FROM {schema}.nodes ORDER BY pos";
-/// The last write the history and the node rows name: neither may be past the store's.
+/// the body and the workspace's write that last changed it.
+pub const ALL_NODES: &str = "SELECT archived, body::text, status, generation, holder, workspace, \
+                             wseq FROM {schema}.nodes ORDER BY pos";
+/// The last write the history names, and the last number handed out: the first may not be
+/// past the second.
 pub const LAST_WRITES: &str = "SELECT (SELECT coalesce(max(seq), 0) FROM {schema}.history), \
-                               (SELECT coalesce(max(seq), 0) FROM {schema}.nodes)";
+                               (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END \
+                               FROM {schema}.writes)";
 /// The archived nodes, by creation time then the write that archived them.
 pub const ARCHIVED: &str = "SELECT body::text FROM {schema}.nodes WHERE archived \
                             ORDER BY created_at, archived_seq, pos";
 /// One archived node's last value (for unarchive, inside the write).
 pub const ARCHIVED_ONE: &str =
     "SELECT body::text FROM {schema}.nodes WHERE id = $1::text AND archived";
-/// History lines after a write, for one node or all.
+/// History lines after a write, for one node or all, as one snapshot has them (`copy`,
+/// `check`).
 pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output \
                            FROM {schema}.history WHERE seq > $1::bigint \
                            AND ($2::text IS NULL OR node = $2::text) ORDER BY seq, i";
-/// The number of the last write.
-pub const VERSION_OF: &str = "SELECT seq FROM {schema}.store WHERE id = 1";
+/// History lines after a write, up to the last one below which every write has ended.
+pub const HISTORY_SAFE: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output \
+                                FROM {schema}.history7($1::bigint, $2::text)";
+/// The last write number a history reader may start after.
+pub const HEAD: &str = "SELECT {schema}.history_head()";
+/// A number that moves with every write (the workspaces' write counts and the settings').
+pub const VERSION_OF: &str = "SELECT {schema}.version7()";
 /// The server's time when the store does not exist yet.
 pub const NOW: &str = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 /// Whether the store exists (its schema holds a `store` table). Read from the catalog with
@@ -70,6 +88,19 @@ pub const MIGRATION_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('claimda
 /// reserved word (`user`, `order`) is a name like any other.
 pub fn q(template: &str, schema: &str) -> String {
     template.replace("{schema}", &ident(schema))
+}
+
+/// `text` as an SQL string literal, for the statements sent whole in one round trip:
+/// dollar-quoted, with a tag whose every letter but the last `$` the text does not hold
+/// (so that the tag cannot be read inside the text, nor across its end).
+pub fn literal(text: &str) -> String {
+    let mut n = 0;
+    let mut open = String::from("$cd");
+    while text.contains(&open) {
+        n += 1;
+        open = format!("$cd{n}");
+    }
+    format!("{open}${text}{open}$")
 }
 
 /// `name` as a quoted SQL identifier.
@@ -115,4 +146,18 @@ pub fn newer(location: &str, version: i32) -> Error {
             "the store's schema is version {version}; this claimdag reads versions up to {VERSION}"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::literal;
+
+    #[test]
+    fn a_literal_never_closes_inside_or_across_its_text() {
+        assert_eq!(literal("{\"a\":1}"), "$cd${\"a\":1}$cd$");
+        assert_eq!(literal("x$cd$y"), "$cd1$x$cd$y$cd1$");
+        // Text ending in the tag's first letters would close early with the plain tag.
+        assert_eq!(literal("x$cd"), "$cd1$x$cd$cd1$");
+        assert_eq!(literal("$cd $cd1"), "$cd2$$cd $cd1$cd2$");
+    }
 }

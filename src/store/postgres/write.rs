@@ -1,11 +1,13 @@
 //! The write path of the PostgreSQL store, and the reads that need more than the cached
 //! state: the archive, the history, and `check`.
 
-use super::{missing, sql, transient, Conn, PgArchive, PgStore, RACES, RETRIES};
+use super::{cache, missing, sql, transient, Conn, PgArchive, PgStore, RACES, RETRIES};
 use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::{Change, HistoryLine, Node};
 use crate::rules::NoArchive;
+use crate::rules::Scope;
+use crate::state::State;
 use crate::store::backend::{Decide, Report};
 use std::cell::RefCell;
 
@@ -16,21 +18,62 @@ enum Attempt {
     Raced,
 }
 
-/// One write. The rules decide on the cached state at the server's time as this handle
-/// reads it, and the change is committed in one round trip if nobody wrote in between;
-/// else the answer brings the cache up to date and the rules decide again. A refusal (or a
-/// write that changes nothing) is answered only once the cache has caught up. After
-/// `RACES` races the writer takes the store's lock before deciding.
-pub(super) fn write(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>) -> Result<()> {
+/// The part of the store a write serialises on: a workspace's row, or (a settings change)
+/// the store row and every workspace's.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    Ws(&'a str),
+    Settings,
+}
+
+impl Target<'_> {
+    fn ws(self) -> Option<String> {
+        match self {
+            Target::Ws(w) => Some(w.to_string()),
+            Target::Settings => None,
+        }
+    }
+}
+
+/// One write. The rules decide on the cached state of the request's workspace at the
+/// server's time as this handle reads it, and the change is committed in one round trip if
+/// nobody wrote to that workspace (or the settings) in between; else the answer brings the
+/// cache up to date and the rules decide again. A refusal (or a write that changes nothing)
+/// is answered only once the workspace has been caught up on. After `RACES` races the
+/// writer takes the workspace's lock before deciding. A committed write is answered once
+/// it is on disk.
+pub(super) fn write(
+    conn: &mut Conn,
+    store: &PgStore,
+    scope_of: &dyn Fn(&State) -> Scope,
+    decide: &mut Decide<'_>,
+) -> Result<()> {
+    if !conn.loaded {
+        conn.sync(store, false)?;
+    }
+    if !conn.exists && !create(conn, store, decide)? {
+        return Ok(()); // refused, or nothing to write: the store is not made for it
+    }
+    let mut scope = scope_of(&conn.state);
+    if scope == Scope::Unknown {
+        // A node this handle has not seen: look at the whole store.
+        conn.sync(store, false)?;
+        scope = scope_of(&conn.state);
+    }
+    let target = match &scope {
+        Scope::Workspace(w) => Target::Ws(w),
+        Scope::Settings => Target::Settings,
+        Scope::Unknown => return unknown(conn, store, decide),
+    };
     let mut transient_failures = 0;
     let mut attempt = 0;
     loop {
         let locked = attempt >= RACES;
         attempt += 1;
         let outcome = if locked {
-            locked_attempt(conn, store, decide)
+            locked_attempt(conn, store, target, &scope, decide)
         } else {
-            optimistic_attempt(conn, store, decide)
+            optimistic_attempt(conn, store, target, &scope, decide)
         };
         match outcome {
             Ok(Attempt::Committed) => return Ok(()),
@@ -40,6 +83,35 @@ pub(super) fn write(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>) -
             Err(Retry::Fail(e)) => return Err(e),
         }
     }
+}
+
+/// The store does not exist yet: a write that changes something makes it (and is then
+/// decided again on it); a refusal, or a write with nothing to change, does not. Answers
+/// whether the write goes on.
+fn create(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>) -> Result<bool> {
+    let change = decide(&conn.state, &NoArchive, conn.decision_time(None))?;
+    if change.is_empty() {
+        return Ok(false);
+    }
+    let location = store.target.location().to_string();
+    sql::migrate(conn.client()?, &store.target.schema, &location)?;
+    conn.statements.clear();
+    conn.loaded = false;
+    conn.sync(store, false)?;
+    Ok(true)
+}
+
+/// A request naming a node the whole store does not know: refused (the rules say how) on
+/// the state just caught up on.
+fn unknown(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>) -> Result<()> {
+    let now = conn.decision_time(None);
+    let change = decided(conn, store, decide, now)?;
+    if change.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Internal(
+        "a request on a node no workspace holds changed something".into(),
+    ))
 }
 
 enum Retry {
@@ -65,10 +137,6 @@ fn pg(store: &PgStore) -> impl Fn(postgres::Error) -> Retry + '_ {
 
 /// Runs the rules on the cached state at `now`.
 fn decided(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>, now: u64) -> Result<Change> {
-    if !conn.exists {
-        // Nothing exists yet: a refused call must not create the store either.
-        return decide(&conn.state, &NoArchive, now);
-    }
     let Conn { client, state, .. } = conn;
     let client = client
         .as_mut()
@@ -80,22 +148,43 @@ fn decided(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>, now: u64) 
     decide(state, &archive, now)
 }
 
+/// Where the cache stands on `target`: moves when anyone writes there.
+fn mark(conn: &Conn, target: Target<'_>) -> (i64, i64) {
+    let wseq = match target {
+        Target::Ws(w) => conn.spaces.get(w).map_or(-1, |s| s.wseq),
+        Target::Settings => 0,
+    };
+    (wseq, conn.settings_version)
+}
+
+/// Catches the cache up on `target`; returns the server's time.
+fn catch_up(conn: &mut Conn, store: &PgStore, target: Target<'_>) -> Result<u64> {
+    match target {
+        Target::Ws(w) => conn.sync_ws(store, w),
+        Target::Settings => Ok(conn.sync(store, false)?.0),
+    }
+}
+
 fn optimistic_attempt(
     conn: &mut Conn,
     store: &PgStore,
+    target: Target<'_>,
+    scope: &Scope,
     decide: &mut Decide<'_>,
 ) -> std::result::Result<Attempt, Retry> {
-    if !conn.loaded {
-        conn.sync(store)?;
+    if let Target::Ws(w) = target {
+        if !conn.spaces.contains_key(w) {
+            conn.ensure_ws(store, w)?;
+        }
     }
-    let estimate = conn.decision_time();
+    let estimate = conn.decision_time(target.ws().as_deref());
     let (change, now) = match decided(conn, store, decide, estimate) {
         Ok(c) if !c.is_empty() => (c, estimate),
-        // A refusal, or nothing to write: answered on a caught-up state only.
+        // A refusal, or nothing to write: answered on a caught-up workspace only.
         first => {
-            let seq = conn.seq;
-            let (now, _) = conn.sync(store)?;
-            if conn.seq == seq {
+            let seen = mark(conn, target);
+            let now = catch_up(conn, store, target)?;
+            if mark(conn, target) == seen {
                 return first.map(|_| Attempt::Committed).map_err(Retry::Fail);
             }
             match decided(conn, store, decide, now)? {
@@ -104,98 +193,176 @@ fn optimistic_attempt(
             }
         }
     };
-    if !conn.exists {
-        let location = store.target.location().to_string();
-        sql::migrate(conn.client()?, &store.target.schema, &location)?;
-        conn.statements.clear();
-        conn.sync(store)?;
-        return Ok(Attempt::Raced); // decide again on the store as it now is
-    }
-    commit(conn, store, change, now, false)
+    commit(conn, store, target, scope, change, now, false)
 }
 
-/// Takes the store's lock (a transaction holding its row), then catches up, decides and
-/// commits under it: nobody can write in between.
+/// Takes the lock of `target` (a transaction holding its row), then catches up, decides and
+/// commits under it: nobody can write there in between.
 fn locked_attempt(
     conn: &mut Conn,
     store: &PgStore,
+    target: Target<'_>,
+    scope: &Scope,
     decide: &mut Decide<'_>,
 ) -> std::result::Result<Attempt, Retry> {
-    // Catch up first, outside the transaction (a first load runs one of its own).
-    if !conn.sync(store)?.1 {
-        return Ok(Attempt::Raced); // no store yet: the optimistic path creates it
+    if let Target::Ws(w) = target {
+        if !conn.spaces.contains_key(w) {
+            conn.ensure_ws(store, w)?;
+        }
     }
-    let lock = conn.stmt(store, sql::LOCK)?;
     conn.client()?.batch_execute("BEGIN").map_err(pg(store))?;
     let result = (|| {
-        conn.client()?.query_one(&lock, &[]).map_err(pg(store))?;
-        let (now, _) = conn.sync(store)?;
+        match target {
+            Target::Ws(w) => {
+                let lock = conn.stmt(store, sql::LOCK_WS)?;
+                conn.client()?.query(&lock, &[&w]).map_err(pg(store))?;
+            }
+            Target::Settings => {
+                let all = sql::q(sql::LOCK_ALL, &store.target.schema);
+                conn.client()?.batch_execute(&all).map_err(pg(store))?;
+            }
+        }
+        let now = catch_up(conn, store, target)?;
         let change = decided(conn, store, decide, now)?;
         if change.is_empty() {
-            return Ok(Attempt::Committed);
+            return Ok(None);
         }
-        commit(conn, store, change, now, true)
+        Ok(Some((change, now)))
     })();
-    let end = if matches!(result, Ok(Attempt::Committed)) {
-        "COMMIT"
-    } else {
-        "ROLLBACK"
-    };
-    match conn.client()?.batch_execute(end).map_err(pg(store)) {
-        Ok(()) => result,
+    match result {
+        // The commit ends the transaction.
+        Ok(Some((change, now))) => commit(conn, store, target, scope, change, now, true),
+        Ok(None) => {
+            conn.client()?.batch_execute("COMMIT").map_err(pg(store))?;
+            Ok(Attempt::Committed)
+        }
         Err(e) => {
-            // A failed COMMIT committed nothing: forget what the cache took on.
-            conn.loaded = false;
+            let _ = conn.client()?.batch_execute("ROLLBACK");
             Err(e)
         }
     }
 }
 
-/// Sends the change decided at `decided_at`; applies it to the cache when committed, or
-/// catches the cache up with the rows the refusal carries.
+/// Sends the change decided at `decided_at` in one round trip: the commit (in a
+/// transaction of its own, or ending the one `locked` holds), which commits asynchronously
+/// so that the workspace's lock goes at once, then the wait for its flush, answered once
+/// it is on disk. Applies the change to the cache when committed, or catches the cache up
+/// with the rows the refusal carries.
 fn commit(
     conn: &mut Conn,
     store: &PgStore,
+    target: Target<'_>,
+    scope: &Scope,
     change: Change,
     decided_at: u64,
     locked: bool,
 ) -> std::result::Result<Attempt, Retry> {
-    let stmt = conn.stmt(store, sql::COMMIT)?;
     let body = serde_json::to_string(&change)
         .map_err(|e| Error::Internal(format!("a change does not serialise: {e}")))?;
-    let expected = conn.seq as i64;
-    // The decision holds until the rules would see the state it was made on differently by
-    // time alone; the server refuses it from then on, judged by its own clock at commit.
-    let valid_until = crate::rules::valid_until(&conn.state, decided_at).map(|t| t as i64);
-    let row = conn
-        .client()?
-        .query_one(
-            &stmt,
-            &[&expected, &(decided_at as i64), &valid_until, &body],
-        )
-        .map_err(pg(store))?;
-    let (committed, seq, now, last_now): (bool, i64, i64, i64) =
-        (row.get(0), row.get(1), row.get(2), row.get(3));
-    conn.saw_clock(now, last_now);
-    if let Some(problem) = row.get::<_, Option<String>>(7) {
+    let w = target.ws();
+    let (expected, _) = mark(conn, target);
+    let expected = expected.max(0);
+    // The decision holds until the rules would see the workspace it was made on differently
+    // by time alone; the server refuses it from then on, judged by its own clock at commit.
+    let valid_until = crate::rules::valid_until_in(&conn.state, scope, decided_at);
+    let schema = sql::ident(&store.target.schema);
+    let text = format!(
+        "{begin}SELECT committed, wseq, now_ms, last_now, settings_version, settings, nodes, \
+         problem FROM {schema}.commit7({w}, {expected}, {sv}, {decided_at}, {valid_until}, \
+         {body}); COMMIT;{flush}",
+        begin = if locked { "" } else { "BEGIN; " },
+        w = w.as_deref().map_or("NULL".into(), sql::literal),
+        sv = conn.settings_version,
+        valid_until = valid_until.map_or("NULL".into(), |t| t.to_string()),
+        body = sql::literal(&body),
+        flush = if conn.durable {
+            format!(" SELECT {schema}.flush_write();")
+        } else {
+            String::new()
+        },
+    );
+    let messages = match conn.client()?.simple_query(&text) {
+        Ok(m) => m,
+        Err(e) => {
+            // An error inside the transaction leaves it open and failed: end it.
+            let _ = conn.client()?.batch_execute("ROLLBACK");
+            return Err(pg(store)(e));
+        }
+    };
+    let answer = Answer::read(store, &messages)?;
+    conn.saw_clock(answer.now, answer.last_now);
+    if let Some(problem) = answer.problem {
         return Err(Retry::Fail(store.corrupt(problem)));
     }
-    if committed {
+    let space = cache::Space {
+        wseq: answer.wseq,
+        last_now: answer.last_now,
+    };
+    if answer.committed {
         conn.state.apply(&change);
-        conn.seq = seq as u64;
+        conn.settings_version = answer.settings_version;
+        if let Some(w) = w {
+            conn.spaces.insert(w, space);
+        }
         return Ok(Attempt::Committed);
     }
-    if locked && seq as u64 != conn.seq {
+    if answer.wseq < 0 {
+        // The workspace's row is not there (made by hand away): make it again.
+        conn.spaces.remove(w.as_deref().unwrap_or_default());
+        return Ok(Attempt::Raced);
+    }
+    if locked && (answer.wseq != expected || answer.settings_version != conn.settings_version) {
         return Err(Retry::Fail(Error::Internal(
-            "the store moved on while its lock was held".into(),
+            "the workspace moved on while its lock was held".into(),
         )));
     }
-    if seq as u64 != conn.seq {
-        let (settings, nodes): (String, String) = (row.get(5), row.get(6));
-        conn.apply_rows(store, &settings, &nodes)?;
-        conn.seq = seq as u64;
+    conn.apply_rows(store, answer.settings, &answer.nodes)?;
+    conn.settings_version = answer.settings_version;
+    if let Some(w) = w {
+        conn.spaces.insert(w, space);
     }
     Ok(Attempt::Raced)
+}
+
+/// The row `commit7` answers, read from the text the simple protocol carries.
+struct Answer {
+    committed: bool,
+    wseq: i64,
+    now: i64,
+    last_now: i64,
+    settings_version: i64,
+    settings: Option<String>,
+    nodes: String,
+    problem: Option<String>,
+}
+
+impl Answer {
+    fn read(store: &PgStore, messages: &[postgres::SimpleQueryMessage]) -> Result<Answer> {
+        let row = messages
+            .iter()
+            .find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => Some(r),
+                _ => None,
+            })
+            .ok_or_else(|| store.corrupt("the commit answered no row"))?;
+        let text = |i: usize| row.get(i).map(str::to_string);
+        let int = |i: usize| -> Result<i64> {
+            row.get(i)
+                .unwrap_or("0")
+                .parse()
+                .map_err(|_| store.corrupt("the commit answered a number that is not one"))
+        };
+        Ok(Answer {
+            committed: row.get(0) == Some("t"),
+            wseq: int(1)?,
+            now: int(2)?,
+            last_now: int(3)?,
+            settings_version: int(4)?,
+            settings: text(5),
+            nodes: text(6).unwrap_or_else(|| "[]".into()),
+            problem: text(7),
+        })
+    }
 }
 
 /// The archived nodes, as of the state `conn` was just brought to (read in one snapshot
@@ -214,15 +381,15 @@ pub(super) fn archived(conn: &mut Conn, store: &PgStore) -> Result<Vec<Node>> {
         Err(e) if missing(&e) => return Ok(Vec::new()),
         Err(e) => return Err(store.err(e)),
     };
-    let seq: i64 = tx
+    let version: i64 = tx
         .query_one(&sql::q(sql::VERSION_OF, &schema), &[])
         .map_err(|e| store.err(e))?
         .get(0);
     tx.commit().map_err(|e| store.err(e))?;
-    if seq as u64 != conn.seq {
+    if version != conn.version() {
         // Someone wrote between the catch-up and this read: catch up to this snapshot.
-        conn.sync(store)?;
-        if seq as u64 != conn.seq {
+        conn.sync(store, false)?;
+        if version != conn.version() {
             return archived(conn, store);
         }
     }
@@ -243,7 +410,7 @@ pub(super) fn history(
     node: Option<Id>,
     since: u64,
 ) -> Result<Vec<HistoryLine>> {
-    let stmt = match conn.stmt(store, sql::HISTORY) {
+    let stmt = match conn.stmt(store, sql::HISTORY_SAFE) {
         Ok(s) => s,
         Err(_) => return Ok(Vec::new()), // no store yet: no history
     };
