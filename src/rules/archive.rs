@@ -14,6 +14,12 @@ impl Tx<'_> {
         ids: &[Id],
         older_than: Option<u64>,
     ) -> Result<Output> {
+        let named = super::scope::one_workspace(self.state, ids, "archive")?;
+        if let Some(w) = named.filter(|w| *w != workspace && older_than.is_some()) {
+            return Err(Error::invalid(format!(
+                "archive works in one workspace: the nodes named are in workspace {w:?}, and --older-than sweeps {workspace:?}"
+            )));
+        }
         let mut picked: Vec<Node> = Vec::new();
         for id in ids {
             if self.state.archived().contains_key(id) && self.get(id).is_none() {

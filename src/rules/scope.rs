@@ -33,8 +33,14 @@ impl Request {
             Request::Upsert(u) => Scope::Workspace(u.workspace.clone()),
             Request::ClaimNext { workspace, .. }
             | Request::Reclaim { workspace, .. }
-            | Request::Import { workspace, .. }
-            | Request::Archive { workspace, .. } => Scope::Workspace(workspace.clone()),
+            | Request::Import { workspace, .. } => Scope::Workspace(workspace.clone()),
+            // Named nodes are archived in their own workspace.
+            Request::Archive {
+                workspace, nodes, ..
+            } => match nodes.first() {
+                Some(id) => of(id),
+                None => Scope::Workspace(workspace.clone()),
+            },
             Request::Link { child: node, .. }
             | Request::Unlink { child: node, .. }
             | Request::Claim { node, .. }
@@ -68,8 +74,13 @@ impl Scope {
     }
 }
 
-/// Refuses a batch of completions that spans workspaces: one write, one workspace.
-pub(super) fn one_workspace(state: &State, nodes: &[Id]) -> Result<()> {
+/// Refuses a request on nodes of more than one workspace (`what` names it): one write, one
+/// workspace. Answers the workspace, when a node is known.
+pub(super) fn one_workspace<'s>(
+    state: &'s State,
+    nodes: &[Id],
+    what: &str,
+) -> Result<Option<&'s str>> {
     let mut first: Option<&str> = None;
     for id in nodes {
         let Some(w) = state.workspace_of(id) else {
@@ -79,14 +90,14 @@ pub(super) fn one_workspace(state: &State, nodes: &[Id]) -> Result<()> {
             None => first = Some(w),
             Some(f) if f != w => {
                 return Err(Error::invalid(format!(
-                    "complete_many finishes the claims of one workspace: {} is in workspace {w:?}, not {f:?}",
+                    "{what} works in one workspace: {} is in workspace {w:?}, not {f:?}",
                     id.hex()
                 )))
             }
             Some(_) => {}
         }
     }
-    Ok(())
+    Ok(first)
 }
 
 /// [`super::valid_until`] for the nodes of `scope` alone: a decision in one workspace holds

@@ -94,7 +94,7 @@ impl Tx<'_> {
             ));
         }
         let ids: Vec<Id> = all.iter().map(|f| f.node).collect();
-        super::scope::one_workspace(self.state, &ids)?;
+        super::scope::one_workspace(self.state, &ids, "complete_many")?;
         let mut done = Vec::with_capacity(all.len());
         for f in all {
             self.complete(f)?;

@@ -7,6 +7,7 @@
 #[path = "../common/pg.rs"]
 mod pg;
 mod scenarios;
+mod spaces;
 mod talk;
 
 use claimdag::Store;
@@ -35,7 +36,8 @@ pub fn postgres() -> Fresh {
 
 /// One `#[test]` per scenario for `backend`: `embedded::fence`, ...
 macro_rules! scenarios {
-    ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* $(,)?) => {
+    ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* ;
+     spaces: $($spaces:ident),* $(,)?) => {
         mod $backend {
             $(
                 #[test]
@@ -49,6 +51,13 @@ macro_rules! scenarios {
                 fn $talk() {
                     let fresh = super::$backend();
                     crate::talk::$talk(&fresh.store);
+                }
+            )*
+            $(
+                #[test]
+                fn $spaces() {
+                    let fresh = super::$backend();
+                    crate::spaces::$spaces(&fresh.store);
                 }
             )*
         }
@@ -86,7 +95,10 @@ macro_rules! every_scenario {
             complete_many_is_all_or_nothing,
             talk_limits_refuse_and_change_nothing,
             a_lease_carries_checkpoints_and_learns_a_cancel,
-            claim_next_many_grants_in_pick_order_within_the_rules,
+            claim_next_many_grants_in_pick_order_within_the_rules;
+            spaces:
+            a_write_hands_back_only_its_own_workspaces_expired_claims,
+            batches_and_named_archives_stay_in_one_workspace,
         );
     };
 }

@@ -16,6 +16,7 @@ mod front_door;
 mod listen;
 mod proxy;
 mod race;
+mod spaces;
 mod tamper;
 mod urls;
 
