@@ -8,6 +8,17 @@ use crate::model::{ArchivedStub, Change, Millis, Node};
 use crate::state::State;
 use std::collections::HashMap;
 
+/// What a catch-up on one workspace answers.
+struct WsRow {
+    wseq: i64,
+    now: i64,
+    last_now: i64,
+    version: i32,
+    settings_version: i64,
+    settings: Option<String>,
+    nodes: String,
+}
+
 /// One workspace as the cache last saw it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Space {
@@ -74,14 +85,66 @@ impl Conn {
             .client()?
             .query_one(&stmt, &[&w, &seen.wseq, &sv, &false])
             .map_err(|e| store.err(e))?;
-        let (wseq, now, last_now, version, sv): (i64, i64, i64, i32, i64) =
-            (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
-        check_version(store, version)?;
-        self.apply_rows(store, row.get(5), &row.get::<_, String>(6))?;
-        self.settings_version = sv;
-        self.spaces.insert(w.to_string(), Space { wseq, last_now });
-        self.saw_clock(now, last_now);
-        Ok(now as Millis)
+        let caught = WsRow {
+            wseq: row.get(0),
+            now: row.get(1),
+            last_now: row.get(2),
+            version: row.get(3),
+            settings_version: row.get(4),
+            settings: row.get(5),
+            nodes: row.get(6),
+        };
+        self.caught_up(store, w, caught)
+    }
+
+    /// Starts a transaction holding workspace `w`'s lock and catches up on it under the
+    /// lock, in one round trip; returns the server's time.
+    pub(super) fn lock_ws(&mut self, store: &PgStore, w: &str) -> Result<Millis> {
+        let seen = self.spaces.get(w).copied().unwrap_or_default();
+        let text = sql::q(sql::LOCK_WS, &store.target.schema)
+            .replace("{w}", &sql::literal(w))
+            .replace("{since}", &seen.wseq.to_string())
+            .replace("{sv}", &self.settings_version.to_string());
+        let messages = self
+            .client()?
+            .simple_query(&text)
+            .map_err(|e| store.err(e))?;
+        let row = messages
+            .iter()
+            .find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => Some(r),
+                _ => None,
+            })
+            .ok_or_else(|| store.corrupt("the lock answered no row"))?;
+        let int = |i: usize| -> Result<i64> {
+            row.get(i)
+                .unwrap_or("0")
+                .parse()
+                .map_err(|_| store.corrupt("the lock answered a number that is not one"))
+        };
+        let caught = WsRow {
+            wseq: int(0)?,
+            now: int(1)?,
+            last_now: int(2)?,
+            version: int(3)? as i32,
+            settings_version: int(4)?,
+            settings: row.get(5).map(str::to_string),
+            nodes: row.get(6).unwrap_or("[]").to_string(),
+        };
+        self.caught_up(store, w, caught)
+    }
+
+    fn caught_up(&mut self, store: &PgStore, w: &str, row: WsRow) -> Result<Millis> {
+        check_version(store, row.version)?;
+        self.apply_rows(store, row.settings, &row.nodes)?;
+        self.settings_version = row.settings_version;
+        let space = Space {
+            wseq: row.wseq,
+            last_now: row.last_now,
+        };
+        self.spaces.insert(w.to_string(), space);
+        self.saw_clock(row.now, row.last_now);
+        Ok(row.now as Millis)
     }
 
     /// Returns once every commit before it is on disk (nothing when this session commits

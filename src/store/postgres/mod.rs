@@ -36,7 +36,7 @@ use std::sync::{Mutex, MutexGuard};
 
 /// Optimistic attempts before a write takes its workspace's lock first: under contention
 /// every other writer's commit refuses an optimistic one, and the lock orders them instead.
-const RACES: usize = 4;
+const RACES: usize = 2;
 /// Serialization failures and deadlocks retried before giving up.
 const RETRIES: usize = 16;
 /// A connection idle this long costs one round trip (a check that it is alive) before its
@@ -87,6 +87,8 @@ struct Conn {
     last_used: Option<std::time::Instant>,
     /// A load is being made again because the store appeared meanwhile (see `absent`).
     reloading: bool,
+    /// The last write raced another (or took the lock): the next one takes the lock first.
+    contended: bool,
 }
 
 /// An error from the server or the connection, naming the store (never its password).

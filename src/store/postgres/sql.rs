@@ -32,8 +32,10 @@ pub const ENSURE_WS: &str = "SELECT {schema}.ensure_ws($1::text)";
 pub const FLUSH: &str = "SELECT {schema}.flushed()";
 /// Whether this session commits synchronously (then a write waits for its flush).
 pub const SYNC_COMMIT: &str = "SELECT current_setting('synchronous_commit') <> 'off'";
-/// Waits for a workspace's lock (the pessimistic path, inside a transaction).
-pub const LOCK_WS: &str = "SELECT wseq FROM {schema}.ws WHERE name = $1::text FOR NO KEY UPDATE";
+/// Starts a transaction, waits for a workspace's lock and catches up on the workspace under
+/// it, in one round trip (the pessimistic path); `{w}`, `{since}` and `{sv}` are filled in.
+pub const LOCK_WS: &str = "BEGIN; SELECT wseq, now_ms, last_now, version, settings_version, \
+                           settings, nodes FROM {schema}.lock7({w}, {since}, {sv})";
 /// Waits for every lock a settings change takes, in the order every locker takes them.
 pub const LOCK_ALL: &str = "SELECT 1 FROM {schema}.store WHERE id = 1 FOR UPDATE; \
                             SELECT 1 FROM {schema}.ws ORDER BY name FOR UPDATE";

@@ -67,8 +67,11 @@ pub(super) fn write(
     };
     let mut transient_failures = 0;
     let mut attempt = 0;
+    // A handle whose last write raced goes straight to the lock: under contention every
+    // other writer's commit refuses an optimistic one.
+    let races = if conn.contended { 0 } else { RACES };
     loop {
-        let locked = attempt >= RACES;
+        let locked = attempt >= races;
         attempt += 1;
         let outcome = if locked {
             locked_attempt(conn, store, target, &scope, decide)
@@ -76,8 +79,13 @@ pub(super) fn write(
             optimistic_attempt(conn, store, target, &scope, decide)
         };
         match outcome {
-            Ok(Attempt::Committed) => return Ok(()),
-            Ok(Attempt::Raced) => continue,
+            Ok(Attempt::Committed) => {
+                if !locked {
+                    conn.contended = false;
+                }
+                return Ok(());
+            }
+            Ok(Attempt::Raced) => conn.contended = true,
             Err(Retry::Transient(_)) if transient_failures < RETRIES => transient_failures += 1,
             Err(Retry::Transient(e)) => return Err(store.err(e)),
             Err(Retry::Fail(e)) => return Err(e),
@@ -210,19 +218,20 @@ fn locked_attempt(
             conn.ensure_ws(store, w)?;
         }
     }
-    conn.client()?.batch_execute("BEGIN").map_err(pg(store))?;
+    let seen = mark(conn, target);
     let result = (|| {
-        match target {
-            Target::Ws(w) => {
-                let lock = conn.stmt(store, sql::LOCK_WS)?;
-                conn.client()?.query(&lock, &[&w]).map_err(pg(store))?;
-            }
+        let now = match target {
+            Target::Ws(w) => conn.lock_ws(store, w)?,
             Target::Settings => {
                 let all = sql::q(sql::LOCK_ALL, &store.target.schema);
-                conn.client()?.batch_execute(&all).map_err(pg(store))?;
+                conn.client()?
+                    .batch_execute(&format!("BEGIN; {all}"))
+                    .map_err(pg(store))?;
+                catch_up(conn, store, target)?
             }
-        }
-        let now = catch_up(conn, store, target)?;
+        };
+        // Someone wrote there since this handle last looked: the next write locks first too.
+        conn.contended = mark(conn, target) != seen;
         let change = decided(conn, store, decide, now)?;
         if change.is_empty() {
             return Ok(None);

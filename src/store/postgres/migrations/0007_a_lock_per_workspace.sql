@@ -156,6 +156,19 @@ BEGIN
 END
 $$;
 
+-- The pessimistic path's first step, inside the writer's transaction: takes workspace `w`'s
+-- lock, then (a statement of its own, seeing every write committed before the lock was
+-- granted) catches up on it as since7 does.
+CREATE FUNCTION {schema}.lock7(w text, since bigint, sv bigint)
+RETURNS TABLE (wseq bigint, now_ms bigint, last_now bigint, version int,
+               settings_version bigint, settings text, nodes text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM {schema}.ws x WHERE x.name = w FOR NO KEY UPDATE;
+    RETURN QUERY SELECT * FROM {schema}.since7(w, since, sv, false);
+END
+$$;
+
 -- Catching up on the whole store: `known` maps the workspaces a handle has to the write
 -- count it saw. Answers every workspace's count and clock (`{"w": [wseq, last_now]}`) and
 -- the rows changed past what was known, in one snapshot.
