@@ -34,10 +34,12 @@ impl Conn {
     /// crash could take back). Rows that are not claimdag's nodes are `corrupt`.
     pub(super) fn sync(&mut self, store: &PgStore, flush: bool) -> Result<(Millis, bool)> {
         if !self.loaded {
+            let loaded = self.full_load(store, None)?;
+            // After the snapshot: every commit it holds is then on disk.
             if flush && self.exists {
                 self.flush(store)?;
             }
-            return self.full_load(store, None);
+            return Ok(loaded);
         }
         let stmt = match self.stmt(store, sql::SINCE_ALL) {
             Ok(s) => s,
@@ -50,6 +52,7 @@ impl Conn {
             .collect();
         let known = serde_json::to_string(&known).map_err(|e| Error::Internal(e.to_string()))?;
         let sv = self.settings_version;
+        let flush = flush && self.durable;
         let row = match self.client()?.query_one(&stmt, &[&known, &sv, &flush]) {
             Ok(r) => r,
             Err(e) if missing(&e) => {
@@ -76,14 +79,16 @@ impl Conn {
     }
 
     /// Brings workspace `w` of the cached state up to date (and the settings), for a write
-    /// to it; returns the server's time. The store exists.
-    pub(super) fn sync_ws(&mut self, store: &PgStore, w: &str) -> Result<Millis> {
+    /// to it; returns the server's time. The store exists. With `flush`, what it reads is
+    /// on disk first (a refusal is answered only on what a crash cannot take back).
+    pub(super) fn sync_ws(&mut self, store: &PgStore, w: &str, flush: bool) -> Result<Millis> {
         let stmt = self.stmt(store, sql::SINCE_WS)?;
         let seen = self.spaces.get(w).copied().unwrap_or_default();
         let sv = self.settings_version;
+        let flush = flush && self.durable;
         let row = self
             .client()?
-            .query_one(&stmt, &[&w, &seen.wseq, &sv, &false])
+            .query_one(&stmt, &[&w, &seen.wseq, &sv, &flush])
             .map_err(|e| store.err(e))?;
         let caught = WsRow {
             wseq: row.get(0),
@@ -166,7 +171,7 @@ impl Conn {
         self.client()?
             .execute(&stmt, &[&w])
             .map_err(|e| store.err(e))?;
-        self.sync_ws(store, w).map(|_| ())
+        self.sync_ws(store, w, false).map(|_| ())
     }
 
     /// The store is not there (yet): an empty state at write 0. When it is there after all

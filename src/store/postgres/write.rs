@@ -165,11 +165,12 @@ fn mark(conn: &Conn, target: Target<'_>) -> (i64, i64) {
     (wseq, conn.settings_version)
 }
 
-/// Catches the cache up on `target`; returns the server's time.
-fn catch_up(conn: &mut Conn, store: &PgStore, target: Target<'_>) -> Result<u64> {
+/// Catches the cache up on `target`; returns the server's time. With `flush`, on what is
+/// on disk.
+fn catch_up(conn: &mut Conn, store: &PgStore, target: Target<'_>, flush: bool) -> Result<u64> {
     match target {
-        Target::Ws(w) => conn.sync_ws(store, w),
-        Target::Settings => Ok(conn.sync(store, false)?.0),
+        Target::Ws(w) => conn.sync_ws(store, w, flush),
+        Target::Settings => Ok(conn.sync(store, flush)?.0),
     }
 }
 
@@ -188,10 +189,11 @@ fn optimistic_attempt(
     let estimate = conn.decision_time(target.ws().as_deref());
     let (change, now) = match decided(conn, store, decide, estimate) {
         Ok(c) if !c.is_empty() => (c, estimate),
-        // A refusal, or nothing to write: answered on a caught-up workspace only.
+        // A refusal, or nothing to write: answered on a caught-up workspace only, and on
+        // nothing a crash could take back.
         first => {
             let seen = mark(conn, target);
-            let now = catch_up(conn, store, target)?;
+            let now = catch_up(conn, store, target, true)?;
             if mark(conn, target) == seen {
                 return first.map(|_| Attempt::Committed).map_err(Retry::Fail);
             }
@@ -227,7 +229,7 @@ fn locked_attempt(
                 conn.client()?
                     .batch_execute(&format!("BEGIN; {all}"))
                     .map_err(pg(store))?;
-                catch_up(conn, store, target)?
+                catch_up(conn, store, target, false)?
             }
         };
         // Someone wrote there since this handle last looked: the next write locks first too.
@@ -241,12 +243,17 @@ fn locked_attempt(
     match result {
         // The commit ends the transaction.
         Ok(Some((change, now))) => commit(conn, store, target, scope, change, now, true),
+        // Nothing to write, or a refusal: answered once what it was decided on is on disk.
         Ok(None) => {
             conn.client()?.batch_execute("COMMIT").map_err(pg(store))?;
+            conn.flush(store)?;
             Ok(Attempt::Committed)
         }
         Err(e) => {
             let _ = conn.client()?.batch_execute("ROLLBACK");
+            if matches!(e, Retry::Fail(_)) {
+                let _ = conn.flush(store);
+            }
             Err(e)
         }
     }
