@@ -37,6 +37,8 @@ struct Args {
     quick: bool,
     url: Option<String>,
     long: Option<f64>,
+    /// `--one NODES WORKERS`: only that run of ours, for a profiler.
+    one: Option<(usize, usize)>,
 }
 
 fn args() -> Args {
@@ -44,6 +46,7 @@ fn args() -> Args {
         quick: std::env::var("QUICK").is_ok_and(|v| !v.is_empty() && v != "0"),
         url: None,
         long: None,
+        one: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -51,6 +54,11 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--url" => a.url = it.next(),
             "--long" => a.long = it.next().and_then(|s| s.parse().ok()),
+            "--one" => {
+                let n = it.next().and_then(|s| s.parse().ok());
+                let w = it.next().and_then(|s| s.parse().ok());
+                a.one = n.zip(w);
+            }
             _ => {}
         }
     }
@@ -419,6 +427,13 @@ fn main() {
         pg::server(a.url.clone(), "postgres").expect("a PostgreSQL server (scripts/pg.sh)");
     let base = server.url.clone();
     let secs = if a.quick { 1.0 } else { 3.0 };
+    if let Some((nodes, w)) = a.one {
+        let one = [String::new()];
+        let url = pg_store(&base, "bench_one", nodes, &one, true);
+        let r = rate(workers(&url, w, &one), secs * 3.0, one_at_a_time);
+        println!("{nodes} nodes, {w} workers: {r:.0} cycles/s");
+        return;
+    }
     let mut n = 0;
     let rates = cycles_table(&base, a.quick, secs, &mut n);
 
