@@ -15,6 +15,9 @@ const SPACES: [&str; 3] = ["north", "south", "west"];
 const PER_SPACE: usize = 60;
 const WORKERS: u64 = 8;
 
+/// What one worker of a workspace was granted: (workspace, worker, [(node, generation)]).
+type Grants<'a> = (&'a str, u64, Vec<(String, u64)>);
+
 fn import(url: &str, ws: &str, n: usize) {
     let plan: Vec<serde_json::Value> = (0..n)
         .map(|i| serde_json::json!({"key": format!("n{i}"), "summary": format!("{ws} node {i}")}))
@@ -87,7 +90,7 @@ fn eight_processes_in_each_of_three_workspaces_grant_every_node_once() {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let reader = follow(url.clone(), stop.clone());
-    let all: Vec<(&str, u64, Vec<(String, u64)>)> = std::thread::scope(|s| {
+    let all: Vec<Grants> = std::thread::scope(|s| {
         let handles: Vec<_> = SPACES
             .iter()
             .flat_map(|ws| (1..=WORKERS).map(move |w| (*ws, w)))
@@ -260,7 +263,7 @@ fn a_version_6_store_with_two_workspaces_is_migrated_and_goes_on() {
         &url,
         &["--workspace", "b", "claim-next", "--assignee", &actor(1)],
     );
-    assert_eq!(parse_gen(&r.ok()), 2);
+    assert_eq!(parse_gen(r.ok()), 2);
     let r = cli(&url, &["claim-next", "--assignee", &actor(1)]);
     assert!(r.ok().starts_with(&id(1)));
     let log = cli(&url, &["--json", "log"]).json();
