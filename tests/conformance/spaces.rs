@@ -3,6 +3,7 @@
 //! claims, and a batch or an archive of named nodes stays in one workspace.
 
 use crate::scenarios::{actor, refused, with};
+use crate::talk::verbs_of;
 use claimdag::rules::Finish;
 use claimdag::{Code, Status, Store, Upsert};
 use std::time::Duration;
@@ -16,14 +17,6 @@ fn in_ws(s: &Store, ws: &str, summary: &str) -> claimdag::Id {
             ..Upsert::default()
         },
     )
-}
-
-fn verbs_of(s: &Store, id: claimdag::Id) -> Vec<String> {
-    s.history(Some(id))
-        .unwrap()
-        .into_iter()
-        .map(|h| h.event.verb)
-        .collect()
 }
 
 pub fn a_write_hands_back_only_its_own_workspaces_expired_claims(s: &Store) {

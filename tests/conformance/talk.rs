@@ -17,7 +17,7 @@ fn eventually(what: &str, mut f: impl FnMut() -> bool) {
 }
 
 /// The verbs of a node's history, in order.
-fn verbs_of(s: &Store, id: claimdag::Id) -> Vec<String> {
+pub fn verbs_of(s: &Store, id: claimdag::Id) -> Vec<String> {
     s.history(Some(id))
         .unwrap()
         .into_iter()

@@ -2,7 +2,8 @@
 //! snapshot the first time, then per workspace (a write reads only its own workspace's
 //! changes, [`Conn::sync_ws`]) or the whole store's (a read, [`Conn::sync`]).
 
-use super::{check_version, local_ms, missing, parse_node, parse_settings, sql, Conn, PgStore};
+use super::{check_version, first_row, int_at, local_ms, missing, parse_node, parse_settings};
+use super::{snapshot, sql, Conn, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{ArchivedStub, Change, Millis, Node};
 use crate::state::State;
@@ -114,19 +115,8 @@ impl Conn {
             .client()?
             .simple_query(&text)
             .map_err(|e| store.err(e))?;
-        let row = messages
-            .iter()
-            .find_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => Some(r),
-                _ => None,
-            })
-            .ok_or_else(|| store.corrupt("the lock answered no row"))?;
-        let int = |i: usize| -> Result<i64> {
-            row.get(i)
-                .unwrap_or("0")
-                .parse()
-                .map_err(|_| store.corrupt("the lock answered a number that is not one"))
-        };
+        let row = first_row(store, &messages, "lock")?;
+        let int = |i: usize| int_at(store, row, i);
         let caught = WsRow {
             wseq: int(0)?,
             now: int(1)?,
@@ -218,12 +208,7 @@ impl Conn {
     ) -> Result<(Millis, bool)> {
         let schema = store.target.schema.clone();
         let client = self.client()?;
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| store.err(e))?;
+        let mut tx = snapshot(client, store)?;
         let row = match tx.query_one(&sql::q(sql::STORE_ROW, &schema), &[]) {
             Ok(r) => r,
             Err(e) if missing(&e) => {

@@ -48,13 +48,7 @@ const LOAD_EMPTY: &str = "SELECT (SELECT count(*) FROM {schema}.nodes) \
 pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
     let schema = store.target.schema.clone();
     let io = |e: postgres::Error| store.err(e);
-    let mut tx = conn
-        .client()?
-        .build_transaction()
-        .isolation_level(postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(io)?;
+    let mut tx = super::snapshot(conn.client()?, store)?;
     let row = match tx.query_one(&sql::q(sql::STORE_ROW, &schema), &[]) {
         Ok(r) => r,
         Err(e) if super::missing(&e) => return Ok(Dump::default()),

@@ -107,6 +107,39 @@ pub(crate) fn pg_error(location: &str, e: postgres::Error) -> Error {
     }
 }
 
+/// A read-only REPEATABLE READ transaction: every statement in it reads one snapshot.
+fn snapshot<'c>(client: &'c mut Client, store: &PgStore) -> Result<postgres::Transaction<'c>> {
+    client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(|e| store.err(e))
+}
+
+/// The first row a simple-protocol query answered (`what` names the query).
+fn first_row<'m>(
+    store: &PgStore,
+    messages: &'m [postgres::SimpleQueryMessage],
+    what: &str,
+) -> Result<&'m postgres::SimpleQueryRow> {
+    messages
+        .iter()
+        .find_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        })
+        .ok_or_else(|| store.corrupt(format!("the {what} answered no row")))
+}
+
+/// Column `i` of a simple-protocol row as a number (NULL reads as 0).
+fn int_at(store: &PgStore, row: &postgres::SimpleQueryRow, i: usize) -> Result<i64> {
+    row.get(i)
+        .unwrap_or("0")
+        .parse()
+        .map_err(|_| store.corrupt("the server answered a number that is not one"))
+}
+
 /// True for an error worth retrying as is: a serialization failure or a deadlock.
 fn transient(e: &postgres::Error) -> bool {
     matches!(

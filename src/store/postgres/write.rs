@@ -354,20 +354,9 @@ struct Answer {
 
 impl Answer {
     fn read(store: &PgStore, messages: &[postgres::SimpleQueryMessage]) -> Result<Answer> {
-        let row = messages
-            .iter()
-            .find_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => Some(r),
-                _ => None,
-            })
-            .ok_or_else(|| store.corrupt("the commit answered no row"))?;
+        let row = super::first_row(store, messages, "commit")?;
         let text = |i: usize| row.get(i).map(str::to_string);
-        let int = |i: usize| -> Result<i64> {
-            row.get(i)
-                .unwrap_or("0")
-                .parse()
-                .map_err(|_| store.corrupt("the commit answered a number that is not one"))
-        };
+        let int = |i: usize| super::int_at(store, row, i);
         Ok(Answer {
             committed: row.get(0) == Some("t"),
             wseq: int(1)?,
@@ -386,12 +375,7 @@ impl Answer {
 pub(super) fn archived(conn: &mut Conn, store: &PgStore) -> Result<Vec<Node>> {
     let schema = store.target.schema.clone();
     let client = conn.client()?;
-    let mut tx = client
-        .build_transaction()
-        .isolation_level(postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(|e| store.err(e))?;
+    let mut tx = super::snapshot(client, store)?;
     let rows = match tx.query(&sql::q(sql::ARCHIVED, &schema), &[]) {
         Ok(r) => r,
         Err(e) if missing(&e) => return Ok(Vec::new()),
