@@ -64,22 +64,15 @@ pub unsafe extern "C" fn claimdag_claim_next_json(
     wait_ms: u64,
     out_json: *mut *mut c_char,
 ) -> claimdag_code {
-    ffi_boundary("claimdag_claim_next_json", || {
-        // SAFETY: forwarded from this function's contract.
-        let store = unsafe { store_arg(s) }?;
-        let assignee = unsafe { str_arg(assignee, "assignee") }?;
-        let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
-        let role = unsafe { opt_str_arg(role, "role") }?;
-        let out = unsafe { out_arg(out_json, "out_json") }?;
-        let req = next_request(assignee, ws, role, ttl_ms, wait_ms, None);
-        match run(store, &req)?.0 {
-            Some(c) => {
-                out.write(into_raw(reply_json(&c)?));
-                Ok(())
-            }
-            None => Err(nothing_ready(ws, role)),
-        }
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        next_json(
+            "claimdag_claim_next_json",
+            (s, assignee, workspace, role),
+            (ttl_ms, wait_ms, None),
+            out_json,
+        )
+    }
 }
 
 /// Claims up to `count` ready nodes (1 to 1000) for `assignee` in one write, in pick order,
@@ -103,18 +96,46 @@ pub unsafe extern "C" fn claimdag_claim_next_many_json(
     count: u32,
     out_json: *mut *mut c_char,
 ) -> claimdag_code {
-    ffi_boundary("claimdag_claim_next_many_json", || {
-        // SAFETY: forwarded from this function's contract.
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        next_json(
+            "claimdag_claim_next_many_json",
+            (s, assignee, workspace, role),
+            (ttl_ms, wait_ms, Some(count)),
+            out_json,
+        )
+    }
+}
+
+/// The two `claim_next` calls that answer JSON: the grant, or (with a count) the list of
+/// up to that many; `CLAIMDAG_NOT_FOUND` when nothing is ready.
+///
+/// # Safety
+/// As `claimdag_claim_next_json`.
+unsafe fn next_json(
+    name: &'static str,
+    (s, assignee, workspace, role): (
+        *mut claimdag_store,
+        *const c_char,
+        *const c_char,
+        *const c_char,
+    ),
+    (ttl_ms, wait_ms, count): (u64, u64, Option<u32>),
+    out_json: *mut *mut c_char,
+) -> claimdag_code {
+    ffi_boundary(name, || {
+        // SAFETY: forwarded from the caller's contract.
         let store = unsafe { store_arg(s) }?;
         let assignee = unsafe { str_arg(assignee, "assignee") }?;
         let ws = unsafe { opt_str_arg(workspace, "workspace") }?;
         let role = unsafe { opt_str_arg(role, "role") }?;
         let out = unsafe { out_arg(out_json, "out_json") }?;
-        let req = next_request(assignee, ws, role, ttl_ms, wait_ms, Some(count));
+        let req = next_request(assignee, ws, role, ttl_ms, wait_ms, count);
         let got = run(store, &req)?;
         if got.0.is_none() {
             return Err(nothing_ready(ws, role));
         }
+        // One grant answers as the grant, a batch as the list (`verbs::Claimed`).
         out.write(into_raw(reply_json(&got)?));
         Ok(())
     })
