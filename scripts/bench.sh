@@ -213,6 +213,22 @@ log "the pane: open, redraw and follow a write at 1k, 10k (and 100k) nodes"
 $CARGO bench --bench pane -- "${quick[@]}" >"$OUT/pane.md" 2>"$OUT/pane.log" ||
     echo "(the pane bench failed: see $OUT/pane.log)" >"$OUT/pane.md"
 
+log "the wheel's claimdag command against the native binary (start and an empty list)"
+wheel_cmd() {
+    bash scripts/wheel.sh >"$OUT/wheel.log" 2>&1 || return 1
+    local whl wv=target/bench-wheel-venv
+    whl="$(ls target/wheels/claimdag-*.whl | head -n 1)"
+    [[ -x "$wv/bin/python" ]] || python3 -m venv "$wv" >>"$OUT/wheel.log" 2>&1 || return 1
+    "$wv/bin/python" -m pip install --quiet --no-index --force-reinstall "$whl" \
+        >>"$OUT/wheel.log" 2>&1 || return 1
+    python3 benches/wheel_command.py "$wv/bin/claimdag" "$BIN/claimdag" --wheel "$whl" \
+        "${quick_runs[@]}"
+}
+quick_runs=()
+[[ ${#quick[@]} -gt 0 ]] && quick_runs=(--runs 40)
+wheel_cmd >"$OUT/wheel.md" 2>>"$OUT/wheel.log" ||
+    echo "(the wheel's command bench failed: see $OUT/wheel.log)" >"$OUT/wheel.md"
+
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 echo "# total run time: $(($(date +%s) - started)) s" >>"$OUT/machine.txt"
 python3 benches/report.py "$RESULTS" >"$OUT/table.md"
@@ -235,6 +251,10 @@ echo
 echo "The pane (claimdag pane), medians:"
 echo
 cat "$OUT/pane.md"
+echo
+echo "The wheel's claimdag command against the native binary, medians:"
+echo
+cat "$OUT/wheel.md"
 if [[ -n "$BASELINE" ]]; then
     echo
     echo "Against the baseline $BASELINE: the command-line figures, medians of" \

@@ -7,8 +7,11 @@
 #     run the walkthrough; make uninstall leaves the prefix empty (and so does it after two
 #     installs under a DESTDIR);
 #   - make wheel; the wheel installs into a fresh venv with no Rust toolchain on PATH, and
-#     `import claimdag` and the `claimdag` command work from there; the licence files are in
-#     the wheel and the sdist;
+#     `import claimdag` and the `claimdag` command work from there; the command is the
+#     native executable with every feature (mcp answers the official MCP SDK, pane, copy,
+#     work); `import claimdag` starts no thread; auditwheel finds the manylinux policy of the
+#     wheel's tag; the metadata is complete; the licence files are in the wheel and the
+#     sdist; pip installs from the sdist too;
 #   - one version everywhere: claimdag --version, claimdag_version(), claimdag.__version__
 #     and pkg-config's Version are the workspace version of Cargo.toml.
 #
@@ -218,6 +221,113 @@ venv_cli() {
     [ "$(env PATH="$nobin" "$venv/bin/claimdag" --dir "$d" claim "$a" --assignee name:w1)" = "gen=2" ]
 }
 check "the venv's claimdag command runs" venv_cli
+
+# The command is the native executable with every feature, not a Python script.
+native_cli() { [ "$(head -c 4 "$venv/bin/claimdag" | od -An -c | tr -d ' ')" = '177ELF' ]; }
+check "the venv's claimdag is a native executable" native_cli
+dash_m() {
+  [ "$(cd "$scratch" && env PATH="$nobin" "$venv/bin/python" -m claimdag --version)" = \
+    "claimdag $version" ]
+}
+check "python -m claimdag runs the same command" dash_m
+# The official MCP SDK (in the test tools' venv) starts the venv's `claimdag mcp` with no
+# Rust toolchain and nothing else on PATH.
+tools="$root/.venv/bin/python"
+[ -x "$tools" ] || "$PYTHON" -m venv "$root/.venv"
+"$tools" -m pip install --quiet --progress-bar off "mcp>=2,<3" "auditwheel>=6"
+mcp_init() {
+  local out
+  out="$("$tools" tests/install/mcp_initialize.py "$venv/bin/claimdag" "$scratch/store-mcp" \
+    "$nobin")" && echo "# $out" && [[ "$out" == "claimdag $version "*"['from the MCP client']" ]]
+}
+check "claimdag mcp from the wheel answers the MCP SDK's initialize, tools/list, tools/call" \
+  mcp_init
+pane_dump() {
+  env PATH="$nobin" "$venv/bin/claimdag" --dir "$scratch/store-venv" pane --dump |
+    grep -q "from the wheel"
+}
+check "claimdag pane from the wheel draws a frame" pane_dump
+copy_store() {
+  env PATH="$nobin" "$venv/bin/claimdag" copy --from "$scratch/store-venv" \
+    --to "$scratch/store-copy" >/dev/null &&
+    env PATH="$nobin" "$venv/bin/claimdag" --dir "$scratch/store-copy" list |
+    grep -q "from the wheel"
+}
+check "claimdag copy from the wheel copies the store" copy_store
+work_once() {
+  env PATH="$nobin" "$venv/bin/claimdag" --dir "$scratch/store-work" upsert --summary w >/dev/null &&
+    env PATH="/usr/bin:/bin" "$venv/bin/claimdag" --dir "$scratch/store-work" work \
+      --actor name:w --max 1 -- true >/dev/null &&
+    env PATH="$nobin" "$venv/bin/claimdag" --dir "$scratch/store-work" list --all |
+    grep -q "  done  "
+}
+check "claimdag work from the wheel runs a command under a claim" work_once
+# import claimdag and a store call start no thread: no async runtime in the module.
+one_thread() {
+  [ "$(cd "$scratch" && env PATH="$nobin" "$venv/bin/python" -c '
+import os, sys, claimdag
+claimdag.Store(sys.argv[1]).list()
+print(len(os.listdir("/proc/self/task")))' "$scratch/store-venv")" = 1 ]
+}
+check "import claimdag and a store call start no thread" one_thread
+
+audit() {
+  local out
+  out="$("$root/.venv/bin/auditwheel" show "$wheel")" || return 1
+  echo "$out" | tr '\n' ' ' | sed 's/  */ /g; s/^/# auditwheel show: /' | cut -c1-300
+  local tag="${wheel##*-abi3-}"
+  tag="${tag%.whl}"
+  [[ "$tag" == manylinux_* ]] &&
+    echo "$out" | tr '\n' ' ' | grep -q "consistent with the following platform tag: \"$tag\""
+}
+check "auditwheel show: the wheel meets the manylinux policy of its tag" audit
+metadata() {
+  "$PYTHON" - "$wheel" "$version" <<'PY'
+import sys, zipfile
+from email.parser import Parser
+z = zipfile.ZipFile(sys.argv[1])
+meta = Parser().parsestr(z.read(f"claimdag-{sys.argv[2]}.dist-info/METADATA").decode())
+readme = open("README.md", encoding="utf-8").read()
+urls = {v.split(",")[0] for v in meta.get_all("Project-URL") or []}
+checks = {
+    "License-Expression": meta["License-Expression"] == "MIT OR Apache-2.0",
+    "Requires-Python": meta["Requires-Python"] == ">=3.9",
+    "Project-URL": {"Homepage", "Documentation", "Repository", "Issues", "Changelog"} <= urls,
+    "Classifier": len(meta.get_all("Classifier") or []) >= 10,
+    "description": meta.get_payload().strip() == readme.strip()
+    and meta["Description-Content-Type"].startswith("text/markdown"),
+}
+bad = [k for k, ok in checks.items() if not ok]
+print("# wheel metadata:", "missing or wrong: " + ", ".join(bad) if bad else "complete")
+sys.exit(1 if bad else 0)
+PY
+}
+check "the wheel's metadata: licence, Requires-Python, URLs, classifiers, the README" metadata
+echo "# wheel size: $(stat -c %s "$wheel") bytes (${wheel##*/}); sdist: $(stat -c %s "$sdist") bytes"
+
+# pip install from the sdist: maturin from PyPI, cargo builds both the module and the command.
+# The build shares this build's target directory so that the dependencies are not compiled
+# again; the sdist is repacked with its files' times set to now, so that cargo compiles the
+# project's own crates from the sdist's sources rather than finding them up to date.
+sdist_venv="$scratch/sdist-venv"
+"$PYTHON" -m venv "$sdist_venv"
+mkdir -p "$scratch/sdist-now"
+tar -xzf "$sdist" -C "$scratch/sdist-now"
+find "$scratch/sdist-now" -exec touch {} +
+fresh_sdist="$scratch/${sdist##*/}"
+tar -czf "$fresh_sdist" -C "$scratch/sdist-now" "$(basename "$sdist" .tar.gz)"
+echo "== pip install ${sdist##*/} into a fresh venv (builds from source)"
+from_sdist() {
+  (cd "$scratch" && CARGO_TARGET_DIR="$target" "$sdist_venv/bin/python" -m pip install \
+    --quiet --progress-bar off --no-binary claimdag "$fresh_sdist") &&
+    [ "$(cd "$scratch" && "$sdist_venv/bin/python" -c 'import claimdag; print(claimdag.__version__)')" = \
+      "$version" ] &&
+    [ "$(head -c 4 "$sdist_venv/bin/claimdag" | od -An -c | tr -d ' ')" = '177ELF' ] &&
+    [ "$("$sdist_venv/bin/claimdag" --version)" = "claimdag $version" ]
+}
+check "pip install from the sdist builds and installs the module and the command" from_sdist
+no_binary_in_sdist() { ! tar -tzf "$sdist" | grep -q 'wheel-data/scripts/'; }
+check "the sdist carries no built command" no_binary_in_sdist
 
 echo "# versions: Cargo.toml $version, claimdag --version '$cli_version', claimdag_version() '$c_version'," \
   "claimdag.__version__ '$py_version', pkg-config '$pc_version'"

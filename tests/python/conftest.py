@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pathlib
+import shutil
+import sys
 
 import pytest
 
@@ -34,3 +36,12 @@ def files(directory: pathlib.Path) -> dict[str, bytes]:
     if not directory.exists():
         return {}
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+def command() -> str:
+    """The native `claimdag` command the wheel installed: beside the interpreter of the
+    environment it was installed in."""
+    beside = pathlib.Path(sys.executable).parent / "claimdag"
+    found = str(beside) if beside.exists() else shutil.which("claimdag")
+    assert found, "the claimdag command is installed with the package"
+    return found

@@ -30,19 +30,19 @@ fi
     "mcp>=1.24,<2" "langchain-mcp-adapters>=0.3.2"
 export CLAIMDAG_LANGCHAIN_PYTHON="$PWD/$LC_VENV/bin/python"
 
-echo "== pip install . (builds the native module in release mode)"
+echo "== pip install . (builds the native claimdag command and module in release mode)"
 "$PY" -m pip install --quiet --progress-bar off .
 
-echo "== cargo build --release -p claimdag-capi --bin claimdag (the C library for test_same_json;"
-echo "   the command with its MCP server for test_mcp, through the official MCP Python SDK)"
+echo "== cargo build --release -p claimdag-capi (the C library for test_same_json)"
 "${CARGO:-cargo}" build --release -p claimdag-capi
-"${CARGO:-cargo}" build --release --bin claimdag
 target="${CARGO_TARGET_DIR:-target}"
 case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
 export CLAIMDAG_C_LIB_DIR="$target/release"
 # test_same_json's C program asks the loader for the library's soname (libclaimdag.so.0).
 bash scripts/soname-link.sh "$CLAIMDAG_C_LIB_DIR"
-export CLAIMDAG_CLI="$target/release/claimdag"
+# The command the wheel installed, with its MCP server: test_mcp drives it through the
+# official MCP Python SDK.
+export CLAIMDAG_CLI="$PWD/$VENV/bin/claimdag"
 
 echo "== a throwaway PostgreSQL server (scripts/pg.sh) for tests/python/test_postgres.py"
 pgdir="$(mktemp -d)/pg"

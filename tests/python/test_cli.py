@@ -5,27 +5,18 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 import claimdag
-from conftest import ME
-
-
-def _command() -> str:
-    # The console script sits beside the interpreter of the environment it was installed in.
-    beside = pathlib.Path(sys.executable).parent / "claimdag"
-    found = str(beside) if beside.exists() else shutil.which("claimdag")
-    assert found, "the claimdag command is installed with the package"
-    return found
+from conftest import ME, command
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [_command(), *args], capture_output=True, text=True, env=env, timeout=60
+        [command(), *args], capture_output=True, text=True, env=env, timeout=60
     )
 
 

@@ -1,6 +1,6 @@
 """`claimdag mcp` through a real MCP client nobody here wrote: the official Python SDK
-(`mcp` on PyPI). The server is the release `claimdag` command (tests/python/run.sh builds it
-and sets $CLAIMDAG_CLI)."""
+(`mcp` on PyPI). The server is the `claimdag` command the wheel installed (tests/python/run.sh
+sets $CLAIMDAG_CLI to it)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 text of a `show` result (the verb's text form, as `claimdag show` prints it) writes control
 characters and Unicode bidi override and isolate characters as escapes, one field a line,
 while the structured content keeps the text as stored. The client is the official MCP Python
-SDK; the server is the command tests/python/run.sh builds ($CLAIMDAG_CLI)."""
+SDK; the server is the command the wheel installed ($CLAIMDAG_CLI)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ import asyncio
 import math
 import pathlib
 import subprocess
-import sys
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -15,7 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import claimdag
-from conftest import ME, YOU, actor, files
+from conftest import ME, YOU, actor, command, files
 
 # A wait that should end early (a node became ready) ends long before this.
 LONG = 30.0
@@ -23,11 +22,10 @@ LONG = 30.0
 
 def _cli_later(delay: float, store_dir: pathlib.Path, *args: str) -> subprocess.Popen[bytes]:
     """Another process: after `delay` seconds, the claimdag command with `args`."""
-    script = (
-        "import sys, time; from claimdag._claimdag import run_cli; time.sleep(float(sys.argv[1])); "
-        "sys.exit(run_cli(['claimdag', '--dir'] + sys.argv[2:]))"
+    script = 'sleep "$1"; shift; exec "$@"'
+    return subprocess.Popen(
+        ["sh", "-c", script, "sh", str(delay), command(), "--dir", str(store_dir), *args]
     )
-    return subprocess.Popen([sys.executable, "-c", script, str(delay), str(store_dir), *args])
 
 
 def _now_ms() -> int:

@@ -23,19 +23,6 @@ mod types;
 mod watch;
 
 use pyo3::prelude::*;
-use std::ffi::OsString;
-
-/// Runs the `claimdag` command with `argv` (the first item is the program name) and returns
-/// its exit status. The console script `claimdag` calls this with `sys.argv`.
-#[pyfunction]
-fn run_cli(py: Python<'_>, argv: Vec<OsString>) -> i32 {
-    py.detach(move || {
-        std::panic::catch_unwind(move || claimdag::cli::run(argv)).unwrap_or_else(|_| {
-            eprintln!("error: internal error: the command panicked");
-            claimdag::Code::Internal.exit_code()
-        })
-    })
-}
 
 /// The actor `name:NAME` stands for: 32 hex characters (docs/reference.md, "The actor recipe"). Every argument
 /// that takes an actor also takes `name:NAME`.
@@ -79,7 +66,6 @@ fn _claimdag(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<lease::Lease>()?;
     m.add_class::<lease::LeaseNext>()?;
     m.add_class::<watch::Watch>()?;
-    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(actor, m)?)?;
     Ok(())
 }
