@@ -79,7 +79,7 @@ bench:
 
 # Long crash and SIGKILL runs: thousands of kills instead of a few hundred (minutes).
 soak:
-	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test store_files --test leases -- --nocapture torture:: crash_loop:: interleavings:: group_commit::
+	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test store_files --test leases -- --nocapture torture:: crash_loop:: interleavings:: group_commit:: powerloss::
 
 # Every cargo-fuzz target for five minutes each (cargo-fuzz is installed into target/tools;
 # the stable toolchain runs it with RUSTC_BOOTSTRAP=1).

@@ -32,7 +32,7 @@ const COMPACT_MIN_BYTES: u64 = 1 << 20;
 const JOURNAL_HEADER: u64 = "claimdag-journal 1\n".len() as u64;
 
 /// Every node with the fields that depend on when a command ran left out, keyed by id.
-fn state(s: &Store) -> BTreeMap<String, Value> {
+pub(super) fn state(s: &Store) -> BTreeMap<String, Value> {
     let r = s.run(&["--json", "list", "--all"]);
     assert_eq!(r.code, Some(0), "list after a crash: {}", r.stderr);
     r.json()
@@ -52,7 +52,7 @@ fn state(s: &Store) -> BTreeMap<String, Value> {
 }
 
 /// The history without times: one tuple per event, in order.
-fn history(s: &Store) -> Vec<String> {
+pub(super) fn history(s: &Store) -> Vec<String> {
     s.json(&["log"])
         .as_array()
         .expect("log array")

@@ -14,5 +14,6 @@ mod crash_loop;
 mod group_commit;
 mod hostile;
 mod layered;
+mod powerloss;
 mod read_ahead;
 mod torture;
