@@ -77,9 +77,11 @@ header:
 bench:
 	CARGO=$(CARGO) bash scripts/bench.sh
 
-# Long crash and SIGKILL runs: thousands of kills instead of a few hundred (minutes).
+# Long crash and SIGKILL runs (thousands of kills instead of a few hundred), power cuts with
+# many more drawn file states, and minutes of the history checker on both backends.
 soak:
-	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test store_files --test leases -- --nocapture torture:: crash_loop:: interleavings:: group_commit:: powerloss::
+	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test store_files --test leases -- --nocapture torture:: crash_loop:: interleavings:: group_commit:: powerloss:: histories::
+	CLAIMDAG_SOAK=1 $(CARGO) test -p claimdag --test postgres -- --nocapture histories::
 
 # Every cargo-fuzz target for five minutes each (cargo-fuzz is installed into target/tools;
 # the stable toolchain runs it with RUSTC_BOOTSTRAP=1).

@@ -10,7 +10,9 @@
 // Not every test target uses every helper, nor every re-export below.
 #![allow(dead_code, unused_imports)]
 
+pub mod checker;
 mod files;
+pub mod fleet;
 mod journal;
 mod library;
 mod output;

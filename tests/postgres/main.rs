@@ -13,6 +13,7 @@ mod copy;
 mod faults;
 mod fence_time;
 mod front_door;
+mod histories;
 mod listen;
 mod proxy;
 mod race;

@@ -12,6 +12,7 @@ mod corruption;
 mod crash;
 mod crash_loop;
 mod group_commit;
+mod histories;
 mod hostile;
 mod layered;
 mod powerloss;
