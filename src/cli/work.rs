@@ -601,7 +601,8 @@ impl Worker<'_> {
                 job.guard.signal(libc::SIGTERM);
                 job.stopping = Some(Stop::Cancel);
             } else if let Some(text) = job.files.progress(false) {
-                job.lease.progress(&text);
+                // The file's text is cut to the limit and stripped of NULs: it fits.
+                let _ = job.lease.progress(&text);
             }
         }
         for l in lines {

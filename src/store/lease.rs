@@ -20,7 +20,7 @@
 //!     let _resume_from = lease.given_progress();
 //!     let _inputs = lease.inputs();
 //!     // ... the work; the lease renews itself meanwhile, and carries checkpoints ...
-//!     lease.progress("parsed the header");
+//!     lease.progress("parsed the header")?;
 //!     if lease.is_lost() {
 //!         continue; // dropped: someone else has the node now
 //!     }
@@ -35,8 +35,8 @@
 
 use crate::error::{Code, Error, Result};
 use crate::id::{Actor, Id};
-use crate::model::{CancelRequest, Status};
-use crate::rules::{Finish, Grant};
+use crate::model::{CancelRequest, Status, MAX_PROGRESS_BYTES};
+use crate::rules::{check_text, Finish, Grant};
 use crate::store::Store;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -215,18 +215,23 @@ impl Lease {
     }
 
     /// Leaves a checkpoint, sent with the next renewal (a later one replaces it if none was
-    /// sent meanwhile). If this holder stops, the next one receives it with its claim.
-    pub fn progress(&self, text: &str) {
+    /// sent meanwhile). If this holder stops, the next one receives it with its claim. A
+    /// text the store would refuse (over 64 KiB, or with a NUL) is `invalid_input` here, at
+    /// once, and is not queued: the renewals go on with the last checkpoint that fits.
+    pub fn progress(&self, text: &str) -> Result<()> {
+        check_text("progress", text, MAX_PROGRESS_BYTES)?;
         if let Ok(mut p) = self.shared.pending.lock() {
             *p = Some(text.to_string());
         }
+        Ok(())
     }
 
     /// Leaves a checkpoint now: renews the claim with it at once. Answers the cancel
-    /// request made of the holder, if any. A refusal (a claim lost) is returned, and the
-    /// lease is lost.
+    /// request made of the holder, if any. A text the store would refuse is `invalid_input`
+    /// and changes nothing; any other refusal (a claim lost) is returned, and the lease is
+    /// lost.
     pub fn progress_now(&self, text: &str) -> Result<Option<CancelRequest>> {
-        self.progress(text);
+        self.progress(text)?;
         renew_once(
             &self.store,
             &self.shared,

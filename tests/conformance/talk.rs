@@ -276,10 +276,24 @@ pub fn a_lease_carries_checkpoints_and_learns_a_cancel(s: &Store) {
     let lease = s.lease(a, me, 300).unwrap();
     assert_eq!(lease.inputs(), &[(p, Some("[1,2]".to_string()))]);
     // A checkpoint goes with the next renewal (about every 100 ms here).
-    lease.progress("half way");
+    lease.progress("half way").expect("a checkpoint that fits");
     eventually("the checkpoint to be stored", || {
         s.get(a).unwrap().node.progress.as_deref() == Some("half way")
     });
+    // A checkpoint the store would refuse is refused at once and never queued: the
+    // renewals (every 100 ms) go on, the lease is not lost.
+    let long = "q".repeat(65537);
+    assert_eq!(
+        lease.progress(&long).map_err(|e| e.code()),
+        Err(Code::InvalidInput)
+    );
+    assert_eq!(
+        lease.progress_now("nul\0").map_err(|e| e.code()),
+        Err(Code::InvalidInput)
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(!lease.is_lost(), "an oversized checkpoint lost the lease");
+    assert_eq!(s.get(a).unwrap().node.progress.as_deref(), Some("half way"));
     let (tx, rx) = std::sync::mpsc::channel();
     lease.on_cancel(move |c| {
         let _ = tx.send(c.reason.clone());

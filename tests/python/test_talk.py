@@ -351,6 +351,26 @@ def test_64_kib_limits_refuse_and_change_nothing(store: claimdag.Store) -> None:
     assert store.get(other).output == {"summary": "fits"}
 
 
+def test_an_oversized_checkpoint_is_refused_at_once_and_the_lease_lives_on(
+    store: claimdag.Store,
+) -> None:
+    nid = store.upsert("long checkpoints")
+    with store.lease_next(YOU, ttl=1.2) as lease:
+        assert lease is not None and lease.id == nid
+        for now in (False, True):
+            with pytest.raises(claimdag.InvalidInput, match="65537 bytes"):
+                lease.progress("q" * 65537, now=now)
+        with pytest.raises(claimdag.InvalidInput, match="NUL"):
+            lease.progress("nul\x00inside")
+        lease.progress("fits")
+        # Past two leases: the renewals went on (the refused text was never queued).
+        time.sleep(2.6)
+        assert not lease.lost
+        lease.complete()
+    done = store.get(nid)
+    assert done.status == "done" and done.progress == "fits"
+
+
 def test_unserialisable_outputs_are_refused(store: claimdag.Store) -> None:
     nid = store.upsert("odd values")
     gen = store.claim(nid, ME)

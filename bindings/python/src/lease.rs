@@ -292,15 +292,16 @@ impl Lease {
     /// Leaves a checkpoint (at most 64 KiB): the next holder receives it if this one stops.
     /// It is sent with the next renewal (a later one replaces it if none was sent
     /// meanwhile), and returns None; with `now=True` the claim is renewed with it at once,
-    /// and the cancel request made of the holder (or None) is returned. A refused renewal
-    /// raises, and the lease is lost.
+    /// and the cancel request made of the holder (or None) is returned. A text over 64 KiB
+    /// or with a NUL raises InvalidInput at once and is not queued; any other refused
+    /// renewal raises, and the lease is lost.
     #[pyo3(signature = (text, now=false))]
     fn progress(&self, py: Python<'_>, text: String, now: bool) -> PyResult<Option<CancelRequest>> {
         let Some(lease) = self.live() else {
             return Err(invalid(py, "this lease was completed or released already"));
         };
         if !now {
-            lease.progress(&text);
+            lease.progress(&text).map_err(|e| to_py_err(py, e))?;
             return Ok(None);
         }
         Ok(detach(py, move || lease.progress_now(&text))?.map(CancelRequest))
