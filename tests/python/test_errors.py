@@ -271,6 +271,13 @@ def test_a_bool_is_not_an_integer(store: claimdag.Store) -> None:
         store.upsert("b", priority=False)
     with pytest.raises(TypeError, match="max_held"):
         store.config(max_held=True)
+    with pytest.raises(TypeError, match="count"):
+        store.claim_next_many(ME, count=True)  # type: ignore[arg-type]
+    assert store.get(a).status == "todo", "count=True was taken as 1"
+    with pytest.raises(TypeError, match="since"):
+        store.log(since=True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="since"):
+        store.watch(since=False)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -281,6 +288,11 @@ def test_a_bool_is_not_an_integer(store: claimdag.Store) -> None:
         (lambda s: s.upsert("a", max_attempts=2**32), "max_attempts"),
         (lambda s: s.config(max_held=2**64), "max_held"),
         (lambda s: s.config(max_attempts=2**40), "max_attempts"),
+        (lambda s: s.claim_next_many(ME, count=-1), "count"),
+        (lambda s: s.claim_next_many(ME, count=2**40), "count"),
+        (lambda s: s.log(since=-1), "since"),
+        (lambda s: s.log(since=2**64), "since"),
+        (lambda s: s.watch(since=-5), "since"),
     ],
 )
 def test_other_integers_out_of_range_are_invalid_input(

@@ -463,7 +463,7 @@ impl Store {
         &self,
         py: Python<'_>,
         assignee: String,
-        count: u32,
+        count: &Bound<'_, PyAny>,
         role: Option<String>,
         ttl: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
@@ -475,7 +475,7 @@ impl Store {
             ttl: dur(opt_millis("ttl", ttl)?),
             resume: false,
             wait: None,
-            count: Some(count),
+            count: Some(int("count", count, 1)?),
             workspace,
         };
         let wait_ms = opt_millis("wait", wait)?.unwrap_or(0);
@@ -497,12 +497,12 @@ impl Store {
     fn watch(
         &self,
         py: Python<'_>,
-        since: Option<u64>,
+        since: Option<&Bound<'_, PyAny>>,
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Watch> {
         let timeout_ms = opt_millis("timeout", timeout)?;
         let core = self.core.clone();
-        let at = match since {
+        let at = match opt_int("since", since, 0)? {
             Some(s) => s,
             None => detach(py, || core.version())?,
         };
@@ -515,8 +515,9 @@ impl Store {
         &self,
         py: Python<'_>,
         node: Option<String>,
-        since: Option<u64>,
+        since: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Event>> {
+        let since = opt_int("since", since, 0)?;
         let lines = self.run(py, verbs::Log { node, since })?;
         Ok(lines.0.into_iter().map(Event).collect())
     }
