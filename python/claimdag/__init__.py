@@ -8,6 +8,10 @@ generation number so a stalled worker cannot finish work that is now someone els
     ...
     store.complete(nid, gen=generation)
 
+The package is typed (``py.typed``): its stubs give every closed set of words (statuses,
+display words, history verbs, error codes) as a ``Literal`` and every ``to_dict()`` and
+dict-shaped argument as a ``TypedDict``, so mypy and pyright refuse ``status="don"``.
+
 See docs/python.md for the full tour.
 """
 

@@ -9,9 +9,9 @@ and its context attributes say what the refusal was about:
 - ``generation``: the node's current generation, when the error names it, or None;
 - ``path``: the file or directory of a ``corrupt`` or ``io`` error, or None;
 - ``held``: for ``assignee_busy``, the nodes the actor already holds, or None;
-- ``body``: the error as every front door reports it in JSON (docs/reference.md, "Exit codes and errors"):
-  ``{"code", "message", ...context}``, the same dict the CLI's ``--json`` writes under
-  ``"error"`` and C's ``claimdag_last_error_json`` gives.
+- ``body``: the error as every front door reports it in JSON (docs/reference.md, "Exit
+  codes and errors"): ``{"code", "message", ...context}``, the same dict the CLI's
+  ``--json`` writes under ``"error"`` and C's ``claimdag_last_error_json`` gives.
 
 A refused call changed nothing, on disk or in memory.
 """
@@ -24,7 +24,19 @@ from claimdag._claimdag import CODES
 
 
 class ClaimdagError(Exception):
-    """Base class of every error claimdag reports."""
+    """Base class of every error claimdag reports; ``except ClaimdagError`` catches them all.
+
+    Attributes:
+        code: The stable code of the class (``"not_found"``, ...), as every front door
+            reports it.
+        node: The node the error is about (32 hex characters), or None.
+        holder: The actor holding the node's claim, when the error names one, or None.
+        generation: The node's current generation, when the error names it, or None.
+        path: The file or directory of a ``corrupt`` or ``io`` error, or None.
+        held: For ``assignee_busy``, the nodes the actor already holds, or None.
+        body: The error as every front door reports it in JSON: ``{"code", "message",
+            ...context}``; None for an error made in Python.
+    """
 
     code: ClassVar[str]
     node: Optional[str] = None

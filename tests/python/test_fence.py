@@ -75,6 +75,10 @@ def test_release_hands_back_with_a_new_generation(store: claimdag.Store) -> None
     assert store.release(nid, ME, gen) == gen + 1
     n = store.get(nid)
     assert (n.status, n.holder, n.attempts) == ("todo", None, 1)
+    # The released holder is remembered: its later calls are stale, with or without a gen.
+    assert n.last_holder == ME == n.to_dict()["last_holder"]
+    with pytest.raises(claimdag.StaleGeneration):
+        store.renew(nid, ME)
 
 
 def test_reopen_moves_the_generation(store: claimdag.Store) -> None:

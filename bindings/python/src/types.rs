@@ -135,6 +135,12 @@ impl Node {
     fn completed_by(&self) -> Option<String> {
         self.0.node.completed_by.map(|a| a.hex())
     }
+    /// The holder whose claim was last handed back (released, expired or reclaimed): its
+    /// renew, release and complete are stale from then on.
+    #[getter]
+    fn last_holder(&self) -> Option<String> {
+        self.0.node.last_holder.map(|a| a.hex())
+    }
     #[getter]
     fn created_at(&self) -> u64 {
         self.0.node.created_at
