@@ -10,6 +10,7 @@ mod common;
 mod pg;
 
 mod copy;
+mod doors;
 mod faults;
 mod fence_time;
 mod front_door;

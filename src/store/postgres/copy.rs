@@ -99,6 +99,7 @@ pub(super) fn load(conn: &mut Conn, store: &PgStore, dump: &Dump) -> Result<()> 
     conn.statements.clear();
     conn.loaded = false;
     let io = |e: postgres::Error| store.err(e);
+    conn.sent = true;
     let client = conn.client()?;
     let mut tx = client.transaction().map_err(io)?;
     tx.batch_execute(&sql::q(LOAD_LOCK, &schema)).map_err(io)?;

@@ -87,6 +87,12 @@ struct Conn {
     last_used: Option<std::time::Instant>,
     /// A load is being made again because the store appeared meanwhile (see `absent`).
     reloading: bool,
+    /// The last call's connection broke under it (and was dropped).
+    broke: bool,
+    /// The call on this connection sent something that may have committed a write (the
+    /// commit of a write, a load): when the connection breaks after it, the call's outcome
+    /// is unknown and it is not made again.
+    sent: bool,
     /// The last write raced another (or took the lock): the next one takes the lock first.
     contended: bool,
 }
@@ -185,9 +191,22 @@ impl PgStore {
     }
 
     /// Runs `f` with a live connection; a connection that broke is dropped (with the cache,
-    /// which may be behind) and made again by the next call.
-    fn with<R>(&self, f: impl FnOnce(&mut Conn, &PgStore) -> Result<R>) -> Result<R> {
+    /// which may be behind) and made again. When it broke before `f` sent anything that may
+    /// commit (a connection killed, or a server restarted, since the last call), `f` runs
+    /// again once on a new connection; after, the call is `io`: its outcome is unknown.
+    fn with<R>(&self, mut f: impl FnMut(&mut Conn, &PgStore) -> Result<R>) -> Result<R> {
+        match self.with_once(&mut f) {
+            Err(e) if e.code() == crate::Code::Io && self.conn().may_retry() => {
+                self.with_once(&mut f)
+            }
+            r => r,
+        }
+    }
+
+    fn with_once<R>(&self, f: &mut impl FnMut(&mut Conn, &PgStore) -> Result<R>) -> Result<R> {
         let mut conn = self.conn();
+        conn.sent = false;
+        conn.broke = false;
         // A connection that sat idle may have been dropped by the server (a restart, an idle
         // timeout, pg_terminate_backend) without this side knowing yet: check it before
         // sending anything, so that a write is never sent on a dead connection and lost as
@@ -217,7 +236,12 @@ impl PgStore {
         }
         let result = conn.check_schema(self).and_then(|()| f(&mut conn, self));
         if conn.client.as_ref().is_some_and(|c| c.is_closed()) {
-            *conn = Conn::default();
+            let sent = conn.sent;
+            *conn = Conn {
+                sent,
+                broke: true,
+                ..Conn::default()
+            };
         } else {
             conn.last_used = Some(std::time::Instant::now());
         }
@@ -226,6 +250,12 @@ impl PgStore {
 }
 
 impl Conn {
+    /// The last call failed on a connection that broke before it sent anything that may
+    /// have committed: making it again cannot make a write twice.
+    fn may_retry(&self) -> bool {
+        self.broke && !self.sent
+    }
+
     fn client(&mut self) -> Result<&mut Client> {
         self.client
             .as_mut()

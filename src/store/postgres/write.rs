@@ -297,6 +297,7 @@ fn commit(
             String::new()
         },
     );
+    conn.sent = true;
     let messages = match conn.client()?.simple_query(&text) {
         Ok(m) => m,
         Err(e) => {
