@@ -87,6 +87,14 @@ for t in "${tests[@]}"; do
   fi
 done
 
+# test_reconnect is about a PostgreSQL connection: built here, run on the server below.
+echo "== compile test_reconnect (shared)"
+if ! "$CC" -std=c99 "${warn[@]}" "${sanitize[@]}" "${includes[@]}" \
+  "$root/tests/c/test_reconnect.c" "$root/tests/c/util.c" "$lib/libclaimdag.so" \
+  -Wl,-rpath,"$lib" -lpthread -o "$build/test_reconnect-shared"; then
+  compile_failed test_reconnect-shared
+fi
+
 # The walkthrough and the conversation again on a PostgreSQL store (a throwaway server,
 # scripts/pg.sh): the same C calls, a postgres:// URL in place of the directory.
 pgdir="$scratch/pg"
@@ -96,6 +104,13 @@ run test_walkthrough-postgres env RUST_BACKTRACE=0 CLAIMDAG_C_STORE_BASE="$pgurl
   "$build/test_walkthrough-shared"
 run test_talk-postgres env RUST_BACKTRACE=0 CLAIMDAG_C_STORE_BASE="$pgurl" \
   "$build/test_talk-shared"
+# The faults test_reconnect makes: the server ends every claimdag connection; it restarts.
+kill_sql="SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity \
+WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()"
+run test_reconnect-postgres env RUST_BACKTRACE=0 CLAIMDAG_C_STORE_BASE="$pgurl" \
+  CLAIMDAG_C_KILL="psql '$pgurl' -X -q -t -A -c \"$kill_sql\" >/dev/null" \
+  CLAIMDAG_C_RESTART="bash '$root/scripts/pg.sh' restart '$pgdir' >/dev/null" \
+  "$build/test_reconnect-shared"
 bash "$root/scripts/pg.sh" stop "$pgdir"
 
 echo "== compile header_twice.cpp"

@@ -15,7 +15,7 @@ fn kill_connections() {
         .arg(pg::own_url())
         .args(["-X", "-q", "-t", "-A", "-c"])
         .arg(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+            "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity \
              WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()",
         )
         .output()
@@ -57,6 +57,9 @@ fn a_rust_handle_reconnects_after_killed_connections_and_a_restart() {
             .unwrap_or_else(|e| panic!("a claim after {what}: {e}"));
         s.complete(b, Status::Done, g, Some(me), None)
             .unwrap_or_else(|e| panic!("a complete after {what}: {e}"));
+        // Again, with a write as the first call.
+        fault();
+        upsert(&s, &format!("a write first after {what}"));
     }
     assert_eq!(s.check().unwrap().problems, Vec::<String>::new());
 }

@@ -49,6 +49,8 @@ export CLAIMDAG_CLI="$PWD/$VENV/bin/claimdag"
 echo "== a throwaway PostgreSQL server (scripts/pg.sh) for tests/python/test_postgres.py"
 pgdir="$(mktemp -d)/pg"
 CLAIMDAG_TEST_PG="$(bash scripts/pg.sh start "$pgdir")"
+# test_postgres restarts it (scripts/pg.sh restart) to see every door reconnect.
+export CLAIMDAG_TEST_PG_DIR="$pgdir"
 export CLAIMDAG_TEST_PG
 trap 'bash scripts/pg.sh stop "$pgdir" >/dev/null 2>&1 || true' EXIT
 

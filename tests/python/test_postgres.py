@@ -77,3 +77,64 @@ def test_a_wrong_password_never_shows(pg_url: str) -> None:
     with pytest.raises(claimdag.StoreIOError) as info:
         claimdag.Store(bad).list()
     assert "hunter2" not in str(info.value) and "127.0.0.1:1" in str(info.value)
+
+
+def _kill_connections() -> None:
+    """The server ends every claimdag connection (pg_terminate_backend)."""
+    subprocess.run(
+        ["psql", os.environ["CLAIMDAG_TEST_PG"], "-X", "-q", "-t", "-A", "-c",
+         "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity "
+         "WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()"],
+        check=True, capture_output=True, timeout=60,
+    )
+
+
+def _restart_server() -> None:
+    """The server restarts as after a crash (scripts/pg.sh restart: immediate shutdown)."""
+    d = os.environ.get("CLAIMDAG_TEST_PG_DIR", "")
+    assert d, "CLAIMDAG_TEST_PG_DIR is not set: tests/python/run.sh starts the server"
+    root = pathlib.Path(__file__).resolve().parents[2]
+    subprocess.run(["bash", str(root / "scripts" / "pg.sh"), "restart", d],
+                   check=True, capture_output=True, timeout=120)
+
+
+def test_the_module_and_the_mcp_server_reconnect_after_lost_connections(pg_url: str) -> None:
+    """Right after the server killed their connections, and after it restarted, the next
+    call of a module handle and of a running `claimdag mcp` reconnects and works."""
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    cli = os.environ.get("CLAIMDAG_CLI", "")
+    assert cli, "CLAIMDAG_CLI is not set: tests/python/run.sh sets it"
+    store = claimdag.Store(pg_url)
+    store.config(max_held=0)
+    first = store.upsert("before the faults")
+
+    async def main() -> None:
+        params = StdioServerParameters(
+            command=cli, args=["--dir", pg_url, "mcp"],
+            env={"PATH": os.environ.get("PATH", ""), "CLAIMDAG_ACTOR": "name:agent-a"},
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                assert not (await s.call_tool("list", {})).is_error
+                for fault, what in ((_kill_connections, "killed"), (_restart_server, "restart")):
+                    fault()
+                    assert store.get(first).id == first, what
+                    nid = store.upsert(f"after {what}")
+                    store.complete(nid, gen=store.claim(nid, ME))
+                    listed = await s.call_tool("list", {})
+                    assert not listed.is_error, (what, listed)
+                    made = await s.call_tool("upsert", {"summary": f"by the agent after {what}"})
+                    assert not made.is_error, (what, made)
+                    grant = await s.call_tool("claim_next", {})
+                    assert not grant.is_error and grant.structured_content, (what, grant)
+
+    asyncio.run(main())
+    assert store.check().ok
+    summaries = {n.summary for n in store.list(terminal=True)}
+    assert {"after killed", "after restart", "by the agent after killed",
+            "by the agent after restart"} <= summaries

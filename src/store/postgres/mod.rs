@@ -42,6 +42,9 @@ const RETRIES: usize = 16;
 /// A connection idle this long costs one round trip (a check that it is alive) before its
 /// next use.
 const IDLE_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+/// A connection idle this long is given [`GONE_WAIT`] to show that the server ended it.
+const GONE_CHECK: std::time::Duration = std::time::Duration::from_millis(20);
+const GONE_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// A PostgreSQL store.
 pub struct PgStore {
@@ -207,10 +210,18 @@ impl PgStore {
         let mut conn = self.conn();
         conn.sent = false;
         conn.broke = false;
-        // A connection that sat idle may have been dropped by the server (a restart, an idle
-        // timeout, pg_terminate_backend) without this side knowing yet: check it before
-        // sending anything, so that a write is never sent on a dead connection and lost as
-        // `io` (a lease object or `work` would take its still-valid lease for lost).
+        // The server may have ended the connection since the last call (pg_terminate_backend,
+        // a restart): a connection idle for a moment is given a millisecond to show what the
+        // server sent meanwhile, so that nothing is sent on a connection that is gone.
+        if conn.last_used.is_some_and(|t| t.elapsed() >= GONE_CHECK) {
+            if let Some(c) = conn.client.as_mut() {
+                use postgres::fallible_iterator::FallibleIterator;
+                let polled = c.notifications().timeout_iter(GONE_WAIT).next();
+                if polled.is_err() || c.is_closed() {
+                    *conn = Conn::default();
+                }
+            }
+        }
         if conn.last_used.is_some_and(|t| t.elapsed() >= IDLE_CHECK) {
             let alive = conn
                 .client
