@@ -1,7 +1,9 @@
 //! Tests only root can run: each mounts a small tmpfs and fills it. A full file system is a
 //! clean `io` error that loses no committed write; a compaction that runs out of space keeps
 //! the write that triggered it and leaves no temporary behind, so the store writes again once
-//! there is room. Ignored in a normal run; `make test-rust` runs them as root.
+//! there is room; and a fleet of workers on a disk that fills again and again leaves a history
+//! the checker (tests/common/checker.rs) finds clean. Ignored in a normal run; `make
+//! test-rust` runs them as root.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -327,4 +329,36 @@ fn upsert_until_the_disk_fills(run: Runs, ids: &mut Vec<String>) -> Run {
             }
         })
         .expect("the disk never filled")
+}
+
+#[test]
+#[ignore = "needs root: it mounts a small tmpfs and fills it"]
+fn a_fleet_on_a_disk_that_keeps_filling_leaves_a_clean_history() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let mnt = scratch.path().join("mnt");
+    let _fs = tmpfs(&mnt, "16m")
+        .unwrap_or_else(|why| panic!("a full disk is simulated with a small tmpfs, and {why}"));
+    let plan = common::fleet::Plan {
+        dir: mnt.join("store").to_str().expect("utf-8").to_string(),
+        workers: 4,
+        nodes: 16,
+        run_for: std::time::Duration::from_secs(10),
+        ttl_ms: 800,
+        fault_env: None,
+        seed: common::Rng::from_env("fleet (full disk)").next(),
+    };
+    // The disk is full (4 KiB left) for 300 ms of every second.
+    let fills = std::sync::atomic::AtomicUsize::new(0);
+    let filling = |stop: &AtomicBool| {
+        while !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            let filler = fill(&mnt, 4 * 1024);
+            fills.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            std::fs::remove_file(&filler).expect("remove the filler");
+        }
+    };
+    common::fleet::run_and_check(&plan, &filling, "fleet (full disk)");
+    assert!(fills.into_inner() >= 5, "the disk filled too rarely");
 }
