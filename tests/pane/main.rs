@@ -3,6 +3,9 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/pg.rs"]
+mod pg;
 
 mod dump;
 mod tmux;
+mod tmux_postgres;

@@ -8,12 +8,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// A tmux server of its own (its socket in the test's directory), killed on drop.
-struct Tmux {
+pub(crate) struct Tmux {
     sock: PathBuf,
 }
 
 impl Tmux {
-    fn new(dir: &Path) -> Tmux {
+    pub(crate) fn new(dir: &Path) -> Tmux {
         let found = Command::new("tmux").arg("-V").output();
         assert!(
             found.is_ok_and(|o| o.status.success()),
@@ -24,7 +24,7 @@ impl Tmux {
         }
     }
 
-    fn run(&self, args: &[&str]) -> String {
+    pub(crate) fn run(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .arg("-S")
             .arg(&self.sock)
@@ -45,7 +45,7 @@ impl Tmux {
     }
 
     /// Waits until the screen shows `text` (at most 20 s); returns how long it took.
-    fn wait_for(&self, text: &str) -> Duration {
+    pub(crate) fn wait_for(&self, text: &str) -> Duration {
         let t = Instant::now();
         loop {
             let s = self.screen();

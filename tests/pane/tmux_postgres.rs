@@ -1,0 +1,82 @@
+//! The live pane on a PostgreSQL store goes on after the server killed its connections and
+//! after the server restarted: it shows writes made afterwards, and its keys act.
+
+use super::tmux::Tmux;
+use crate::common;
+use crate::pg;
+
+fn cli(url: &str, args: &[&str]) -> String {
+    let out = common::command()
+        .arg("--dir")
+        .arg(url)
+        .args(args)
+        .output()
+        .expect("run claimdag");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn kill_connections() {
+    let out = std::process::Command::new("psql")
+        .arg(pg::own_url())
+        .args(["-X", "-q", "-t", "-A", "-c"])
+        .arg(
+            "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity \
+             WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()",
+        )
+        .output()
+        .expect("psql");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_pane_on_postgres_goes_on_after_killed_connections_and_a_restart() {
+    let (url, _, _turn) = pg::fresh_own();
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let a = cli(&url, &["upsert", "--summary", "the first node"]);
+    let tmux = Tmux::new(scratch.path());
+    let cmd = format!(
+        "env CLAIMDAG_ACTOR=name:lead '{}' --dir '{url}' pane; echo PANE-EXITED-$?; sleep 60",
+        common::bin()
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &cmd,
+    ]);
+    tmux.wait_for("the first node");
+    for (fault, what) in [
+        (kill_connections as fn(), "kill"),
+        (pg::restart_own as fn(), "restart"),
+    ] {
+        fault();
+        cli(&url, &["upsert", "--summary", &format!("after the {what}")]);
+        let took = tmux.wait_for(&format!("after the {what}"));
+        eprintln!(
+            "the pane showed a write made after the {what} in {} ms",
+            took.as_millis()
+        );
+    }
+    // A key acts on the store through the pane's handle.
+    tmux.run(&["send-keys", "-t", "t", "n"]);
+    tmux.wait_for(&format!("claimed {}...", &a[..8]));
+    assert!(cli(&url, &["list", "--holder", "name:lead"]).contains(&a[..8]));
+    tmux.run(&["send-keys", "-t", "t", "q"]);
+    tmux.wait_for("PANE-EXITED-0");
+}
