@@ -182,22 +182,7 @@ impl Worker<'_> {
         let roll = self.rng.below(100);
         let words = |w: &[&str]| -> Vec<String> { w.iter().map(|s| s.to_string()).collect() };
         if roll < 25 {
-            let args = words(&[
-                "renew",
-                &node,
-                "--actor",
-                &me,
-                "--gen",
-                &gs,
-                "--ttl",
-                &self.ttl(),
-            ]);
-            if self
-                .call("renew", &args, vec![(node, gen)], None, None)
-                .is_none()
-            {
-                self.holds.remove(i);
-            }
+            self.renew(i);
         } else if roll < 55 {
             let status = if self.rng.below(4) == 0 {
                 "failed"
@@ -219,22 +204,23 @@ impl Worker<'_> {
             self.call("complete", &args, vec![(node, gen - 1)], Some("done"), None);
         } else {
             std::thread::sleep(Duration::from_millis(self.plan.ttl_ms + 200));
-            let args = words(&[
-                "renew",
-                &node,
-                "--actor",
-                &me,
-                "--gen",
-                &gs,
-                "--ttl",
-                &self.ttl(),
-            ]);
-            if self
-                .call("renew", &args, vec![(node, gen)], None, None)
-                .is_none()
-            {
-                self.holds.remove(i);
-            }
+            self.renew(i);
+        }
+    }
+
+    /// Renews hold `i`; a refused or unknown renewal drops it.
+    fn renew(&mut self, i: usize) {
+        let (node, gen) = self.holds[i].clone();
+        let args: Vec<String> = ["renew", &node, "--actor", &self.actor, "--gen"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([gen.to_string(), "--ttl".into(), self.ttl()])
+            .collect();
+        if self
+            .call("renew", &args, vec![(node, gen)], None, None)
+            .is_none()
+        {
+            self.holds.remove(i);
         }
     }
 

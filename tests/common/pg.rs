@@ -139,3 +139,22 @@ pub fn restart_own() {
         .expect("run scripts/pg.sh restart");
     assert!(ok.success(), "scripts/pg.sh restart failed");
 }
+
+/// Ends every claimdag connection to the server this binary started
+/// (`pg_terminate_backend`), and waits until each is gone.
+pub fn kill_own_connections() {
+    let out = std::process::Command::new("psql")
+        .arg(own_url())
+        .args(["-X", "-q", "-t", "-A", "-c"])
+        .arg(
+            "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity \
+             WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()",
+        )
+        .output()
+        .expect("run psql");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

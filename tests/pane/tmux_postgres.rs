@@ -20,23 +20,6 @@ fn cli(url: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-fn kill_connections() {
-    let out = std::process::Command::new("psql")
-        .arg(pg::own_url())
-        .args(["-X", "-q", "-t", "-A", "-c"])
-        .arg(
-            "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity \
-             WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()",
-        )
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn the_pane_on_postgres_goes_on_after_killed_connections_and_a_restart() {
     let (url, _, _turn) = pg::fresh_own();
@@ -62,7 +45,7 @@ fn the_pane_on_postgres_goes_on_after_killed_connections_and_a_restart() {
     ]);
     tmux.wait_for("the first node");
     for (fault, what) in [
-        (kill_connections as fn(), "kill"),
+        (pg::kill_own_connections as fn(), "kill"),
         (pg::restart_own as fn(), "restart"),
     ] {
         fault();

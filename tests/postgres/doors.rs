@@ -9,24 +9,6 @@ use super::{cli, pg, schema_of, server_port};
 use crate::common::actor;
 use claimdag::{Actor, Code, Status, Store, Upsert};
 
-/// Kills every claimdag connection to the server this binary started.
-fn kill_connections() {
-    let out = std::process::Command::new("psql")
-        .arg(pg::own_url())
-        .args(["-X", "-q", "-t", "-A", "-c"])
-        .arg(
-            "SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity \
-             WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()",
-        )
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn upsert(s: &Store, summary: &str) -> claimdag::Id {
     s.upsert(Upsert {
         summary: summary.into(),
@@ -42,7 +24,10 @@ fn a_rust_handle_reconnects_after_killed_connections_and_a_restart() {
     let me = Actor::from_name("door").unwrap();
     let a = upsert(&s, "before the faults");
     for (fault, what) in [
-        (kill_connections as fn(), "its connections were killed"),
+        (
+            pg::kill_own_connections as fn(),
+            "its connections were killed",
+        ),
         (pg::restart_own as fn(), "the server restarted"),
     ] {
         fault();

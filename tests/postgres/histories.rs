@@ -13,24 +13,6 @@ fn soak() -> bool {
     std::env::var_os("CLAIMDAG_SOAK").is_some()
 }
 
-/// Kills every claimdag connection to the server this binary started.
-fn kill_connections() {
-    let out = std::process::Command::new("psql")
-        .arg(pg::own_url())
-        .args(["-X", "-q", "-t", "-A", "-c"])
-        .arg(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-             WHERE application_name = 'claimdag' AND pid <> pg_backend_pid()",
-        )
-        .output()
-        .expect("psql");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn a_fleet_under_kills_stops_lost_connections_and_a_restart_leaves_a_clean_history() {
     let (url, _, _turn) = pg::fresh_own();
@@ -58,7 +40,7 @@ fn a_fleet_under_kills_stops_lost_connections_and_a_restart_leaves_a_clean_histo
                 pg::restart_own();
                 restarts += 1;
             } else {
-                kill_connections();
+                pg::kill_own_connections();
             }
         }
         eprintln!(
