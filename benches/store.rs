@@ -306,9 +306,24 @@ fn size(work: &Path, n: usize, quick: bool) {
     let budget = Duration::from_secs(if quick { 2 } else { 5 });
     let s = Series::new(max, budget);
     note(&format!("ours: durable writes at {n} nodes"));
-    let mut floor = Floor::new(&work.join("floor"));
+    let mut floor = Floor::with_overwrite(&work.join("floor"));
     let c = claims(&store, &ids, 0, &s, Some(&mut floor));
     let cf = pair_ratio(&c, floor.samples(), 1.0);
+    // The same claims against a write over blocks the file already has: the floor of a
+    // journal that writes into its own space.
+    let over = floor.over_samples()[..c.len()].to_vec();
+    emit(
+        SYSTEM,
+        &format!("claim_over_floor_x@{label}"),
+        pair_ratio(&c, &over, 1.0),
+        "median",
+    );
+    emit(
+        SYSTEM,
+        &format!("floor_over_us@{label}"),
+        median(over),
+        "median, paired",
+    );
     let cy = cycles(&store, &ids, max, &s, Some(&mut floor));
     let cyf = pair_ratio(&cy, &floor.samples()[c.len()..], 2.0);
     let per_s = cy.len() as f64 / (cy.iter().sum::<f64>() / 1e6);

@@ -132,13 +132,21 @@ pub fn vm_kib(field: &str) -> f64 {
 }
 
 /// One bare append of a 300-byte line and one `fdatasync` on a file of its own in the
-/// measured directory: the physical floor of a durable write.
+/// measured directory: the physical floor of a durable write. [`Floor::with_overwrite`]
+/// also measures, right after it, the same line written over blocks a file already has
+/// (its size unchanged) and `fdatasync`: the floor of a journal that writes into its own
+/// space.
 pub struct Floor {
     file: std::fs::File,
     path: PathBuf,
     line: Vec<u8>,
     samples: Vec<f64>,
+    over: Option<(std::fs::File, PathBuf, u64)>,
+    over_samples: Vec<f64>,
 }
+
+/// The size of the file the overwrite floor writes within.
+const OVER_LEN: u64 = 1 << 20;
 
 impl Floor {
     pub fn new(dir: &Path) -> Floor {
@@ -157,7 +165,23 @@ impl Floor {
             path,
             line,
             samples: Vec::new(),
+            over: None,
+            over_samples: Vec::new(),
         }
+    }
+
+    /// A floor that also measures a write over already-written blocks.
+    pub fn with_overwrite(dir: &Path) -> Floor {
+        let mut f = Floor::new(dir);
+        let path = dir.join("floor-over.bin");
+        std::fs::write(&path, vec![b'x'; OVER_LEN as usize]).expect("write the overwrite file");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open the overwrite file");
+        file.sync_all().expect("fsync");
+        f.over = Some((file, path, 0));
+        f
     }
 
     pub fn once(&mut self) {
@@ -165,6 +189,19 @@ impl Floor {
         self.file.write_all(&self.line).expect("append");
         self.file.sync_data().expect("fdatasync");
         self.samples.push(t.elapsed().as_secs_f64() * 1e6);
+        if let Some((file, _, at)) = &mut self.over {
+            use std::os::unix::fs::FileExt;
+            let t = Instant::now();
+            file.write_all_at(&self.line, *at).expect("overwrite");
+            file.sync_data().expect("fdatasync");
+            self.over_samples.push(t.elapsed().as_secs_f64() * 1e6);
+            *at = (*at + self.line.len() as u64) % (OVER_LEN - self.line.len() as u64);
+        }
+    }
+
+    /// The overwrite samples so far, in µs, oldest first (none without `with_overwrite`).
+    pub fn over_samples(&self) -> &[f64] {
+        &self.over_samples
     }
 
     /// Every sample so far, in µs, oldest first.
@@ -175,6 +212,9 @@ impl Floor {
     /// The median so far, and the file removed.
     pub fn done(self) -> f64 {
         let _ = std::fs::remove_file(&self.path);
+        if let Some((_, path, _)) = &self.over {
+            let _ = std::fs::remove_file(path);
+        }
         median(self.samples)
     }
 }

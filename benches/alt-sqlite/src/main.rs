@@ -8,10 +8,12 @@
 //!
 //!     claimdag-bench-sqlite [--quick] [--work DIR] [--sizes 1000,10000]
 //!
-//! Prints `sqlite<TAB>key<TAB>value<TAB>note` lines with the keys of benches/store.rs.
+//! Prints `sqlite<TAB>key<TAB>value<TAB>note` lines with the keys of benches/store.rs, and
+//! `sqlite-min` lines for the least a claim table must write (minimal.rs).
 
 #[path = "../../common/mod.rs"]
 mod common;
+mod minimal;
 
 use common::{emit, median, note, vm_kib, Floor, Series};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -515,6 +517,7 @@ fn main() {
     };
     for n in sizes {
         size(&work, n, quick);
+        minimal::size(&work, n, &common::count(n), quick);
     }
     note("sqlite: 4 processes draining 1,000 nodes");
     let runs = if quick { 1 } else { 3 };
