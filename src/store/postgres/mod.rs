@@ -198,16 +198,23 @@ impl PgStore {
     /// commit (a connection killed, or a server restarted, since the last call), `f` runs
     /// again once on a new connection; after, the call is `io`: its outcome is unknown.
     fn with<R>(&self, mut f: impl FnMut(&mut Conn, &PgStore) -> Result<R>) -> Result<R> {
-        match self.with_once(&mut f) {
-            Err(e) if e.code() == crate::Code::Io && self.conn().may_retry() => {
-                self.with_once(&mut f)
+        // One lock for both attempts: no other thread's call may come between a failed
+        // attempt and the decision to make it again (it would reset what that decision
+        // reads).
+        let mut conn = self.conn();
+        match self.attempt(&mut conn, &mut f) {
+            Err(e) if e.code() == crate::Code::Io && conn.may_retry() => {
+                self.attempt(&mut conn, &mut f)
             }
             r => r,
         }
     }
 
-    fn with_once<R>(&self, f: &mut impl FnMut(&mut Conn, &PgStore) -> Result<R>) -> Result<R> {
-        let mut conn = self.conn();
+    fn attempt<R>(
+        &self,
+        conn: &mut Conn,
+        f: &mut impl FnMut(&mut Conn, &PgStore) -> Result<R>,
+    ) -> Result<R> {
         conn.sent = false;
         conn.broke = false;
         // The server may have ended the connection since the last call (pg_terminate_backend,
@@ -245,7 +252,7 @@ impl PgStore {
                 ..Conn::default()
             };
         }
-        let result = conn.check_schema(self).and_then(|()| f(&mut conn, self));
+        let result = conn.check_schema(self).and_then(|()| f(conn, self));
         if conn.client.as_ref().is_some_and(|c| c.is_closed()) {
             let sent = conn.sent;
             *conn = Conn {
@@ -265,6 +272,11 @@ impl Conn {
     /// have committed: making it again cannot make a write twice.
     fn may_retry(&self) -> bool {
         self.broke && !self.sent
+    }
+
+    /// The connection broke: an error on it says nothing about the store.
+    fn gone(&self) -> bool {
+        self.client.as_ref().is_none_or(|c| c.is_closed())
     }
 
     fn client(&mut self) -> Result<&mut Client> {
@@ -406,6 +418,7 @@ impl Backend for PgStore {
         self.with(|conn, store| {
             let stmt = match conn.stmt(store, sql::HEAD) {
                 Ok(s) => s,
+                Err(e) if conn.gone() => return Err(e),
                 Err(_) => return Ok(0),
             };
             match conn.client()?.query_one(&stmt, &[]) {
@@ -423,6 +436,7 @@ impl Backend for PgStore {
         self.with(|conn, store| {
             let stmt = match conn.stmt(store, sql::VERSION_OF) {
                 Ok(s) => s,
+                Err(e) if conn.gone() => return Err(e),
                 Err(_) => return Ok(0),
             };
             match conn.client()?.query_one(&stmt, &[]) {

@@ -413,6 +413,7 @@ pub(super) fn history(
 ) -> Result<Vec<HistoryLine>> {
     let stmt = match conn.stmt(store, sql::HISTORY_SAFE) {
         Ok(s) => s,
+        Err(e) if conn.gone() => return Err(e),
         Err(_) => return Ok(Vec::new()), // no store yet: no history
     };
     let node = node.map(|n| n.hex());
