@@ -1,12 +1,12 @@
 //! Claims and their ends: claim, claim-next, renew, release, reclaim, complete, reopen.
 //! Generations move here and only here (and in expiry, `Tx::hand_back`).
 
-use super::{check_text, check_ttl, resources_overlap, validate_word, validate_workspace};
+use super::{check_progress, check_text, check_ttl, resources_overlap, validate_word, validate_workspace};
 use super::validate::{check_delay, output_text};
 use super::{Finish, Grant, Output, Readiness, Tx, MAX_BATCH};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
-use crate::model::{Node, Status, MAX_PROGRESS_BYTES};
+use crate::model::{Node, Status};
 use crate::schedule;
 
 /// The claims of one `claim-next` so far.
@@ -248,7 +248,7 @@ impl Tx<'_> {
             check_ttl(self.now, t, "ttl")?;
         }
         if let Some(p) = progress {
-            check_text("progress", p, MAX_PROGRESS_BYTES)?;
+            check_progress(p)?;
         }
         let mut n = self.held_by(id, actor, gen)?;
         n.renewed_at = Some(self.now);

@@ -27,7 +27,7 @@ pub use plan::{Plan, PlanNode};
 pub use scope::{valid_until_in, Scope};
 use validate::{check_line, check_list, check_ttl};
 pub use validate::{
-    check_text, normalize_summary, resource_covers, resources_overlap, validate_word,
+    check_progress, check_text, normalize_summary, resource_covers, resources_overlap, validate_word,
     validate_workspace,
 };
 

@@ -65,6 +65,11 @@ pub fn normalize_summary(text: &str) -> Result<String> {
     Ok(t.to_string())
 }
 
+/// Checks a checkpoint (`renew --progress`, a lease's `progress`): no NUL, at most 64 KiB.
+pub fn check_progress(text: &str) -> Result<()> {
+    check_text("progress", text, MAX_PROGRESS_BYTES)
+}
+
 /// Checks a free-text field: no NUL, at most `max` bytes.
 pub fn check_text(what: &str, text: &str, max: usize) -> Result<()> {
     if text.contains('\0') {

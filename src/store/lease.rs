@@ -35,8 +35,8 @@
 
 use crate::error::{Code, Error, Result};
 use crate::id::{Actor, Id};
-use crate::model::{CancelRequest, Status, MAX_PROGRESS_BYTES};
-use crate::rules::{check_text, Finish, Grant};
+use crate::model::{CancelRequest, Status};
+use crate::rules::{check_progress, Finish, Grant};
 use crate::store::Store;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -219,7 +219,7 @@ impl Lease {
     /// text the store would refuse (over 64 KiB, or with a NUL) is `invalid_input` here, at
     /// once, and is not queued: the renewals go on with the last checkpoint that fits.
     pub fn progress(&self, text: &str) -> Result<()> {
-        check_text("progress", text, MAX_PROGRESS_BYTES)?;
+        check_progress(text)?;
         if let Ok(mut p) = self.shared.pending.lock() {
             *p = Some(text.to_string());
         }
