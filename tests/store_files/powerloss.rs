@@ -223,12 +223,22 @@ fn next_generation_is_new(s: &Store) -> Result<(), String> {
     let got = r.json();
     let node = got["id"].as_str().unwrap_or_default().to_string();
     let gen = got["generation"].as_u64().unwrap_or(0);
+    // The grant is the node's last event; every event before it is at a lower generation
+    // (a grant at `gen` before it would be the same generation granted twice).
     let log = s.json(&["log", &node]);
-    let before = log
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| !(e["verb"] == "claim" && e["generation"] == gen))
+    let events = log.as_array().cloned().unwrap_or_default();
+    let Some((last, earlier)) = events.split_last() else {
+        return Err(format!(
+            "claim-next granted {gen} on {node}, which has no history"
+        ));
+    };
+    if last["verb"] != "claim" || last["generation"] != gen {
+        return Err(format!(
+            "the grant of {gen} is not {node}'s last event: {last}"
+        ));
+    }
+    let before = earlier
+        .iter()
         .filter_map(|e| e["generation"].as_u64())
         .max()
         .unwrap_or(0);
@@ -279,13 +289,25 @@ fn digest(files: &Files) -> u64 {
     h.finish()
 }
 
-/// Every cut of `rec`, `draws` random file states each beside the fixed ones. Returns the
-/// cuts and the distinct file states opened.
-fn explore(rec: &Recording, draws: usize, rng: &mut Rng) -> (usize, usize) {
+/// What [`explore`] went through: cut points, distinct file states opened, and the file
+/// states with a rename not yet durable and with a new file's entry not yet durable.
+struct Explored {
+    cuts: usize,
+    states: usize,
+    renames_lost: usize,
+    entries_lost: usize,
+}
+
+/// Every cut of `rec`, `draws` random file states each beside the fixed ones.
+fn explore(rec: &Recording, draws: usize, rng: &mut Rng) -> Explored {
     let mut seen: HashMap<u64, Result<Reading, String>> = HashMap::new();
+    let (mut renames_lost, mut entries_lost) = (0, 0);
     for at in 0..=rec.calls.len() {
         let cut = model::cut(&rec.calls, at);
         for choice in choices(&cut, draws, rng) {
+            let (rename, entry) = cut.drops_entries(&choice);
+            renames_lost += usize::from(rename);
+            entries_lost += usize::from(entry);
             let files = cut.files(&choice);
             let read = seen
                 .entry(digest(&files))
@@ -311,7 +333,12 @@ fn explore(rec: &Recording, draws: usize, rng: &mut Rng) -> (usize, usize) {
             );
         }
     }
-    (rec.calls.len() + 1, seen.len())
+    Explored {
+        cuts: rec.calls.len() + 1,
+        states: seen.len(),
+        renames_lost,
+        entries_lost,
+    }
 }
 
 fn soak() -> bool {
@@ -337,11 +364,25 @@ fn power_cuts_at_every_point_of_a_run_lose_nothing_acknowledged() {
         "the run compacted too rarely to test renames: {renames}"
     );
     let mut rng = Rng::from_env("power cuts");
-    let (cuts, states) = explore(&rec, draws, &mut rng);
+    let e = explore(&rec, draws, &mut rng);
     eprintln!(
         "power cuts: {} commands, {} recorded calls ({syncs} syncs, {renames} renames), \
-         {cuts} cut points, {states} distinct file states opened",
+         {} cut points, {} distinct file states opened; {} states lost a rename, {} a new \
+         file's entry",
         rec.commands.len(),
-        rec.calls.len()
+        rec.calls.len(),
+        e.cuts,
+        e.states,
+        e.renames_lost,
+        e.entries_lost
+    );
+    // The directory-entry cases were among them.
+    assert!(
+        e.renames_lost > 0,
+        "no file state had a rename not yet durable"
+    );
+    assert!(
+        e.entries_lost > 0,
+        "no file state had a new file's entry not yet durable"
     );
 }

@@ -321,6 +321,16 @@ pub struct Choice {
 }
 
 impl Cut {
+    /// The directory-entry cases `choice` makes: (a rename it drops, a new file's entry it
+    /// drops).
+    pub fn drops_entries(&self, choice: &Choice) -> (bool, bool) {
+        let dropped = &self.meta[choice.meta.min(self.meta.len())..];
+        (
+            dropped.iter().any(|m| matches!(m, Meta::Rename { .. })),
+            dropped.iter().any(|m| matches!(m, Meta::Create { .. })),
+        )
+    }
+
     pub fn meta_len(&self) -> usize {
         self.meta.len()
     }
