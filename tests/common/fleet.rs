@@ -305,27 +305,30 @@ fn faults(victims: &Victims, stop: &AtomicBool, ttl_ms: u64, seed: u64) -> (usiz
     (kills.into_inner(), stops.into_inner())
 }
 
+/// `claimdag --dir DIR ARGS`, which must succeed; its output, trimmed.
+pub fn ok(dir: &str, args: &[&str]) -> String {
+    let out = command()
+        .arg("--dir")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run claimdag");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 /// Runs the fleet of `plan` on its store (made with `plan.nodes` nodes first), with
 /// `backend_faults` run beside it until the workers stop.
 pub fn run(plan: &Plan, backend_faults: &(dyn Fn(&AtomicBool) + Sync)) -> Ran {
-    let seed = |dir: &str, args: &[&str]| {
-        let out = command()
-            .arg("--dir")
-            .arg(dir)
-            .args(args)
-            .output()
-            .expect("seed");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    seed(&plan.dir, &["config", "max_held", "0"]);
+    ok(&plan.dir, &["config", "max_held", "0"]);
     let ids: Vec<String> = (0..plan.nodes)
         .map(|i| {
-            seed(
+            ok(
                 &plan.dir,
                 &["upsert", "--summary", &format!("fleet node {i}")],
             )
@@ -374,31 +377,16 @@ pub fn run(plan: &Plan, backend_faults: &(dyn Fn(&AtomicBool) + Sync)) -> Ran {
 
 /// The store's history and each node's final generation, after a run; asserts `check`.
 pub fn read_back(dir: &str) -> (Vec<Event>, BTreeMap<String, u64>) {
-    let run = |args: &[&str]| {
-        let out = command()
-            .arg("--dir")
-            .arg(dir)
-            .args(args)
-            .output()
-            .expect("read back");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
-    let checked = run(&["check"]);
+    let checked = ok(dir, &["check"]);
     assert!(checked.starts_with("ok"), "check after the run: {checked}");
-    let log: Value = serde_json::from_str(&run(&["--json", "log"])).expect("log json");
+    let log: Value = serde_json::from_str(&ok(dir, &["--json", "log"])).expect("log json");
     let events = log
         .as_array()
         .expect("log")
         .iter()
         .map(Event::from_json)
         .collect();
-    let list: Value = serde_json::from_str(&run(&["--json", "list", "--all"])).expect("list");
+    let list: Value = serde_json::from_str(&ok(dir, &["--json", "list", "--all"])).expect("list");
     let finals = list
         .as_array()
         .expect("list")

@@ -82,11 +82,21 @@ impl Drop for Tmux {
 /// exited: once `PANE-EXITED-` shows, both files are written. The pane's process id is in
 /// `pane.pid`.
 fn start(tmux: &Tmux, s: &Store, env: &str, extra: &str) {
-    let dir = s.scratch().display().to_string();
+    start_in(
+        tmux,
+        s.scratch(),
+        &s.dir().display().to_string(),
+        env,
+        extra,
+    );
+}
+
+/// [`start`] on the store `store` (a directory or a URL), with its files in `scratch`.
+pub(crate) fn start_in(tmux: &Tmux, scratch: &Path, store: &str, env: &str, extra: &str) {
+    let dir = scratch.display().to_string();
     let cmd = format!(
-        "cd '{dir}'; ulimit -c 0; stty -g > before; sh -c 'echo $$ > pane.pid; exec \"$@\"' sh env {env} '{}' --dir '{}' pane {extra}; code=$?; stty -g > after; stty -a > after-a; echo PANE-EXITED-$code; sleep 60",
+        "cd '{dir}'; ulimit -c 0; stty -g > before; sh -c 'echo $$ > pane.pid; exec \"$@\"' sh env {env} '{}' --dir '{store}' pane {extra}; code=$?; stty -g > after; stty -a > after-a; echo PANE-EXITED-$code; sleep 60",
         common::bin(),
-        s.dir().display()
     );
     tmux.run(&[
         "new-session",

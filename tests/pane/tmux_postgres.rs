@@ -1,24 +1,9 @@
 //! The live pane on a PostgreSQL store goes on after the server killed its connections and
 //! after the server restarted: it shows writes made afterwards, and its keys act.
 
-use super::tmux::Tmux;
-use crate::common;
+use super::tmux::{start_in, Tmux};
+use crate::common::fleet::ok as cli;
 use crate::pg;
-
-fn cli(url: &str, args: &[&str]) -> String {
-    let out = common::command()
-        .arg("--dir")
-        .arg(url)
-        .args(args)
-        .output()
-        .expect("run claimdag");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 #[test]
 fn the_pane_on_postgres_goes_on_after_killed_connections_and_a_restart() {
@@ -26,23 +11,7 @@ fn the_pane_on_postgres_goes_on_after_killed_connections_and_a_restart() {
     let scratch = tempfile::tempdir().expect("tempdir");
     let a = cli(&url, &["upsert", "--summary", "the first node"]);
     let tmux = Tmux::new(scratch.path());
-    let cmd = format!(
-        "env CLAIMDAG_ACTOR=name:lead '{}' --dir '{url}' pane; echo PANE-EXITED-$?; sleep 60",
-        common::bin()
-    );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "t",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "sh",
-        "-c",
-        &cmd,
-    ]);
+    start_in(&tmux, scratch.path(), &url, "CLAIMDAG_ACTOR=name:lead", "");
     tmux.wait_for("the first node");
     for (fault, what) in [
         (pg::kill_own_connections as fn(), "kill"),

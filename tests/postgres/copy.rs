@@ -89,11 +89,7 @@ fn copy_of_a_store_being_written_is_one_snapshot() {
         &[".history"],
         std::time::Duration::from_secs(3),
     );
-    let source = format!(
-        "postgres://claimdag:claimdag-test@127.0.0.1:{}/claimdag?sslmode=disable&schema={}",
-        slow_history.port,
-        super::schema_of(&url)
-    );
+    let source = slow_history.store_url(&url);
     let target = pg::fresh_url();
     let (s2, t2) = (source.clone(), target.clone());
     let copier = std::thread::spawn(move || cli(&s2, &["copy", "--from", &s2, "--to", &t2]));

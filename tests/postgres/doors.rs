@@ -5,7 +5,7 @@
 //! outcome unknown), and a read afterwards finds it whole or not at all, never half.
 
 use super::proxy::Proxy;
-use super::{cli, pg, schema_of, server_port};
+use super::{cli, pg, server_port};
 use crate::common::actor;
 use claimdag::{Actor, Code, Status, Store, Upsert};
 
@@ -49,15 +49,6 @@ fn a_rust_handle_reconnects_after_killed_connections_and_a_restart() {
     assert_eq!(s.check().unwrap().problems, Vec::<String>::new());
 }
 
-/// The URL of `url`'s store through `proxy`.
-fn through(proxy: &Proxy, url: &str) -> String {
-    format!(
-        "postgres://claimdag:claimdag-test@127.0.0.1:{}/claimdag?sslmode=disable&schema={}",
-        proxy.port,
-        schema_of(url)
-    )
-}
-
 /// The texts of the message that commits a write.
 const COMMIT: &[&str] = &[".commit7("];
 
@@ -76,7 +67,7 @@ fn a_write_cut_mid_commit_is_io_and_reads_back_whole_or_not_at_all() {
         .trim()
         .to_string();
     let proxy = Proxy::cutting(server_port(), COMMIT);
-    let cut = through(&proxy, &url);
+    let cut = proxy.store_url(&url);
     let me = actor(5);
     // The command: the link dies after the commit was sent, before its answer.
     let r = cli(&cut, &["--json", "claim", &a, "--assignee", &me]);

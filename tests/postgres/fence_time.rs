@@ -8,15 +8,6 @@ use super::{cli, pg, psql, schema_of, server_port};
 use crate::common::actor;
 use std::time::Duration;
 
-/// The store of `url` (a fresh schema), reached over TCP through `proxy`.
-fn through(proxy: &Proxy, url: &str) -> String {
-    format!(
-        "postgres://claimdag:claimdag-test@127.0.0.1:{}/claimdag?sslmode=disable&schema={}",
-        proxy.port,
-        schema_of(url)
-    )
-}
-
 /// The texts of the statement that commits a write (any version of the schema).
 const COMMIT_STATEMENT: &[&str] = &[".commit2(", ".commit3(", ".commit4(", ".commit7("];
 
@@ -33,7 +24,7 @@ fn late_write(verb: &[&str]) {
         "gen=2\n"
     );
     let proxy = Proxy::start(server_port(), COMMIT_STATEMENT, Duration::from_secs(6));
-    let slow = through(&proxy, &url);
+    let slow = proxy.store_url(&url);
     let mut args: Vec<&str> = verb.to_vec();
     args[1] = &a;
     args.extend(["--actor", &me]);
@@ -79,7 +70,7 @@ fn a_write_that_arrives_late_while_the_lease_still_runs_is_accepted() {
     let me = actor(2);
     cli(&url, &["claim", &a, "--assignee", &me, "--ttl", "10m"]).ok();
     let proxy = Proxy::start(server_port(), COMMIT_STATEMENT, Duration::from_secs(2));
-    let slow = through(&proxy, &url);
+    let slow = proxy.store_url(&url);
     cli(
         &slow,
         &[

@@ -54,6 +54,15 @@ impl Proxy {
         Proxy { port, hits, stop }
     }
 
+    /// The URL of `url`'s store (a schema on the test server) reached through this proxy.
+    pub fn store_url(&self, url: &str) -> String {
+        format!(
+            "postgres://claimdag:claimdag-test@127.0.0.1:{}/claimdag?sslmode=disable&schema={}",
+            self.port,
+            super::schema_of(url)
+        )
+    }
+
     pub fn hits(&self) -> usize {
         self.hits.load(Ordering::SeqCst)
     }

@@ -91,6 +91,11 @@ fn now_ms() -> i64 {
 }
 
 fn open(path: &Path, sync: bool) -> Connection {
+    connect(path, sync, SCHEMA)
+}
+
+/// A connection in WAL mode, `synchronous=FULL` (or `OFF`), with `schema` made.
+fn connect(path: &Path, sync: bool, schema: &str) -> Connection {
     let c = Connection::open(path).expect("open");
     c.busy_timeout(Duration::from_secs(120)).expect("timeout");
     let mode: String = c
@@ -99,7 +104,7 @@ fn open(path: &Path, sync: bool) -> Connection {
     assert_eq!(mode, "wal");
     c.pragma_update(None, "synchronous", if sync { "FULL" } else { "OFF" })
         .expect("synchronous");
-    c.execute_batch(SCHEMA).expect("schema");
+    c.execute_batch(schema).expect("schema");
     c
 }
 

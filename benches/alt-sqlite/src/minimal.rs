@@ -5,6 +5,7 @@
 //! `journal_mode=WAL`, `synchronous=FULL`. Printed as the system `sqlite-min`, beside the
 //! richer schema of `main.rs` (dependencies, two indexes, a history with its fields).
 
+use super::now_ms;
 use crate::common::{emit, median, note, Floor, Series};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::Path;
@@ -20,26 +21,6 @@ CREATE TABLE IF NOT EXISTS n (
 CREATE INDEX IF NOT EXISTS n_pick ON n (status, prio DESC, id);
 CREATE TABLE IF NOT EXISTS h (at INTEGER, verb TEXT, node INTEGER, holder INTEGER, gen INTEGER);
 ";
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-fn open(path: &Path) -> Connection {
-    let c = Connection::open(path).expect("open");
-    c.busy_timeout(Duration::from_secs(120)).expect("timeout");
-    let mode: String = c
-        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-        .expect("wal");
-    assert_eq!(mode, "wal");
-    c.pragma_update(None, "synchronous", "FULL")
-        .expect("synchronous");
-    c.execute_batch(SCHEMA).expect("schema");
-    c
-}
 
 fn expire(tx: &rusqlite::Transaction<'_>, now: i64) {
     tx.prepare_cached(
@@ -66,7 +47,9 @@ fn claim_next(c: &mut Connection, who: i64) -> Option<(i64, i64)> {
         .expect("begin");
     expire(&tx, now);
     let picked: Option<(i64, i64)> = tx
-        .prepare_cached("SELECT id, gen FROM n WHERE status = 'todo' ORDER BY prio DESC, id LIMIT 1")
+        .prepare_cached(
+            "SELECT id, gen FROM n WHERE status = 'todo' ORDER BY prio DESC, id LIMIT 1",
+        )
         .expect("prepare")
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()
@@ -109,8 +92,10 @@ pub fn size(work: &Path, n: usize, label: &str, quick: bool) {
     let dir = work.join(format!("sqlite-min-{label}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("mkdir");
-    let mut c = open(&dir.join("claims.db"));
-    note(&format!("sqlite-min: inserting {n} rows in one transaction"));
+    let mut c = super::connect(&dir.join("claims.db"), true, SCHEMA);
+    note(&format!(
+        "sqlite-min: inserting {n} rows in one transaction"
+    ));
     let t = Instant::now();
     {
         let tx = c.transaction().expect("begin");
@@ -124,10 +109,17 @@ pub fn size(work: &Path, n: usize, label: &str, quick: bool) {
         }
         tx.commit().expect("commit");
     }
-    emit(SYSTEM, &format!("import_s@{label}"), t.elapsed().as_secs_f64(), "");
+    emit(
+        SYSTEM,
+        &format!("import_s@{label}"),
+        t.elapsed().as_secs_f64(),
+        "",
+    );
     let max = if quick { 50 } else { 200 }.min(n / 4);
     let s = Series::new(max, Duration::from_secs(if quick { 2 } else { 5 }));
-    note(&format!("sqlite-min: durable claim-next + complete at {n} rows"));
+    note(&format!(
+        "sqlite-min: durable claim-next + complete at {n} rows"
+    ));
     let mut floor = Floor::new(&work.join("floor-min"));
     let us = s.run_paired(
         |_| floor.once(),
@@ -136,8 +128,18 @@ pub fn size(work: &Path, n: usize, label: &str, quick: bool) {
             complete(&mut c, id, gen, 7);
         },
     );
-    emit(SYSTEM, &format!("next_cycle_us@{label}"), median(us), "median");
-    emit(SYSTEM, &format!("floor_us@{label}"), floor.done(), "median, paired");
+    emit(
+        SYSTEM,
+        &format!("next_cycle_us@{label}"),
+        median(us),
+        "median",
+    );
+    emit(
+        SYSTEM,
+        &format!("floor_us@{label}"),
+        floor.done(),
+        "median, paired",
+    );
     drop(c);
     let _ = std::fs::remove_dir_all(&dir);
 }
