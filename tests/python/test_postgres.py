@@ -7,14 +7,12 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
-import sys
 import pathlib
-import shutil
 
 import pytest
 
 import claimdag
-from conftest import ME, YOU
+from conftest import ME, YOU, command
 
 _n = itertools.count()
 
@@ -50,10 +48,7 @@ def test_walkthrough_on_postgres(pg_url: str) -> None:
 
 
 def test_the_cli_and_the_module_share_a_postgres_store(pg_url: str) -> None:
-    beside = pathlib.Path(sys.executable).parent / "claimdag"
-    cmd = str(beside) if beside.exists() else shutil.which("claimdag")
-    assert cmd
-    made = subprocess.run([cmd, "--dir", pg_url, "upsert", "--summary", "from the cli"],
+    made = subprocess.run([command(), "--dir", pg_url, "upsert", "--summary", "from the cli"],
                           capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     store = claimdag.Store(pg_url)
@@ -106,15 +101,13 @@ def test_the_module_and_the_mcp_server_reconnect_after_lost_connections(pg_url: 
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    cli = os.environ.get("CLAIMDAG_CLI", "")
-    assert cli, "CLAIMDAG_CLI is not set: tests/python/run.sh sets it"
     store = claimdag.Store(pg_url)
     store.config(max_held=0)
     first = store.upsert("before the faults")
 
     async def main() -> None:
         params = StdioServerParameters(
-            command=cli, args=["--dir", pg_url, "mcp"],
+            command=command(), args=["--dir", pg_url, "mcp"],
             env={"PATH": os.environ.get("PATH", ""), "CLAIMDAG_ACTOR": "name:agent-a"},
         )
         async with stdio_client(params) as (read, write):

@@ -10,12 +10,11 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 import claimdag
-from conftest import ME, YOU
+from conftest import ME, YOU, command
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -37,15 +36,8 @@ def json_dump(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(out)
 
 
-def _cli_command() -> str:
-    beside = pathlib.Path(sys.executable).parent / "claimdag"
-    found = str(beside) if beside.exists() else shutil.which("claimdag")
-    assert found
-    return found
-
-
 def cli(d: pathlib.Path, *args: str) -> tuple[int, object]:
-    r = subprocess.run([_cli_command(), "--dir", str(d), "--json", *args],
+    r = subprocess.run([command(), "--dir", str(d), "--json", *args],
                        capture_output=True, text=True, timeout=60)
     text = r.stdout if r.returncode == 0 else r.stderr
     return r.returncode, json.loads(text)
@@ -157,7 +149,7 @@ def test_actor_names_follow_the_recipe_in_every_front_door(
 ) -> None:
     want = _recipe(name)
     assert claimdag.actor(name) == want
-    r = subprocess.run([_cli_command(), "actor", name], capture_output=True, text=True)
+    r = subprocess.run([command(), "actor", name], capture_output=True, text=True)
     assert r.stdout == want + "\n", r.stderr
     assert c(json_dump, store_dir, "call", "actor", json.dumps({"name": name})) \
         == (0, {"actor": want})
