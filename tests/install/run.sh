@@ -223,7 +223,8 @@ venv_cli() {
 check "the venv's claimdag command runs" venv_cli
 
 # The command is the native executable with every feature, not a Python script.
-native_cli() { [ "$(head -c 4 "$venv/bin/claimdag" | od -An -c | tr -d ' ')" = '177ELF' ]; }
+is_elf() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
+native_cli() { is_elf "$venv/bin/claimdag"; }
 check "the venv's claimdag is a native executable" native_cli
 dash_m() {
   [ "$(cd "$scratch" && env PATH="$nobin" "$venv/bin/python" -m claimdag --version)" = \
@@ -322,7 +323,7 @@ from_sdist() {
     --quiet --progress-bar off --no-binary claimdag "$fresh_sdist") &&
     [ "$(cd "$scratch" && "$sdist_venv/bin/python" -c 'import claimdag; print(claimdag.__version__)')" = \
       "$version" ] &&
-    [ "$(head -c 4 "$sdist_venv/bin/claimdag" | od -An -c | tr -d ' ')" = '177ELF' ] &&
+    is_elf "$sdist_venv/bin/claimdag" &&
     [ "$("$sdist_venv/bin/claimdag" --version)" = "claimdag $version" ]
 }
 check "pip install from the sdist builds and installs the module and the command" from_sdist
