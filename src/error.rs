@@ -109,7 +109,7 @@ macro_rules! code_enum {
 with_codes!(code_enum);
 
 /// Everything that can go wrong in claimdag. A refused call never changed anything.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum Error {
     #[error("{what} not found")]
     NotFound { what: String, node: Option<Id> },

@@ -32,7 +32,7 @@ pub use validate::{
 };
 
 /// A request to change the state. Each variant is one verb (docs/reference.md, "Verbs").
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Request {
     Upsert(Upsert),
     Link {
@@ -148,7 +148,7 @@ impl<S: std::hash::BuildHasher> Archive for std::collections::HashMap<Id, Node, 
 }
 
 /// One completion: a claim (or, for `cancelled`, a `todo` node) ended at generation `gen`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Finish {
     pub node: Id,
     pub status: Status,
@@ -156,15 +156,29 @@ pub struct Finish {
     /// Refuse unless this actor is the holder.
     pub actor: Option<Actor>,
     pub note: Option<String>,
-    /// What the node produced, handed to its dependents (at most 64 KiB serialised).
+    /// What the node produced, handed to its dependents (at most 64 KiB serialised). A JSON
+    /// `null` is an output too: it stays `Some` through serde.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub output: Option<serde_json::Value>,
     /// Only a live claim of `actor` may be ended: a `todo` node is `not_claimed` even
     /// for `cancelled` (a worker ends what it holds; cancelling is a planner's act).
     pub held: bool,
 }
 
+/// A value that is there, `null` included (for `Option<Value>` fields whose `None` is
+/// "absent").
+fn present<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<serde_json::Value>, D::Error> {
+    <serde_json::Value as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 /// A claim granted: the fencing token, and what the node carries for its new holder.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Grant {
     pub id: Id,
     pub generation: u64,
@@ -180,7 +194,7 @@ pub struct Grant {
 
 /// The fields of an upsert. `None` means "not given": on an existing node it leaves the
 /// field as it is.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Upsert {
     pub workspace: String,
     pub kind: Option<String>,
@@ -198,7 +212,7 @@ pub struct Upsert {
 }
 
 /// What a successful request returns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Output {
     /// Nothing to report.
     Unit,

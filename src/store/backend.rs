@@ -3,10 +3,10 @@
 //! and commits what they decided; it never decides anything itself. The embedded directory
 //! store is one backend; the PostgreSQL store is another.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::{Change, HistoryLine, Millis, Node};
-use crate::rules::{Archive, Scope};
+use crate::rules::{self, Archive, Output, Request, Scope};
 use crate::state::State;
 use std::path::Path;
 
@@ -14,6 +14,18 @@ use std::path::Path;
 /// change to commit out. An `Err` refuses the write and nothing is committed. A backend may
 /// call it more than once (only the last call's change is committed).
 pub type Decide<'a> = dyn FnMut(&State, &dyn Archive, Millis) -> Result<Change> + 'a;
+
+/// Runs `req` through the rules in one [`Backend::write`]: what its change commits, and the
+/// output the rules gave with it.
+pub fn run<B: Backend + ?Sized>(backend: &B, req: &Request) -> Result<Output> {
+    let mut output = None;
+    backend.write(&|state| req.scope(state), &mut |state, archive, now| {
+        let effect = rules::apply(state, archive, req, now)?;
+        output = Some(effect.output);
+        Ok(effect.change)
+    })?;
+    output.ok_or_else(|| Error::Internal("the backend did not run the rules".into()))
+}
 
 /// What a read needs besides the live state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,6 +89,14 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// workspace, or the settings): a backend may serialise it with that part alone.
     fn write(&self, scope: &dyn Fn(&State) -> Scope, decide: &mut Decide<'_>) -> Result<()>;
 
+    /// Runs one request through the rules and commits what it changes, in one locked step
+    /// ([`run`], a [`Backend::write`] of [`rules::apply`]). A backend may instead hand the
+    /// request to another handle of the same store that decides it with the rules, in order
+    /// with others, and commits it as a write of its own (PostgreSQL under contention).
+    fn execute(&self, req: &Request) -> Result<Output> {
+        run(self, req)
+    }
+
     /// Runs `f` on one consistent view.
     fn read(&self, need: Need, f: &mut dyn FnMut(&Reading<'_>)) -> Result<()>;
 
@@ -84,6 +104,11 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// its lock, what the pick will need, so that the locked step is shorter. It decides and
     /// commits nothing, and what it read is checked against the store under the lock.
     fn before_pick(&self) {}
+
+    /// For tests: every request a backend may hand to another handle goes that way, even
+    /// without contention (PostgreSQL's combined writes).
+    #[cfg(feature = "testing")]
+    fn always_combine(&self) {}
 
     /// The history lines of writes after `since` (0: all), oldest first; `node`'s only
     /// when given.

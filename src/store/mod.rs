@@ -119,15 +119,15 @@ impl Store {
         if matches!(req, Request::ClaimNext { .. }) {
             self.backend.before_pick();
         }
-        let mut output = None;
-        self.backend
-            .write(&|state| req.scope(state), &mut |state, archive, now| {
-                let effect = rules::apply(state, archive, req, now)?;
-                output = Some(effect.output);
-                Ok(effect.change)
-            })?;
-        output.ok_or_else(|| Error::Internal("the backend did not run the rules".into()))
+        self.backend.execute(req)
     }
+    /// For tests: every request the backend may hand to another handle goes that way, even
+    /// without contention (PostgreSQL's combined writes; nothing on the embedded store).
+    #[cfg(feature = "testing")]
+    pub fn always_combine(&self) {
+        self.backend.always_combine();
+    }
+
     /// Runs `f` on the current state at the lease clock's time. For tests and diagnostics:
     /// front doors use the named queries below.
     #[cfg(feature = "internals")]

@@ -34,6 +34,15 @@ pub fn postgres() -> Fresh {
     Fresh { store, _keep: None }
 }
 
+/// A store in a fresh schema of the test PostgreSQL server, whose every request of the
+/// fleet's hot path is left for the workspace's leader and decided by it (combined writes),
+/// as under contention.
+pub fn postgres_combined() -> Fresh {
+    let fresh = postgres();
+    fresh.store.always_combine();
+    fresh
+}
+
 /// One `#[test]` per scenario for `backend`: `embedded::fence`, ...
 macro_rules! scenarios {
     ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* ;
@@ -105,3 +114,4 @@ macro_rules! every_scenario {
 
 every_scenario!(embedded);
 every_scenario!(postgres);
+every_scenario!(postgres_combined);

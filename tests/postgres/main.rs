@@ -9,6 +9,7 @@ mod common;
 #[path = "../common/pg.rs"]
 mod pg;
 
+mod combined;
 mod copy;
 mod doors;
 mod faults;

@@ -10,14 +10,14 @@ use crate::state::State;
 use std::collections::HashMap;
 
 /// What a catch-up on one workspace answers.
-struct WsRow {
-    wseq: i64,
-    now: i64,
-    last_now: i64,
-    version: i32,
-    settings_version: i64,
-    settings: Option<String>,
-    nodes: String,
+pub(super) struct WsRow {
+    pub wseq: i64,
+    pub now: i64,
+    pub last_now: i64,
+    pub version: i32,
+    pub settings_version: i64,
+    pub settings: Option<String>,
+    pub nodes: String,
 }
 
 /// One workspace as the cache last saw it.
@@ -129,7 +129,7 @@ impl Conn {
         self.caught_up(store, w, caught)
     }
 
-    fn caught_up(&mut self, store: &PgStore, w: &str, row: WsRow) -> Result<Millis> {
+    pub(super) fn caught_up(&mut self, store: &PgStore, w: &str, row: WsRow) -> Result<Millis> {
         check_version(store, row.version)?;
         self.apply_rows(store, row.settings, &row.nodes)?;
         self.settings_version = row.settings_version;

@@ -13,6 +13,7 @@
 //! choices.
 
 mod cache;
+mod combine;
 mod copy;
 mod listen;
 mod sql;
@@ -25,7 +26,7 @@ use super::backend::{Backend, Decide, Dump, Need, Reading, Report};
 use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::{HistoryLine, Millis, Node, Settings};
-use crate::rules::{Archive, Scope};
+use crate::rules::{Archive, Output, Request, Scope};
 use crate::state::State;
 use postgres::error::SqlState;
 use postgres::{Client, Statement};
@@ -52,6 +53,8 @@ pub struct PgStore {
     conn: Mutex<Conn>,
     /// The connection that listens for writes, while something waits.
     listener: listen::Listener,
+    /// Requests are combined even without contention (tests).
+    always_combine: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -96,8 +99,11 @@ struct Conn {
     /// commit of a write, a load): when the connection breaks after it, the call's outcome
     /// is unknown and it is not made again.
     sent: bool,
-    /// The last write raced another (or took the lock): the next one takes the lock first.
+    /// The last write raced another (or took the lock, or was combined with others'): the
+    /// next one takes the lock first, or is combined.
     contended: bool,
+    /// The number of this session's last request left for a leader (`combine`).
+    ask: i64,
 }
 
 /// An error from the server or the connection, naming the store (never its password).
@@ -174,6 +180,7 @@ impl PgStore {
             target: Target::parse(arg)?,
             conn: Mutex::new(Conn::default()),
             listener: listen::Listener::default(),
+            always_combine: Default::default(),
         })
     }
 
@@ -390,6 +397,21 @@ impl Backend for PgStore {
 
     fn write(&self, scope: &dyn Fn(&State) -> Scope, decide: &mut Decide<'_>) -> Result<()> {
         self.with(|conn, store| write::write(conn, store, scope, decide))
+    }
+
+    #[cfg(feature = "testing")]
+    fn always_combine(&self) {
+        self.always_combine
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn execute(&self, req: &Request) -> Result<Output> {
+        if combine::combinable(req) {
+            if let Some(output) = self.with(|conn, store| combine::execute(conn, store, req))? {
+                return Ok(output);
+            }
+        }
+        super::backend::run(self, req)
     }
 
     fn read(&self, need: Need, f: &mut dyn FnMut(&Reading<'_>)) -> Result<()> {

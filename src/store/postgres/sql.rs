@@ -14,6 +14,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_notify_every_write.sql"),
     include_str!("migrations/0006_history_outputs.sql"),
     include_str!("migrations/0007_a_lock_per_workspace.sql"),
+    include_str!("migrations/0008_combined_writes.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -36,6 +37,14 @@ pub const SYNC_COMMIT: &str = "SELECT current_setting('synchronous_commit') <> '
 /// it, in one round trip (the pessimistic path); `{w}`, `{since}` and `{sv}` are filled in.
 pub const LOCK_WS: &str = "BEGIN; SELECT wseq, now_ms, last_now, version, settings_version, \
                            settings, nodes FROM {schema}.lock7({w}, {since}, {sv})";
+/// Leaves a request for the workspace's next leader, then waits in line for its answer or
+/// the lead (migration 8); `{w}`, `{body}` and `{turn}` are filled in.
+pub const ASK: &str = "BEGIN; SELECT {schema}.ask8({w}, {body}); COMMIT; {turn}";
+/// Starts a transaction that waits in line for the request's answer, or leads the workspace
+/// (the transaction then holds the workspace's row).
+pub const TURN: &str = "BEGIN; SELECT outcome, answer, asks, wseq, now_ms, last_now, version, \
+                        settings_version, settings, nodes FROM {schema}.turn8({w}, {since}, \
+                        {sv}, {most})";
 /// Waits for every lock a settings change takes, in the order every locker takes them.
 pub const LOCK_ALL: &str = "SELECT 1 FROM {schema}.store WHERE id = 1 FOR UPDATE; \
                             SELECT 1 FROM {schema}.ws ORDER BY name FOR UPDATE";

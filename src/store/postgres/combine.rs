@@ -1,0 +1,414 @@
+//! Combined writes (schema version 8, `0008_combined_writes.sql`): under contention a handle
+//! leaves its request in the `asks` table and waits, and whichever handle leads the
+//! workspace next decides every waiting request with the rules, in order, on its caught-up
+//! state, and commits them as consecutive writes with every answer, in one transaction. A
+//! workspace then gets through many writes a lock hand-over instead of one.
+//!
+//! Nothing is decided outside the rules: a leader runs [`rules::apply`] on each request as
+//! if it were its own, and a request whose workspace the leader sees otherwise is handed back
+//! to its handle to be written the usual way.
+
+use super::cache::{Space, WsRow};
+use super::{first_row, int_at, sql, Conn, PgStore};
+use crate::error::{Error, Result};
+use crate::model::Change;
+use crate::rules::{self, NoArchive, Output, Request, Scope};
+use postgres::SimpleQueryMessage;
+use serde::{Deserialize, Serialize};
+
+/// The most waiting requests one leader decides in one transaction.
+const MOST: i32 = 64;
+
+/// What a leader answers a waiting request.
+#[derive(Serialize, Deserialize)]
+enum Answer {
+    /// The rules' output, or their refusal.
+    Done(std::result::Result<Output, Error>),
+    /// The leader sees the request in another workspace (or cannot read it): its handle
+    /// writes it the usual way.
+    Again,
+}
+
+/// Whether `req` may be left for a leader: the verbs of a fleet's hot path, which read and
+/// write one workspace and nothing of the archive.
+pub(super) fn combinable(req: &Request) -> bool {
+    matches!(
+        req,
+        Request::ClaimNext { .. }
+            | Request::Claim { .. }
+            | Request::Renew { .. }
+            | Request::Release { .. }
+            | Request::Complete(_)
+            | Request::CompleteMany(_)
+            | Request::Cancel { .. }
+            | Request::Reopen { .. }
+    )
+}
+
+/// Runs `req` combined with other handles' when this handle's last write met another
+/// writer; `None` when it is to be written the usual way (no contention, a workspace the
+/// cache does not know, or a leader that saw the request otherwise).
+pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result<Option<Output>> {
+    let always = store.always_combine.load(std::sync::atomic::Ordering::Relaxed);
+    if !(conn.contended || always) || !conn.loaded || !conn.exists || !combinable(req) {
+        return Ok(None);
+    }
+    let w = match req.scope(&conn.state) {
+        Scope::Workspace(w) if conn.spaces.contains_key(&w) => w,
+        _ => return Ok(None),
+    };
+    let body = serde_json::to_string(req)
+        .map_err(|e| Error::Internal(format!("a request does not serialise: {e}")))?;
+    let text = fill(store, conn, sql::ASK, &w)
+        .replace("{body}", &sql::literal(&body))
+        .replace("{turn}", &turn_text(store, conn, &w));
+    // From here the request may be decided by another handle: a broken connection leaves
+    // its outcome unknown.
+    conn.sent = true;
+    let messages = send(conn, store, &w, &text)?;
+    let id = rows(&messages).next().and_then(|r| r.get(0));
+    conn.ask = id
+        .and_then(|id| id.parse().ok())
+        .ok_or_else(|| store.corrupt("a request was not numbered"))?;
+    let mut led = turn(conn, store, &w, &messages)?;
+    loop {
+        match led {
+            Led::Answered(answer) => return answered(conn, store, &w, &answer),
+            Led::Decided(Answer::Done(result)) => return result.map(Some),
+            Led::Decided(Answer::Again) => return Ok(None),
+            // Not decided this time: wait (or lead) again.
+            Led::Again => {
+                if !conn.loaded {
+                    conn.sync(store, false)?;
+                }
+                let messages = send(conn, store, &w, &turn_text(store, conn, &w))?;
+                led = turn(conn, store, &w, &messages)?;
+            }
+        }
+    }
+}
+
+/// `template` with the schema, the workspace and the flush filled in.
+fn fill(store: &PgStore, conn: &Conn, template: &str, w: &str) -> String {
+    let flush = if conn.durable {
+        " SELECT {schema}.flush_write();"
+    } else {
+        ""
+    };
+    sql::q(&template.replace("{flush}", flush), &store.target.schema)
+        .replace("{w}", &sql::literal(w))
+}
+
+/// The statement that waits for this handle's answer or makes it the leader of `w`.
+fn turn_text(store: &PgStore, conn: &Conn, w: &str) -> String {
+    let seen = conn.spaces.get(w).copied().unwrap_or_default();
+    fill(store, conn, sql::TURN, w)
+        .replace("{since}", &seen.wseq.to_string())
+        .replace("{sv}", &conn.settings_version.to_string())
+        .replace("{most}", &MOST.to_string())
+}
+
+/// Sends `text`; on an error, ends the transaction it left open and gives back the lead of
+/// `w` if it was taken.
+fn send(
+    conn: &mut Conn,
+    store: &PgStore,
+    w: &str,
+    text: &str,
+) -> Result<Vec<SimpleQueryMessage>> {
+    match conn.client()?.simple_query(text) {
+        Ok(m) => Ok(m),
+        Err(e) => {
+            abandon(conn, store, w);
+            Err(store.err(e))
+        }
+    }
+}
+
+/// Ends the open transaction, and gives back the lead of `w` if this session holds it.
+fn abandon(conn: &mut Conn, store: &PgStore, w: &str) {
+    let text = fill(store, conn, "ROLLBACK; SELECT {schema}.unlead8({w})", w);
+    if let Ok(client) = conn.client() {
+        let _ = client.batch_execute(&text);
+    }
+}
+
+fn rows(messages: &[SimpleQueryMessage]) -> impl Iterator<Item = &postgres::SimpleQueryRow> {
+    messages.iter().filter_map(|m| match m {
+        SimpleQueryMessage::Row(r) => Some(r),
+        _ => None,
+    })
+}
+
+/// A leader's answer to this handle, once it is on disk: the output, the refusal, or `None`
+/// (write it the usual way). The handle's own cache did not see the write: it catches up at
+/// its next use.
+fn answered(conn: &mut Conn, store: &PgStore, w: &str, text: &str) -> Result<Option<Output>> {
+    let end = fill(store, conn, "COMMIT;{flush}", w);
+    conn.client()?
+        .batch_execute(&end)
+        .map_err(|e| store.err(e))?;
+    conn.contended = true;
+    let answer: Answer = serde_json::from_str(text)
+        .map_err(|e| store.corrupt(format!("a combined write's answer is garbled: {e}")))?;
+    match answer {
+        Answer::Done(result) => result.map(Some),
+        Answer::Again => Ok(None),
+    }
+}
+
+enum Led {
+    /// A leader answered this handle's request.
+    Answered(String),
+    /// This handle led, and decided its own request with the others.
+    Decided(Answer),
+    /// This handle led, but its own request was not among those it took, or the commit was
+    /// refused by time.
+    Again,
+}
+
+/// Reads what `turn8` answered (the last row of `messages`): this handle's answer, or the
+/// lead of `w`: then catches up, decides every waiting request and commits them with their
+/// answers.
+fn turn(
+    conn: &mut Conn,
+    store: &PgStore,
+    w: &str,
+    messages: &[SimpleQueryMessage],
+) -> Result<Led> {
+    let row = rows(messages)
+        .find(|r| r.len() == 10)
+        .ok_or_else(|| store.corrupt("the wait for a combined write answered no row"))?;
+    if row.get(0) == Some("answered") {
+        return Ok(Led::Answered(row.get(1).unwrap_or_default().to_string()));
+    }
+    let int = |i: usize| int_at(store, row, i);
+    let caught = (|| {
+        Ok(WsRow {
+            wseq: int(3)?,
+            now: int(4)?,
+            last_now: int(5)?,
+            version: int(6)? as i32,
+            settings_version: int(7)?,
+            settings: row.get(8).map(str::to_string),
+            nodes: row.get(9).unwrap_or("[]").to_string(),
+        })
+    })();
+    let asks = serde_json::from_str::<Vec<(i64, String)>>(row.get(2).unwrap_or("[]"))
+        .map_err(|e| store.corrupt(format!("the waiting requests are garbled: {e}")));
+    let result = caught
+        .and_then(|caught| conn.caught_up(store, w, caught))
+        .and_then(|now| decide_and_commit(conn, store, w, now, asks?));
+    if result.is_err() {
+        abandon(conn, store, w);
+        // The cache may hold changes that were not committed: read it afresh next time.
+        conn.loaded = false;
+    }
+    result
+}
+
+/// Decides the waiting requests (this handle's among them) in order and commits them, as
+/// the leader of `w` at server time `now`.
+fn decide_and_commit(
+    conn: &mut Conn,
+    store: &PgStore,
+    w: &str,
+    now: u64,
+    asks: Vec<(i64, String)>,
+) -> Result<Led> {
+    let me = conn.ask;
+    let others = asks.iter().filter(|(id, _)| *id != me).count();
+    let decided = decide(conn, w, now, asks)?;
+    let schema = sql::ident(&store.target.schema);
+    let changes = serde_json::to_string(&decided.changes)
+        .map_err(|e| Error::Internal(format!("a change does not serialise: {e}")))?;
+    let answers = serde_json::to_string(&decided.answers)
+        .map_err(|e| Error::Internal(format!("an answer does not serialise: {e}")))?;
+    let expected = conn.spaces.get(w).map_or(0, |s| s.wseq);
+    let text = format!(
+        "SELECT committed, wseq, now_ms, last_now, settings_version, problem FROM \
+         {schema}.commit8({w}, {expected}, {sv}, {now}, {valid_until}, {changes}, {answers}); \
+         COMMIT; SELECT pg_advisory_unlock({schema}.lead_key({w}));{flush}",
+        w = sql::literal(w),
+        sv = conn.settings_version,
+        valid_until = decided.valid_until.map_or("NULL".into(), |t| t.to_string()),
+        changes = sql::literal(&changes),
+        answers = sql::literal(&answers),
+        flush = if conn.durable {
+            format!(" SELECT {schema}.flush_write();")
+        } else {
+            String::new()
+        },
+    );
+    let messages = conn
+        .client()?
+        .simple_query(&text)
+        .map_err(|e| store.err(e))?;
+    let row = first_row(store, &messages, "combined commit")?;
+    if let Some(problem) = row.get(5) {
+        return Err(store.corrupt(problem.to_string()));
+    }
+    if row.get(0) != Some("t") {
+        // Refused by time (a lease ran out while deciding): nothing was written and the
+        // requests still wait. The cache holds the decided changes: it is read afresh.
+        conn.loaded = false;
+        return Ok(Led::Again);
+    }
+    let int = |i: usize| int_at(store, row, i);
+    let (wseq, server_now, last_now, sv) = (int(1)?, int(2)?, int(3)?, int(4)?);
+    conn.spaces.insert(w.to_string(), Space { wseq, last_now });
+    conn.settings_version = sv;
+    conn.saw_clock(server_now, last_now);
+    conn.contended = others > 0;
+    Ok(match decided.mine {
+        Some(answer) => Led::Decided(answer),
+        None => Led::Again,
+    })
+}
+
+/// The requests a leader decided: the changes to commit in order, the answers of the other
+/// handles' requests by id, this handle's own, and until when the decisions hold.
+struct Decided {
+    changes: Vec<Change>,
+    answers: std::collections::BTreeMap<String, String>,
+    mine: Option<Answer>,
+    valid_until: Option<u64>,
+}
+
+/// Runs each request through the rules on the cached state, applying each change before
+/// the next request is decided, as if they had come one at a time.
+fn decide(conn: &mut Conn, w: &str, now: u64, asks: Vec<(i64, String)>) -> Result<Decided> {
+    let scope = Scope::Workspace(w.to_string());
+    let mut out = Decided {
+        changes: Vec::new(),
+        answers: Default::default(),
+        mine: None,
+        valid_until: None,
+    };
+    for (id, body) in asks {
+        let answer = match serde_json::from_str::<Request>(&body) {
+            Ok(req) if combinable(&req) && req.scope(&conn.state) == scope => {
+                let valid = rules::valid_until_in(&conn.state, &scope, now);
+                match rules::apply(&conn.state, &NoArchive, &req, now) {
+                    Ok(effect) => {
+                        if !effect.change.is_empty() {
+                            conn.state.apply(&effect.change);
+                            out.changes.push(effect.change);
+                            out.valid_until = match (out.valid_until, valid) {
+                                (Some(a), Some(b)) => Some(a.min(b)),
+                                (a, b) => a.or(b),
+                            };
+                        }
+                        Answer::Done(Ok(effect.output))
+                    }
+                    Err(e) => Answer::Done(Err(e)),
+                }
+            }
+            _ => Answer::Again,
+        };
+        if id == conn.ask {
+            out.mine = Some(answer);
+        } else {
+            // Every decided request is answered, or the whole lead fails: one left without
+            // an answer would be decided again by the next leader.
+            let text = serde_json::to_string(&answer)
+                .map_err(|e| Error::Internal(format!("an answer does not serialise: {e}")))?;
+            out.answers.insert(id.to_string(), text);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Answer;
+    use crate::error::Error;
+    use crate::id::Id;
+    use crate::model::Status;
+    use crate::rules::{Finish, Grant, Output, Request};
+
+    fn id(n: u8) -> Id {
+        Id([n; 16])
+    }
+
+    /// A request left for a leader is the request its handle made, field for field.
+    #[test]
+    fn a_request_reaches_the_leader_as_it_was_made() {
+        let finish = |output| Finish {
+            node: id(1),
+            status: Status::Done,
+            gen: 3,
+            actor: Some(id(2)),
+            note: Some("ok".into()),
+            output,
+            held: true,
+        };
+        let requests = [
+            Request::Complete(finish(Some(serde_json::Value::Null))),
+            Request::Complete(finish(None)),
+            Request::CompleteMany(vec![finish(Some(serde_json::json!({"a": [1, 2]})))]),
+            Request::ClaimNext {
+                workspace: "w".into(),
+                actor: id(2),
+                role: Some("r".into()),
+                ttl_ms: Some(60_000),
+                resume: true,
+                count: 10,
+            },
+            Request::Renew {
+                node: id(1),
+                actor: id(2),
+                gen: None,
+                ttl_ms: None,
+                progress: Some("half".into()),
+            },
+        ];
+        for req in requests {
+            let text = serde_json::to_string(&req).unwrap();
+            let back: Request = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, req, "{text}");
+        }
+    }
+
+    /// So is the answer: the output, or the refusal with every field its code and message
+    /// are made from.
+    #[test]
+    fn an_answer_reaches_its_handle_as_the_rules_gave_it() {
+        let answers = [
+            Answer::Done(Ok(Output::Claimed(vec![Grant {
+                id: id(1),
+                generation: 4,
+                resumed: false,
+                progress: Some("p".into()),
+                progress_at: Some(7),
+                inputs: vec![(id(3), Some("{}".into())), (id(4), None)],
+            }]))),
+            Answer::Done(Err(Error::StaleGeneration {
+                node: id(1),
+                given: 2,
+                generation: 3,
+            })),
+            Answer::Done(Err(Error::AssigneeBusy {
+                node: id(1),
+                actor: id(2),
+                held: vec![id(5)],
+                max_held: 1,
+            })),
+            Answer::Again,
+        ];
+        for answer in answers {
+            let text = serde_json::to_string(&answer).unwrap();
+            let back: Answer = serde_json::from_str(&text).unwrap();
+            match (&answer, &back) {
+                (Answer::Done(a), Answer::Done(b)) => {
+                    assert_eq!(a, b, "{text}");
+                    if let (Err(a), Err(b)) = (a, b) {
+                        assert_eq!((a.code(), a.to_string()), (b.code(), b.to_string()));
+                    }
+                }
+                (Answer::Again, Answer::Again) => {}
+                _ => panic!("{text} came back otherwise"),
+            }
+        }
+    }
+}

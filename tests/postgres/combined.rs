@@ -1,0 +1,121 @@
+//! Combined writes (schema version 8): sixteen handles in one workspace, each its own
+//! connection, race `claim_next`, `renew` and `complete`; under that contention their
+//! requests are left for the workspace's leader and decided together. Every node is granted
+//! once and done by its holder, a stale complete is still refused, every request stays a
+//! write of its own in the history, and nothing is left waiting.
+
+use super::{pg, psql, schema_of};
+use claimdag::{Code, Id, Status, Store};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+const NODES: usize = 192;
+const WORKERS: u8 = 16;
+
+/// What a history line says of the request that wrote it: its verb, node and actor.
+type Request = (String, Option<Id>, Option<Id>);
+
+fn actor(i: u8) -> Id {
+    Id([i + 1; 16])
+}
+
+/// One worker's loop: claim-next, renew, complete, then the same complete again (stale: the
+/// node is done). Answers what it was granted.
+fn worker(url: &str, me: Id) -> Vec<(Id, u64)> {
+    let store = Store::open(Some(Path::new(url))).expect("open");
+    let mut grants = Vec::new();
+    while let Some((id, gen)) = store
+        .claim_next("", me, None, Some(120_000))
+        .expect("claim_next")
+    {
+        store
+            .renew(id, me, Some(gen), Some(120_000))
+            .expect("renew");
+        store
+            .complete(id, Status::Done, gen, Some(me), None)
+            .expect("complete");
+        let again = store.complete(id, Status::Done, gen, Some(me), None);
+        assert_eq!(
+            again.as_ref().map_err(|e| e.code()).err(),
+            Some(Code::Terminal),
+            "a second complete of {id} at gen={gen}: {again:?}"
+        );
+        grants.push((id, gen));
+    }
+    grants
+}
+
+#[test]
+fn a_fleet_in_one_workspace_is_decided_by_leaders_and_every_node_is_granted_once() {
+    let url = pg::fresh_url();
+    let schema = schema_of(&url);
+    let store = Store::open(Some(Path::new(&url))).expect("open");
+    let mut ids = BTreeSet::new();
+    for i in 0..NODES {
+        let id = store
+            .upsert(claimdag::Upsert {
+                summary: format!("node {i}"),
+                ..Default::default()
+            })
+            .expect("upsert");
+        ids.insert(id);
+    }
+    store.set_settings(&[("max_held", "0")]).expect("max_held");
+    let all: Vec<(u8, Vec<(Id, u64)>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..WORKERS)
+            .map(|i| {
+                let url = url.clone();
+                s.spawn(move || (i, worker(&url, actor(i))))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    // Every node granted once, at generation 2, and done by the worker it was granted to.
+    let mut granted: BTreeMap<Id, (u8, u64)> = BTreeMap::new();
+    for (w, grants) in &all {
+        for (id, gen) in grants {
+            assert!(
+                granted.insert(*id, (*w, *gen)).is_none(),
+                "node {id} was granted twice"
+            );
+            assert_eq!(*gen, 2, "node {id}");
+        }
+    }
+    assert_eq!(granted.keys().copied().collect::<BTreeSet<_>>(), ids);
+    let history = store.history(None).expect("history");
+    for line in history.iter().filter(|l| l.event.verb == "complete") {
+        let node = line.event.node.expect("a complete names its node");
+        assert_eq!(line.event.actor, Some(actor(granted[&node].0)), "{line:?}");
+    }
+    // The requests were left for leaders, and each stayed a write of its own: one verb on
+    // one node by one actor per write number.
+    let asked: i64 = psql(&format!("SELECT last_value FROM {schema}.asks_id_seq"))
+        .parse()
+        .unwrap();
+    assert!(
+        asked > 0,
+        "no request was left for a leader: no contention?"
+    );
+    let mut writes: BTreeMap<u64, BTreeSet<Request>> = BTreeMap::new();
+    for l in &history {
+        let e = &l.event;
+        writes
+            .entry(l.seq)
+            .or_default()
+            .insert((e.verb.clone(), e.node, e.actor));
+    }
+    let merged: Vec<_> = writes.iter().filter(|(_, w)| w.len() > 1).collect();
+    assert!(
+        merged.is_empty(),
+        "writes holding several requests: {merged:?}"
+    );
+    let by_verb = |verb: &str| history.iter().filter(|l| l.event.verb == verb).count();
+    assert_eq!(
+        (by_verb("claim"), by_verb("renew"), by_verb("complete")),
+        (NODES, NODES, NODES)
+    );
+    assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.asks")), "0");
+    let report = store.check().expect("check");
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
