@@ -18,6 +18,11 @@ use serde::{Deserialize, Serialize};
 
 /// The most waiting requests one leader decides in one transaction.
 const MOST: i32 = 64;
+/// A handle combines its next write when at least this many writes were decided together
+/// with its last one, or (its last write written the usual way, under the lock) when this
+/// many other writes came to its workspace since the one before: with fewer writers, the
+/// lock costs less than the line.
+pub(super) const COMBINE_AT: usize = 4;
 
 /// What a leader answers a waiting request.
 #[derive(Serialize, Deserialize)]
@@ -45,12 +50,13 @@ pub(super) fn combinable(req: &Request) -> bool {
     )
 }
 
-/// Runs `req` combined with other handles' when this handle's last write met another
-/// writer; `None` when it is to be written the usual way (no contention, a workspace the
-/// cache does not know, or a leader that saw the request otherwise).
+/// Runs `req` combined with other handles' when this handle's last write met enough other
+/// writers ([`COMBINE_AT`]); `None` when it is to be written the usual way (less
+/// contention, a workspace the cache does not know, or a leader that saw the request
+/// otherwise).
 pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result<Option<Output>> {
     let always = store.always_combine.load(std::sync::atomic::Ordering::Relaxed);
-    if !(conn.contended || always) || !conn.loaded || !conn.exists || !combinable(req) {
+    if !(conn.combine || always) || !conn.loaded || !conn.exists || !combinable(req) {
         return Ok(None);
     }
     let w = match req.scope(&conn.state) {
@@ -149,8 +155,9 @@ fn answered(conn: &mut Conn, store: &PgStore, w: &str, text: &str) -> Result<Opt
         .batch_execute(&end)
         .map_err(|e| store.err(e))?;
     conn.contended = true;
-    let answer: Answer = serde_json::from_str(text)
+    let (batch, answer): (usize, Answer) = serde_json::from_str(text)
         .map_err(|e| store.corrupt(format!("a combined write's answer is garbled: {e}")))?;
+    conn.combine = batch >= COMBINE_AT;
     match answer {
         Answer::Done(result) => result.map(Some),
         Answer::Again => Ok(None),
@@ -218,6 +225,7 @@ fn decide_and_commit(
 ) -> Result<Led> {
     let me = conn.ask;
     let others = asks.iter().filter(|(id, _)| *id != me).count();
+    let batch = asks.len();
     let decided = decide(conn, w, now, asks)?;
     let schema = sql::ident(&store.target.schema);
     let changes = serde_json::to_string(&decided.changes)
@@ -260,6 +268,7 @@ fn decide_and_commit(
     conn.settings_version = sv;
     conn.saw_clock(server_now, last_now);
     conn.contended = others > 0;
+    conn.combine = batch >= COMBINE_AT;
     Ok(match decided.mine {
         Some(answer) => Led::Decided(answer),
         None => Led::Again,
@@ -279,6 +288,7 @@ struct Decided {
 /// the next request is decided, as if they had come one at a time.
 fn decide(conn: &mut Conn, w: &str, now: u64, asks: Vec<(i64, String)>) -> Result<Decided> {
     let scope = Scope::Workspace(w.to_string());
+    let batch = asks.len();
     let mut out = Decided {
         changes: Vec::new(),
         answers: Default::default(),
@@ -311,7 +321,7 @@ fn decide(conn: &mut Conn, w: &str, now: u64, asks: Vec<(i64, String)>) -> Resul
         } else {
             // Every decided request is answered, or the whole lead fails: one left without
             // an answer would be decided again by the next leader.
-            let text = serde_json::to_string(&answer)
+            let text = serde_json::to_string(&(batch, &answer))
                 .map_err(|e| Error::Internal(format!("an answer does not serialise: {e}")))?;
             out.answers.insert(id.to_string(), text);
         }
@@ -397,8 +407,9 @@ mod tests {
             Answer::Again,
         ];
         for answer in answers {
-            let text = serde_json::to_string(&answer).unwrap();
-            let back: Answer = serde_json::from_str(&text).unwrap();
+            let text = serde_json::to_string(&(7, &answer)).unwrap();
+            let (batch, back): (usize, Answer) = serde_json::from_str(&text).unwrap();
+            assert_eq!(batch, 7);
             match (&answer, &back) {
                 (Answer::Done(a), Answer::Done(b)) => {
                     assert_eq!(a, b, "{text}");

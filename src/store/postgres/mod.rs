@@ -104,6 +104,9 @@ struct Conn {
     contended: bool,
     /// The number of this session's last request left for a leader (`combine`).
     ask: i64,
+    /// The next write of the fleet's hot path is left for the workspace's leader: enough
+    /// writers were busy there lately (`combine::COMBINE_AT`).
+    combine: bool,
 }
 
 /// An error from the server or the connection, naming the store (never its password).

@@ -232,8 +232,11 @@ fn locked_attempt(
                 catch_up(conn, store, target, false)?
             }
         };
-        // Someone wrote there since this handle last looked: the next write locks first too.
-        conn.contended = mark(conn, target) != seen;
+        // Someone wrote there since this handle last looked: the next write locks first too,
+        // and with enough writers there, is left for the workspace's leader instead.
+        let now_at = mark(conn, target);
+        conn.contended = now_at != seen;
+        conn.combine = now_at.0 - seen.0 >= super::combine::COMBINE_AT as i64;
         let change = decided(conn, store, decide, now)?;
         if change.is_empty() {
             return Ok(None);
