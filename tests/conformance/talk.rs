@@ -273,15 +273,17 @@ pub fn a_lease_carries_checkpoints_and_learns_a_cancel(s: &Store) {
     let g = s.claim(p, me, None, None).unwrap();
     s.complete_output(p, Status::Done, g, Some(me), json!([1, 2]))
         .unwrap();
-    let lease = s.lease(a, me, 300).unwrap();
+    // A lease of 1 s, renewed about every 333 ms: short enough for the wait below to outlast
+    // it, long enough that a loaded machine does not make a renewal late.
+    let lease = s.lease(a, me, 1000).unwrap();
     assert_eq!(lease.inputs(), &[(p, Some("[1,2]".to_string()))]);
-    // A checkpoint goes with the next renewal (about every 100 ms here).
+    // A checkpoint goes with the next renewal.
     lease.progress("half way").expect("a checkpoint that fits");
     eventually("the checkpoint to be stored", || {
         s.get(a).unwrap().node.progress.as_deref() == Some("half way")
     });
     // A checkpoint the store would refuse is refused at once and never queued: the
-    // renewals (every 100 ms) go on, the lease is not lost.
+    // renewals go on past the lease's length, and the lease is not lost.
     let long = "q".repeat(65537);
     assert_eq!(
         lease.progress(&long).map_err(|e| e.code()),
@@ -291,7 +293,7 @@ pub fn a_lease_carries_checkpoints_and_learns_a_cancel(s: &Store) {
         lease.progress_now("nul\0").map_err(|e| e.code()),
         Err(Code::InvalidInput)
     );
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(Duration::from_millis(1500));
     assert!(!lease.is_lost(), "an oversized checkpoint lost the lease");
     assert_eq!(s.get(a).unwrap().node.progress.as_deref(), Some("half way"));
     let (tx, rx) = std::sync::mpsc::channel();

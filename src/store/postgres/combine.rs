@@ -131,9 +131,18 @@ fn send(
     }
 }
 
-/// Ends the open transaction, and gives back the lead of `w` if this session holds it.
+/// Ends the open transaction, takes back this session's request if no leader answered it
+/// (the call fails with `io`: its outcome is unknown, but no later leader decides it), and
+/// gives back the lead of `w` if this session holds it.
 fn abandon(conn: &mut Conn, store: &PgStore, w: &str) {
-    let text = fill(store, conn, "ROLLBACK; SELECT {schema}.unlead8({w})", w);
+    let text = fill(
+        store,
+        conn,
+        "ROLLBACK; DELETE FROM {schema}.asks WHERE answer IS NULL \
+         AND id = nullif(current_setting('claimdag.ask', true), '')::bigint; \
+         SELECT {schema}.unlead8({w})",
+        w,
+    );
     if let Ok(client) = conn.client() {
         let _ = client.batch_execute(&text);
     }
