@@ -2,7 +2,9 @@
 //! connection, race `claim_next`, `renew` and `complete`; under that contention their
 //! requests are left for the workspace's leader and decided together. Every node is granted
 //! once and done by its holder, a stale complete is still refused, every request stays a
-//! write of its own in the history, and nothing is left waiting.
+//! write of its own in the history, and nothing is left waiting. The same race with the
+//! server killing the connections every 150 ms (leaders and waiters among them) never
+//! grants a node's generation twice.
 
 use super::{pg, psql, schema_of};
 use claimdag::{Code, Id, Status, Store};
@@ -118,4 +120,124 @@ fn a_fleet_in_one_workspace_is_decided_by_leaders_and_every_node_is_granted_once
     assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.asks")), "0");
     let report = store.check().expect("check");
     assert!(report.problems.is_empty(), "{:?}", report.problems);
+}
+
+/// `sql` on the server this binary started.
+fn own_psql(sql: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .arg(pg::own_url())
+        .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .expect("run psql");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A worker that goes on through lost connections: a failed call is `io` (its outcome
+/// unknown), and a claim it may have lost runs out. Ends when nothing is ready or held.
+fn enduring_worker(url: &str, me: Id) -> Vec<(Id, u64)> {
+    let store = Store::open(Some(Path::new(url))).expect("open");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let mut grants = Vec::new();
+    while std::time::Instant::now() < deadline {
+        match store.claim_next("", me, None, Some(1_500)) {
+            Ok(Some((id, gen))) => {
+                grants.push((id, gen));
+                let _ = store.complete(id, Status::Done, gen, Some(me), None);
+            }
+            Ok(None) => match store.pending("", None) {
+                Ok(held) if held.is_empty() => return grants,
+                _ => std::thread::sleep(std::time::Duration::from_millis(100)),
+            },
+            Err(e) => assert_eq!(e.code(), Code::Io, "{e}"),
+        }
+    }
+    panic!("the work did not end within 90 s");
+}
+
+#[test]
+fn connections_killed_among_combined_writes_never_grant_a_generation_twice() {
+    let (url, _, _turn) = pg::fresh_own();
+    let schema = schema_of(&url);
+    let store = Store::open(Some(Path::new(&url))).expect("open");
+    for i in 0..96 {
+        store
+            .upsert(claimdag::Upsert {
+                summary: format!("node {i}"),
+                ..Default::default()
+            })
+            .expect("upsert");
+    }
+    store.set_settings(&[("max_held", "0")]).expect("max_held");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let grants: Vec<(Id, u64)> = std::thread::scope(|s| {
+        let killer = s.spawn(|| {
+            let mut kills = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) && kills < 12 {
+                std::thread::sleep(std::time::Duration::from_millis(150));
+                pg::kill_own_connections();
+                kills += 1;
+            }
+            kills
+        });
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|i| {
+                let url = url.clone();
+                s.spawn(move || enduring_worker(&url, actor(i)))
+            })
+            .collect();
+        let all = workers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(killer.join().unwrap() > 0);
+        all
+    });
+
+    // No generation of a node went to two workers, and every node ended done.
+    let mut seen = BTreeSet::new();
+    for g in &grants {
+        assert!(seen.insert(*g), "node {} gen={} granted twice", g.0, g.1);
+    }
+    let history = store.history(None).expect("history");
+    let mut claims = BTreeSet::new();
+    for l in history.iter().filter(|l| l.event.verb == "claim") {
+        let key = (l.event.node, l.event.generation);
+        assert!(claims.insert(key), "a second claim at {key:?}");
+    }
+    let mut writes: BTreeMap<u64, BTreeSet<Request>> = BTreeMap::new();
+    for l in &history {
+        let e = &l.event;
+        writes
+            .entry(l.seq)
+            .or_default()
+            .insert((e.verb.clone(), e.node, e.actor));
+    }
+    // One request a write (a write first hands back the expired claims of its workspace:
+    // those lines name the holder that lost them).
+    for (seq, w) in &writes {
+        let actors: BTreeSet<_> = w
+            .iter()
+            .filter(|r| r.0 != "expire")
+            .filter_map(|r| r.2)
+            .collect();
+        assert!(
+            actors.len() <= 1,
+            "write {seq} holds several requests: {w:?}"
+        );
+    }
+    let asked: i64 = own_psql(&format!("SELECT last_value FROM {schema}.asks_id_seq"))
+        .parse()
+        .unwrap();
+    assert!(asked > 0, "no request was left for a leader");
+    let report = store.check().expect("check");
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!(report.nodes, 96);
+    let left = store.pending("", None).expect("pending");
+    assert!(left.is_empty(), "{left:?}");
 }
