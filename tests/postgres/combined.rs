@@ -240,4 +240,10 @@ fn connections_killed_among_combined_writes_never_grant_a_generation_twice() {
     assert_eq!(report.nodes, 96);
     let left = store.pending("", None).expect("pending");
     assert!(left.is_empty(), "{left:?}");
+    let completed: BTreeSet<_> = history
+        .iter()
+        .filter(|l| l.event.verb == "complete")
+        .map(|l| l.event.node)
+        .collect();
+    assert_eq!(completed.len(), 96, "nodes completed");
 }
