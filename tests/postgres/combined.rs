@@ -6,7 +6,7 @@
 //! server killing the connections every 150 ms (leaders and waiters among them) never
 //! grants a node's generation twice.
 
-use super::{pg, psql, schema_of};
+use super::{pg, psql, psql_at, schema_of};
 use claimdag::{Code, Id, Status, Store};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -19,6 +19,19 @@ type Request = (String, Option<Id>, Option<Id>);
 
 fn actor(i: u8) -> Id {
     Id([i + 1; 16])
+}
+
+/// What each write number of `history` holds: the requests its lines name.
+fn requests_by_write(history: &[claimdag::model::HistoryLine]) -> BTreeMap<u64, BTreeSet<Request>> {
+    let mut writes: BTreeMap<u64, BTreeSet<Request>> = BTreeMap::new();
+    for l in history {
+        let e = &l.event;
+        writes
+            .entry(l.seq)
+            .or_default()
+            .insert((e.verb.clone(), e.node, e.actor));
+    }
+    writes
 }
 
 /// One worker's loop: claim-next, renew, complete, then the same complete again (stale: the
@@ -99,14 +112,7 @@ fn a_fleet_in_one_workspace_is_decided_by_leaders_and_every_node_is_granted_once
         asked > 0,
         "no request was left for a leader: no contention?"
     );
-    let mut writes: BTreeMap<u64, BTreeSet<Request>> = BTreeMap::new();
-    for l in &history {
-        let e = &l.event;
-        writes
-            .entry(l.seq)
-            .or_default()
-            .insert((e.verb.clone(), e.node, e.actor));
-    }
+    let writes = requests_by_write(&history);
     let merged: Vec<_> = writes.iter().filter(|(_, w)| w.len() > 1).collect();
     assert!(
         merged.is_empty(),
@@ -120,21 +126,6 @@ fn a_fleet_in_one_workspace_is_decided_by_leaders_and_every_node_is_granted_once
     assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.asks")), "0");
     let report = store.check().expect("check");
     assert!(report.problems.is_empty(), "{:?}", report.problems);
-}
-
-/// `sql` on the server this binary started.
-fn own_psql(sql: &str) -> String {
-    let out = std::process::Command::new("psql")
-        .arg(pg::own_url())
-        .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql])
-        .output()
-        .expect("run psql");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// A worker that goes on through lost connections: a failed call is `io` (its outcome
@@ -210,14 +201,7 @@ fn connections_killed_among_combined_writes_never_grant_a_generation_twice() {
         let key = (l.event.node, l.event.generation);
         assert!(claims.insert(key), "a second claim at {key:?}");
     }
-    let mut writes: BTreeMap<u64, BTreeSet<Request>> = BTreeMap::new();
-    for l in &history {
-        let e = &l.event;
-        writes
-            .entry(l.seq)
-            .or_default()
-            .insert((e.verb.clone(), e.node, e.actor));
-    }
+    let writes = requests_by_write(&history);
     // One request a write (a write first hands back the expired claims of its workspace:
     // those lines name the holder that lost them).
     for (seq, w) in &writes {
@@ -231,9 +215,12 @@ fn connections_killed_among_combined_writes_never_grant_a_generation_twice() {
             "write {seq} holds several requests: {w:?}"
         );
     }
-    let asked: i64 = own_psql(&format!("SELECT last_value FROM {schema}.asks_id_seq"))
-        .parse()
-        .unwrap();
+    let asked: i64 = psql_at(
+        pg::own_url(),
+        &format!("SELECT last_value FROM {schema}.asks_id_seq"),
+    )
+    .parse()
+    .unwrap();
     assert!(asked > 0, "no request was left for a leader");
     let report = store.check().expect("check");
     assert!(report.problems.is_empty(), "{:?}", report.problems);

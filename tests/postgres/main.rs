@@ -37,8 +37,13 @@ pub fn cli(url: &str, args: &[&str]) -> Run {
 
 /// A psql command on the test server's database (as its superuser).
 pub fn psql(sql: &str) -> String {
+    psql_at(pg::url(), sql)
+}
+
+/// A psql command on the database at `url`.
+pub fn psql_at(url: &str, sql: &str) -> String {
     let out = std::process::Command::new("psql")
-        .arg(pg::url())
+        .arg(url)
         .args(["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-c", sql])
         .output()
         .expect("run psql");
