@@ -8,8 +8,20 @@ use std::path::Path;
 /// The journal's header line: a journal of only this holds no record.
 pub const JOURNAL_HEADER: &[u8] = b"claimdag-journal 1\n";
 
+/// A journal file's bytes without the space reserved after its records (zeros).
+pub fn journal_used(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+    &bytes[..end]
+}
+
+/// The length of `dir/journal` without its reserve (0 when there is none).
+pub fn journal_used_len(dir: &Path) -> u64 {
+    std::fs::read(dir.join("journal")).map_or(0, |b| journal_used(&b).len() as u64)
+}
+
 /// The JSON of every record of a journal file (after its header).
 pub fn journal_records(bytes: &[u8]) -> Vec<Value> {
+    let bytes = journal_used(bytes);
     assert!(
         bytes.starts_with(JOURNAL_HEADER),
         "journal does not start with its header"

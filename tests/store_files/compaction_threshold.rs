@@ -39,7 +39,7 @@ fn the_journal_never_holds_more_than_a_quarter_of_the_snapshot_after_a_write() {
         store.complete(id, Status::Done, g, Some(me), None).unwrap();
         done += 1;
         let snapshot = len(&dir.join("snapshot.json"));
-        let journal = len(&dir.join("journal")).saturating_sub(HEADER);
+        let journal = crate::common::journal_used_len(&dir).saturating_sub(HEADER);
         assert!(
             journal * 4 <= snapshot,
             "after {done} nodes the journal holds {journal} bytes, more than a quarter of the \
@@ -85,14 +85,14 @@ fn a_journal_that_every_write_replays_is_compacted_once_the_replays_outweigh_the
     let mut claimed = None;
     for write in 1..=600 {
         let snapshot = len(&dir.join("snapshot.json"));
-        let before = len(&dir.join("journal")).saturating_sub(HEADER);
+        let before = crate::common::journal_used_len(&dir).saturating_sub(HEADER);
         match claimed.take() {
             None => claimed = fresh().claim_next("", me, None, None).unwrap(),
             Some((id, g)) => fresh()
                 .complete(id, Status::Done, g, Some(me), None)
                 .unwrap(),
         }
-        let after = len(&dir.join("journal")).saturating_sub(HEADER);
+        let after = crate::common::journal_used_len(&dir).saturating_sub(HEADER);
         let compacted = len(&dir.join("snapshot.json")) != snapshot;
         replayed += before;
         // Records here are under 1 KiB and the quarter is about 100 KB away: only the
@@ -147,7 +147,7 @@ fn a_journal_without_replay_counts_reads_as_before() {
     let path = dir.join("journal");
     let bytes = std::fs::read(&path).unwrap();
     let head = HEADER as usize;
-    let scan = journal::scan(&bytes[head..], &path, HEADER).unwrap();
+    let scan = journal::scan(&bytes[head..], &path, HEADER, None).unwrap();
     assert!(
         scan.records.iter().any(|r| r.replayed > 0),
         "new records count"

@@ -187,22 +187,35 @@ fn a_torn_journal_tail_is_dropped_and_the_next_write_succeeds() {
     let committed = s.all();
     let jpath = s.dir.join("journal");
     // A fourth write that a crash tore: only part of its record reached the file.
-    let full = std::fs::read(&jpath).expect("journal");
+    let full = common::journal_used(&std::fs::read(&jpath).expect("journal")).to_vec();
     let torn_write = s.upsert("this write was torn", &[]);
-    let with_fourth = std::fs::read(&jpath).expect("journal");
+    let reserved = std::fs::read(&jpath).expect("journal");
+    let with_fourth = common::journal_used(&reserved).to_vec();
     assert!(with_fourth.len() > full.len());
-    for cut in [
+    assert!(
+        reserved.len() > with_fourth.len(),
+        "the journal has space reserved after its records"
+    );
+    // Torn at the end of the file (a journal that grows as written), and torn before the
+    // zeros of its reserve.
+    let cuts = [
         1,
         10,
         19,
         (with_fourth.len() - full.len()) / 2,
         with_fourth.len() - full.len() - 1,
-    ] {
+    ];
+    for (cut, reserve) in cuts.iter().flat_map(|&c| [(c, false), (c, true)]) {
         let t = Store::new();
         common::copy_dir(&s.dir, &t.dir);
-        std::fs::write(t.dir.join("journal"), &with_fourth[..full.len() + cut]).expect("write");
+        let mut torn = with_fourth[..full.len() + cut].to_vec();
+        if reserve {
+            torn.resize(reserved.len(), 0);
+        }
+        std::fs::write(t.dir.join("journal"), &torn).expect("write");
+        let cut = format!("{cut} bytes{}", if reserve { ", then zeros" } else { "" });
         // Reads drop the torn record and keep every committed write.
-        assert_eq!(t.all(), committed, "torn after {cut} bytes");
+        assert_eq!(t.all(), committed, "torn after {cut}");
         assert!(t.ok(&["check"]).starts_with("ok"), "check with a torn tail");
         assert!(!t.ok(&["list"]).contains(&torn_write[..8]));
         assert_eq!(t.json(&["log"]).as_array().map(Vec::len), Some(4));

@@ -76,9 +76,7 @@ fn sound(s: &Store, what: &str) {
 }
 
 fn journal_used(s: &Store) -> u64 {
-    std::fs::metadata(s.dir.join("journal"))
-        .map(|m| m.len().saturating_sub(JOURNAL_HEADER))
-        .unwrap_or(0)
+    crate::common::journal_used_len(&s.dir).saturating_sub(JOURNAL_HEADER)
 }
 
 /// A store in the shape the append-path scenarios start from.

@@ -73,9 +73,7 @@ fn seen(s: &Store) -> Seen {
 }
 
 fn journal_used(s: &Store) -> u64 {
-    std::fs::metadata(s.dir.join("journal"))
-        .map(|m| m.len().saturating_sub(JOURNAL_HEADER))
-        .unwrap_or(0)
+    crate::common::journal_used_len(&s.dir).saturating_sub(JOURNAL_HEADER)
 }
 
 /// `list` and `check` pass.

@@ -363,10 +363,19 @@ fn power_cuts_at_every_point_of_a_run_lose_nothing_acknowledged() {
         renames >= 3,
         "the run compacted too rarely to test renames: {renames}"
     );
+    // Records go into space the journal reserved beforehand: writes over bytes the file
+    // has, which a cut keeps or loses sector by sector.
+    let overs = model::cut(&rec.calls, rec.calls.len()).records_over();
+    assert!(
+        overs >= rec.commands.len() / 2,
+        "only {overs} records written over reserved space in {} commands",
+        rec.commands.len()
+    );
     let mut rng = Rng::from_env("power cuts");
     let e = explore(&rec, draws, &mut rng);
     eprintln!(
-        "power cuts: {} commands, {} recorded calls ({syncs} syncs, {renames} renames), \
+        "power cuts: {} commands, {} recorded calls ({syncs} syncs, {renames} renames, \
+         {overs} records into reserved space), \
          {} cut points, {} distinct file states opened; {} states lost a rename, {} a new \
          file's entry",
         rec.commands.len(),

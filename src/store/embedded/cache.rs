@@ -23,13 +23,26 @@ pub struct Embedded {
     /// its parent, and OS locks on a shared open file do not exclude each other.
     pub(super) pid: u32,
     pub(super) lock: Option<File>,
+    /// Where the open `lock` file is (kept while the lock is out of `self`).
+    pub(super) lock_id: Option<fsutil::Placed>,
     pub(super) state: State,
     pub(super) seq: u64,
     pub(super) snap: Option<FileId>,
     pub(super) snapshot_len: u64,
     pub(super) journal: Option<File>,
+    /// Where the open `journal` is, once asked.
+    pub(super) journal_id: Option<fsutil::Placed>,
+    /// Where the records this cache read end: the journal's end.
     pub(super) journal_end: u64,
+    /// The journal file's length as last seen: records up to it are written into space the
+    /// file already has.
     pub(super) journal_len: u64,
+    /// Bytes other than zeros lie after `journal_end` (a torn record): the next append
+    /// clears them first.
+    pub(super) torn: bool,
+    /// The last record known durable (for [`journal::Record::durable`]): what a batch read
+    /// when it began, then what its syncs covered.
+    pub(super) durable: u64,
     /// Where the last record this cache applied starts, and its frame (length and
     /// checksum): if those bytes change, the journal was rewritten and the cache is stale.
     pub(super) last_frame: Option<(u64, [u8; journal::FRAME_LEN])>,
@@ -113,10 +126,14 @@ impl Embedded {
     /// The lock is taken out of `self`; the caller puts it back once it is released.
     fn acquire(&mut self, dir: &Path, exclusive: bool) -> Result<Option<File>> {
         for _ in 0..3 {
-            if exclusive {
-                fsutil::ensure_dir(dir)?;
-            } else if !self.open_for_read(dir)? {
-                return Ok(None);
+            self.own();
+            // A handle with the lock open finds out below whether the store is still there.
+            if self.lock.is_none() {
+                if exclusive {
+                    fsutil::ensure_dir(dir)?;
+                } else if !self.open_for_read(dir)? {
+                    return Ok(None);
+                }
             }
             self.open_lock(dir, exclusive)?;
             self.preload(dir);
@@ -130,7 +147,7 @@ impl Embedded {
                 lock.lock_shared()
             };
             taken.map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
-            if lock_is_at_path(&lock, dir) {
+            if self.lock_in_place(dir) {
                 return Ok(Some(lock));
             }
             let _ = lock.unlock();
@@ -175,7 +192,19 @@ impl Embedded {
             }
             return Err(e);
         }
+        // What this batch read was synced by the batches before it.
+        self.durable = self.seq;
         Ok(lock)
+    }
+
+    /// A sync of this batch covered its records up to number `seq`.
+    pub(super) fn synced_through(&mut self, seq: u64) {
+        self.durable = self.durable.max(seq);
+    }
+
+    /// The number of the last record this cache applied.
+    pub(super) fn seq(&self) -> u64 {
+        self.seq
     }
 
     /// With the exclusive lock held and the cache current: runs `decide` and appends the
@@ -218,6 +247,7 @@ impl Embedded {
             at,
             change,
             replayed: self.unreported,
+            durable: self.durable.min(self.seq),
         };
         self.append(dir, &journal::encode(&rec))?;
         self.unreported = 0;
@@ -286,7 +316,7 @@ impl Embedded {
         // that nothing was appended to is left exactly as it is).
         let start = start.max(HEADER_LEN);
         if let Some(f) = self.journal.as_ref().filter(|_| self.journal_end > start) {
-            let _ = f.set_len(start);
+            erase(f, start, self.journal_end, self.journal_len);
             let _ = f.sync_data();
         }
         self.snap = None;
@@ -356,8 +386,17 @@ impl Embedded {
             }
             Err(e) => return Err(e),
         };
+        self.lock_id = Some(fsutil::placed(&f).map_err(|e| fsutil::describe(&path, &e))?);
         self.lock = Some(f);
         Ok(())
+    }
+
+    /// True when the lock file this handle opened is the file at `dir/lock` (the store has
+    /// not been moved or removed under it).
+    pub(super) fn lock_in_place(&self, dir: &Path) -> bool {
+        let at_path = fsutil::placed_at(&dir.join(LOCK));
+        self.lock_id
+            .is_some_and(|id| at_path.is_ok_and(|p| p.same_file(&id)))
     }
 
     /// With a cold cache, parses the files before taking the lock, so that other processes'
@@ -428,7 +467,8 @@ impl Embedded {
         if let Some(mut f) = fsutil::open_existing(&jpath)? {
             let bytes = read_all(&mut f, &jpath)?;
             if journal::check_header(&bytes, &jpath)? == Head::Good {
-                let scan = journal::scan(&bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
+                let scan =
+                    journal::scan(&bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN, Some(0))?;
                 if !scan.records.is_empty() {
                     return Err(Error::corrupt(
                         &dir.join(SNAPSHOT),
@@ -440,6 +480,7 @@ impl Embedded {
         *self = Embedded {
             pid: self.pid,
             lock: self.lock.take(),
+            lock_id: self.lock_id,
             ..Embedded::default()
         };
         Ok(())
@@ -455,13 +496,15 @@ impl Embedded {
         let jpath = dir.join(JOURNAL);
         let mut journal_end = HEADER_LEN;
         let mut journal_len = 0;
-        let (mut last_frame, mut replayed) = (None, 0);
+        let (mut last_frame, mut replayed, mut torn) = (None, 0, false);
         let jf = fsutil::open_existing_rw(&jpath)?;
         if let Some(mut file) = jf.as_ref() {
             let jbytes = read_all(&mut file, &jpath)?;
             journal_len = jbytes.len() as u64;
             if journal::check_header(&jbytes, &jpath)? == Head::Good {
-                let scan = journal::scan(&jbytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
+                let body = &jbytes[HEADER_LEN as usize..];
+                let scan = journal::scan(body, &jpath, HEADER_LEN, Some(snap_seq))?;
+                torn = scan.torn > 0;
                 for rec in scan.records {
                     if rec.seq <= snap_seq {
                         continue;
@@ -503,8 +546,12 @@ impl Embedded {
             snap: Some(FileId::of(&meta)),
             snapshot_len,
             journal: jf,
+            journal_id: None,
+            lock_id: self.lock_id,
             journal_end,
             journal_len,
+            torn,
+            durable: seq,
             last_frame,
             unreported: journal_end.saturating_sub(HEADER_LEN),
             replayed,
@@ -522,18 +569,19 @@ impl Embedded {
         // A compaction replaces the journal file: an open one that is no longer the file
         // at the path (an unlocked preload can open the old journal after the new snapshot)
         // must not be read or appended to.
-        let at_path = match std::fs::symlink_metadata(&jpath) {
-            Ok(m) => m,
-            Err(_) => return Ok(false),
+        let Ok(at_path) = fsutil::placed_at(&jpath) else {
+            return Ok(false);
         };
-        let open = f.metadata().map_err(|e| fsutil::describe(&jpath, &e))?;
-        if !same_file(&open, &at_path) {
+        let open = match self.journal_id {
+            Some(id) => id,
+            None => fsutil::placed(f).map_err(|e| fsutil::describe(&jpath, &e))?,
+        };
+        self.journal_id = Some(open);
+        if !at_path.same_file(&open) {
             return Ok(false);
         }
-        let len = f
-            .metadata()
-            .map_err(|e| fsutil::describe(&jpath, &e))?
-            .len();
+        // The same file: its length as just seen at the path.
+        let len = at_path.len;
         if len < self.journal_end || self.journal_end < HEADER_LEN {
             return Ok(false);
         }
@@ -543,17 +591,12 @@ impl Embedded {
                 return Ok(false);
             }
         }
-        if len == self.journal_end {
-            // Nothing after the last good record: the cache is current.
-            self.journal_len = len;
+        self.journal_len = len;
+        let (buf, scan) = read_records(f, &jpath, self.journal_end, len, self.seq)?;
+        if scan.records.is_empty() {
+            // Nothing appended since: what the last load saw after the end still stands.
+            self.torn |= scan.torn > 0;
             return Ok(true);
-        }
-        let mut buf = vec![0u8; (len - self.journal_end) as usize];
-        f.read_exact_at(&mut buf, self.journal_end)
-            .map_err(|e| fsutil::describe(&jpath, &e))?;
-        let scan = journal::scan(&buf, &jpath, self.journal_end)?;
-        if scan.records.first().is_some_and(|r| r.seq != self.seq + 1) {
-            return Ok(false);
         }
         for rec in scan.records {
             if rec.seq != self.seq + 1 {
@@ -569,7 +612,8 @@ impl Embedded {
             self.last_frame = Some((self.journal_end + p as u64, frame));
         }
         self.journal_end += scan.valid_len as u64;
-        self.journal_len = len;
+        // The writer of these records cleared what lay after the old end.
+        self.torn = scan.torn > 0;
         Ok(true)
     }
 
@@ -588,8 +632,10 @@ impl Embedded {
         self.snap = Some(FileId::of(&meta));
         self.snapshot_len = meta.len();
         self.journal = Some(f);
+        self.journal_id = None;
         self.journal_end = HEADER_LEN;
         self.journal_len = HEADER_LEN;
+        self.torn = false;
         self.last_frame = None;
         (self.unreported, self.replayed) = (0, 0);
         self.seq = 0;
@@ -608,8 +654,10 @@ impl Embedded {
             f.sync_data().map_err(|e| fsutil::describe(&jpath, &e))?;
             fsutil::fsync_dir(dir)?;
             self.journal = Some(f);
+            self.journal_id = None;
             self.journal_end = HEADER_LEN;
             self.journal_len = HEADER_LEN;
+            self.torn = false;
             self.last_frame = None;
         }
         let Some(f) = self.journal.as_ref() else {
@@ -617,11 +665,19 @@ impl Embedded {
         };
         let at = self.journal_end;
         let io = |e: std::io::Error| fsutil::describe(&jpath, &e);
+        if self.torn {
+            // A torn tail left by a crash: it was never committed. Cut durably before
+            // anything is written after the end, so that no power cut brings it back
+            // behind a new record.
+            f.set_len(at).map_err(io)?;
+            f.sync_data().map_err(io)?;
+            (self.journal_len, self.torn) = (at, false);
+        }
+        let need = at + bytes.len() as u64;
+        if need > self.journal_len {
+            self.journal_len = reserve(f, self.journal_len, need, self.snapshot_len);
+        }
         let result = (|| {
-            if self.journal_len > at {
-                // A torn tail left by a crash: it was never committed.
-                f.set_len(at).map_err(io)?;
-            }
             crash("before-append");
             if super::fault::armed("mid-append") {
                 let _ = f.write_all_at(&bytes[..bytes.len() / 2], at);
@@ -633,8 +689,8 @@ impl Embedded {
         })();
         match result {
             Ok(()) => {
-                self.journal_end = at + bytes.len() as u64;
-                self.journal_len = self.journal_end;
+                self.journal_end = need;
+                self.journal_len = self.journal_len.max(need);
                 let mut frame = [0u8; journal::FRAME_LEN];
                 frame.copy_from_slice(&bytes[..journal::FRAME_LEN]);
                 self.last_frame = Some((at, frame));
@@ -644,28 +700,83 @@ impl Embedded {
                 // Take the record back so that nobody reads a write we report as failed. No
                 // sync here: it could swallow a writeback error that the batch's own sync
                 // must see (one error is reported once per open file).
-                let _ = f.set_len(at);
-                self.journal_len = at;
+                self.journal_len = erase(f, at, need, self.journal_len);
                 Err(e)
             }
         }
     }
 }
 
-/// True when `lock` is the file at `dir/lock` (and the store has not been moved or removed
-/// under this handle).
-pub(super) fn lock_is_at_path(lock: &File, dir: &Path) -> bool {
-    match (lock.metadata(), std::fs::symlink_metadata(dir.join(LOCK))) {
-        (Ok(open), Ok(at_path)) => same_file(&open, &at_path),
-        _ => false,
+/// The journal's reserve: zeros written ahead of the records in steps of a quarter of the
+/// snapshot (what the journal holds before it is compacted), between 64 KiB and 1 MiB. A
+/// record then goes over blocks the file already has, so a commit's `fdatasync` writes the
+/// record's block and nothing of the file's own (its size, its allocation: space reserved
+/// with `fallocate` is still marked unwritten, and the first write into it changes that).
+const RESERVE_MIN: u64 = 64 << 10;
+const RESERVE_MAX: u64 = 1 << 20;
+
+/// Reserves the journal's space past `len` (the file's length) so that `need` bytes fit;
+/// returns the new length. A reserve that does not fit (a full disk, a file size limit) is
+/// taken back: the write itself then says whether its record fits.
+fn reserve(f: &File, len: u64, need: u64, snapshot_len: u64) -> u64 {
+    let step = (snapshot_len / 4).clamp(RESERVE_MIN, RESERVE_MAX);
+    let to = (need + step).div_ceil(RESERVE_MIN) * RESERVE_MIN;
+    let zeros = vec![0u8; (to - len) as usize];
+    match f.write_all_at(&zeros, len) {
+        Ok(()) => to,
+        Err(_) => {
+            let _ = f.set_len(len);
+            len
+        }
     }
 }
 
-/// True when two metadata describe the same file (device and inode).
-fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    a.dev() == b.dev() && a.ino() == b.ino()
+/// Takes back the bytes written at `from..to`: zeros over them, and the file cut back to
+/// `len` (its length before they were written) if they grew it; so the file is as it was,
+/// its reserve kept. When the zeros cannot be written the file is cut at `from`. Returns
+/// the file's length.
+fn erase(f: &File, from: u64, to: u64, len: u64) -> u64 {
+    if f.metadata().is_ok_and(|m| m.len() > len) && f.set_len(len).is_err() {
+        let _ = f.set_len(from);
+        return from;
+    }
+    let zeros = vec![0u8; to.min(len).saturating_sub(from) as usize];
+    match f.write_all_at(&zeros, from) {
+        // Past a file size limit nothing was written either.
+        Err(e) if e.raw_os_error() != Some(libc::EFBIG) => {
+            let _ = f.set_len(from);
+            from
+        }
+        _ => len,
+    }
 }
+
+/// Reads the records from `from` on, up to the file's length `len`, in growing chunks: most
+/// reads find nothing new (the first bytes are the reserve's zeros). `before`: the number
+/// of the record that ends at `from`.
+fn read_records(
+    f: &File,
+    path: &Path,
+    from: u64,
+    len: u64,
+    before: u64,
+) -> Result<(Vec<u8>, journal::Scan)> {
+    let avail = len - from;
+    let mut want = avail.min(4096);
+    loop {
+        let mut buf = vec![0u8; want as usize];
+        f.read_exact_at(&mut buf, from)
+            .map_err(|e| fsutil::describe(path, &e))?;
+        let scan = journal::scan(&buf, path, from, Some(before))?;
+        // The chunk may end inside a record, or right after one with more to come.
+        let more = scan.torn > 0 || scan.valid_len == buf.len();
+        if !more || want == avail {
+            return Ok((buf, scan));
+        }
+        want = (want * 16).min(avail);
+    }
+}
+
 
 /// Removes the temporaries (`snapshot.json.tmp`, `journal.tmp`) that a compaction left when
 /// it did not finish (killed, or out of space): they hold room that writes need, and a write

@@ -1,7 +1,7 @@
 //! Compaction: the journal's records move to the side files and a new snapshot replaces the
 //! old one, off the write lock's path; and what `check` says when that keeps failing.
 
-use super::cache::{lock_is_at_path, Embedded, Held};
+use super::cache::{Embedded, Held};
 use super::fault::crash;
 use super::fsutil::{self, FileId, Mode};
 use super::journal::{self, Head, HistoryLine};
@@ -77,7 +77,7 @@ impl Embedded {
         lock.lock()
             .map_err(|e| fsutil::describe(&dir.join(LOCK), &e))?;
         let _held = Held(lock);
-        if !lock_is_at_path(lock, dir) {
+        if !self.lock_in_place(dir) {
             let _ = std::fs::remove_file(&tmp);
             return Ok(()); // the directory was replaced meanwhile
         }
@@ -96,7 +96,7 @@ impl Embedded {
             return Ok(());
         }
         let body = &bytes[HEADER_LEN as usize..];
-        let scan = journal::scan(body, &jpath, HEADER_LEN)?;
+        let scan = journal::scan(body, &jpath, HEADER_LEN, None)?;
         let mut lines = Vec::new();
         let mut archived = Vec::new();
         let mut keep_from = 0;
@@ -145,8 +145,10 @@ impl Embedded {
         self.snap = Some(FileId::of(&snap));
         self.snapshot_len = snap.len();
         self.journal = Some(fsutil::open(&jpath, Mode::ReadWrite)?);
+        self.journal_id = None;
         self.journal_end = HEADER_LEN;
         self.journal_len = HEADER_LEN;
+        self.torn = false;
         self.last_frame = None;
         (self.unreported, self.replayed) = (0, 0);
         Ok(())

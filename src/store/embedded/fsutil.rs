@@ -207,3 +207,53 @@ pub fn check_dir(dir: &Path, m: &std::fs::Metadata) -> Result<()> {
     }
     Ok(())
 }
+
+/// Where a file is and how long: its device, inode and length, asked for without its
+/// times. Asking for a file's times (as `stat` does) makes the kernel give the next write
+/// to it a finer timestamp, and the `fdatasync` after that write then writes the inode as
+/// well as the data: about a third more per commit on ext4. The journal is looked at this
+/// way only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    dev: (u32, u32),
+    ino: u64,
+    pub len: u64,
+}
+
+impl Placed {
+    /// The same file (device and inode), whatever its length.
+    pub fn same_file(&self, other: &Placed) -> bool {
+        (self.dev, self.ino) == (other.dev, other.ino)
+    }
+}
+
+/// [`Placed`] of the file at `path` (a symbolic link there is the link itself).
+pub fn placed_at(path: &Path) -> std::io::Result<Placed> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    statx(&c, libc::AT_SYMLINK_NOFOLLOW, None)
+}
+
+/// [`Placed`] of an open file.
+pub fn placed(f: &File) -> std::io::Result<Placed> {
+    statx(c"", libc::AT_EMPTY_PATH, Some(f))
+}
+
+fn statx(path: &std::ffi::CStr, flags: i32, f: Option<&File>) -> std::io::Result<Placed> {
+    use std::os::fd::AsRawFd;
+    let dirfd = f.map_or(libc::AT_FDCWD, |f| f.as_raw_fd());
+    let mask = libc::STATX_TYPE | libc::STATX_INO | libc::STATX_SIZE;
+    // SAFETY: a zeroed statx is a valid out-buffer; `path` is NUL-terminated and `dirfd`
+    // is open (or AT_FDCWD) for the duration of the call.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::statx(dirfd, path.as_ptr(), flags, mask, &mut st) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(Placed {
+        dev: (st.stx_dev_major, st.stx_dev_minor),
+        ino: st.stx_ino,
+        len: st.stx_size,
+    })
+}

@@ -18,7 +18,7 @@
 //! Reads wait for a batch to end before they read (and no batch starts while a reader
 //! waits), so they take the shared lock as before and see only durable writes.
 
-use super::cache::{lock_is_at_path, Embedded};
+use super::cache::Embedded;
 use super::fault::{before_sync, crash};
 use super::{fsutil, EmbeddedStore, JOURNAL};
 use crate::error::{Error, Result};
@@ -53,6 +53,8 @@ struct Batch {
     /// the journal ended when the batch began).
     appended: u64,
     synced: u64,
+    /// The number of the last record appended.
+    appended_seq: u64,
     syncing: bool,
     syncs: u32,
     /// A write of the batch pushed the journal past the compaction threshold.
@@ -139,6 +141,7 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
             lock,
             appended: start,
             synced: start,
+            appended_seq: g.cache.seq(),
             syncing: false,
             syncs: 0,
             compact: false,
@@ -158,8 +161,9 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
             resume_unwind(panic);
         }
     };
-    let (end, compact) = (
+    let (end, seq, compact) = (
         g.cache.journal_end(),
+        g.cache.seq(),
         g.cache.wants_compaction(&store.tuning),
     );
     let Some(b) = g.batch.as_mut() else {
@@ -167,6 +171,7 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
     };
     let (id, failure) = (b.id, b.failure.clone());
     b.appended = end;
+    b.appended_seq = seq;
     b.compact |= matches!(outcome, Ok(true)) && compact;
     b.io_error |= matches!(outcome, Err(Error::Io { .. }));
     durable(store, g, id, &failure, end)?;
@@ -216,16 +221,20 @@ fn durable<'a>(
         }
         b.syncing = true;
         b.syncs += 1;
-        let target = b.appended;
+        let (target, target_seq) = (b.appended, b.appended_seq);
         let handle = g.cache.journal_handle(&store.dir);
         drop(g);
         let synced = handle.and_then(|f| sync(store, &f));
         g = store.inner();
         // None: taken back meanwhile (a panicked call); the loop reports it.
+        let in_place = g.cache.lock_in_place(&store.dir);
         if let Some(b) = g.batch.as_mut().filter(|b| b.id == id) {
             b.syncing = false;
             match synced {
-                Ok(()) if lock_is_at_path(&b.lock, &store.dir) => b.synced = target,
+                Ok(()) if in_place => {
+                    b.synced = target;
+                    g.cache.synced_through(target_seq);
+                }
                 Ok(()) => g.fail(store, removed(store)),
                 Err(e) => g.fail(store, e),
             }

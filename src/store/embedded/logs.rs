@@ -77,7 +77,8 @@ pub(super) fn read_logs(dir: &Path, history: bool) -> Result<Logs> {
     };
     let last = logs.history.last().map(|h| h.seq).unwrap_or(0);
     if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
-        let scan = journal::scan(&journal_bytes[HEADER_LEN as usize..], &jpath, HEADER_LEN)?;
+        let body = &journal_bytes[HEADER_LEN as usize..];
+        let scan = journal::scan(body, &jpath, HEADER_LEN, None)?;
         for rec in scan.records {
             for n in rec.change.archived {
                 archived(&mut logs, n);

@@ -339,6 +339,15 @@ impl Cut {
         self.overs.len()
     }
 
+    /// Writes over that are journal records (a record starts with `#`): records written
+    /// into space the journal reserved.
+    pub fn records_over(&self) -> usize {
+        self.overs
+            .iter()
+            .filter(|o| o.data.first() == Some(&b'#'))
+            .count()
+    }
+
     /// Whether write over `i` must be kept.
     pub fn must_over(&self, i: usize) -> bool {
         self.must_over[i]

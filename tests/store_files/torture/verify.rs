@@ -32,9 +32,7 @@ pub(super) fn verify(s: &Store, outcomes: &[Outcome]) {
 /// Prints the size of the history, the store and its journal, and whether a compaction ran.
 fn report_sizes(s: &Store, log: &[Ev], all: &Nodes) {
     let compactions = std::fs::metadata(s.dir.join("history.jsonl")).is_ok();
-    let journal = std::fs::metadata(s.dir.join("journal"))
-        .map(|m| m.len())
-        .unwrap_or(0);
+    let journal = crate::common::journal_used_len(&s.dir);
     eprintln!(
         "  {} events, {} nodes, journal {journal} bytes, history.jsonl {}",
         log.len(),
