@@ -407,6 +407,82 @@ fn size(work: &Path, n: usize, quick: bool) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The journal over a long run: `writes` claims and releases (sync off: this measures disk
+/// use and compaction, not the disk's latency) cycling over 1,000 nodes. Prints the
+/// journal's largest size on disk, the store's size at the end, how many compactions ran
+/// and what the write that ran one took.
+fn churn(work: &Path, writes: usize) {
+    use std::os::unix::fs::MetadataExt;
+    let label = common::count(writes);
+    let dir = fresh(&work.join("ours-churn"));
+    let store = open(&dir, false);
+    let ids: Vec<Id> = store
+        .import("", plan(1_000))
+        .expect("import")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    note(&format!("ours: {writes} writes with compaction"));
+    let snapshot_id = || std::fs::metadata(dir.join("snapshot.json")).map_or(0, |m| m.ino());
+    let (mut journal_max, mut last) = (0u64, snapshot_id());
+    let mut compactions = Vec::new();
+    let (who, mut gen) = (actor(3), 0);
+    for w in 0..writes {
+        let id = ids[(w / 2) % ids.len()];
+        let t = Instant::now();
+        if w % 2 == 0 {
+            gen = store.claim(id, who, None, None).expect("claim");
+        } else {
+            store.release(id, who, gen).expect("release");
+        }
+        let took = t.elapsed().as_secs_f64() * 1e3;
+        let now = snapshot_id();
+        if now != last {
+            compactions.push(took);
+            last = now;
+        }
+        if w % 64 == 0 {
+            // Blocks the journal holds, its reserve included.
+            let j = std::fs::metadata(dir.join("journal")).map_or(0, |m| m.blocks() * 512);
+            journal_max = journal_max.max(j);
+        }
+    }
+    let total: u64 = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.blocks() * 512)
+                .sum()
+        })
+        .unwrap_or(0);
+    emit(
+        SYSTEM,
+        &format!("journal_max_kib@{label}w"),
+        journal_max as f64 / 1024.0,
+        "",
+    );
+    emit(
+        SYSTEM,
+        &format!("store_mib@{label}w"),
+        total as f64 / (1 << 20) as f64,
+        "",
+    );
+    emit(
+        SYSTEM,
+        &format!("compactions@{label}w"),
+        compactions.len() as f64,
+        "",
+    );
+    emit(
+        SYSTEM,
+        &format!("compaction_ms@{label}w"),
+        median(compactions),
+        "median, the write that ran it",
+    );
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |name: &str| {
@@ -449,4 +525,5 @@ fn main() {
     note("ours: 8 threads on one Store draining 1,000 nodes");
     let rates = (0..runs).map(|_| threads_drain(&work, 8, 1_000)).collect();
     emit(SYSTEM, "lib_threads8_wps", median(rates), "median");
+    churn(&work, if quick { 100_000 } else { 1_000_000 });
 }

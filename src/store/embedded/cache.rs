@@ -412,7 +412,7 @@ impl Embedded {
     /// A cache opened by another process (we are a forked child) is dropped: this one opens
     /// its own files.
     fn own(&mut self) {
-        let pid = std::process::id();
+        let pid = fsutil::pid();
         if self.pid != pid {
             *self = Embedded {
                 pid,

@@ -257,3 +257,27 @@ fn statx(path: &std::ffi::CStr, flags: i32, f: Option<&File>) -> std::io::Result
         len: st.stx_size,
     })
 }
+
+/// This process's id without a system call each time: cached, and forgotten in the child of
+/// a `fork` (by an atfork handler), which is what the store checks it for.
+pub fn pid() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    static PID: AtomicU32 = AtomicU32::new(0);
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    extern "C" fn forget() {
+        PID.store(0, Relaxed);
+    }
+    HOOK.call_once(|| {
+        // SAFETY: registers a handler that only stores to an atomic, which is
+        // async-signal-safe as a fork child handler must be.
+        unsafe { libc::pthread_atfork(None, None, Some(forget)) };
+    });
+    match PID.load(Relaxed) {
+        0 => {
+            let p = std::process::id();
+            PID.store(p, Relaxed);
+            p
+        }
+        p => p,
+    }
+}

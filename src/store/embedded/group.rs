@@ -74,7 +74,7 @@ impl Inner {
     /// After a `fork`, the batch, the readers and the failure are the parent's: forget
     /// them (closing this process's copy of the lock keeps the parent's lock held).
     fn own(&mut self) {
-        let pid = std::process::id();
+        let pid = fsutil::pid();
         if self.pid != pid {
             self.pid = pid;
             self.batch = None;
