@@ -45,6 +45,15 @@ OTHER = [
         ("lib_drain4_wps", "4 processes drain 1,000 nodes, library loops (writes/s)", "rate"),
         ("lib_threads8_wps", "8 threads of one process drain 1,000 nodes (writes/s)", "rate"),
     ]),
+    ("The journal over a long run (claims and releases on 1,000 nodes, no fsync)", [
+        (f"journal_max_kib@{n}w", f"{n} writes: largest journal on disk, reserve included (KiB)",
+         "info") for n in ("1M", "100k")
+    ] + [
+        (f"{k}@{n}w", f"{n} writes: {what}", "info") for n in ("1M", "100k")
+        for k, what in (("store_mib", "the store on disk at the end (MiB)"),
+                        ("compactions", "compactions"),
+                        ("compaction_ms", "the write that ran a compaction (ms, median)"))
+    ]),
     ("Command line (each step a new process)", [
         ("cli_true_ms", "any process: `/bin/true` (ms, median)", "info"),
         ("cli_start_ms", "process start: `--version` (ms, median)", "time"),
@@ -152,6 +161,9 @@ def main() -> None:
     for title, specs in OTHER:
         section(title)
         for key, label, kind in specs:
+            # The long run is 1M writes or 100k (QUICK): only the one measured.
+            if key.endswith("w") and ("ours", key) not in values:
+                continue
             row(key, label, kind)
 
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
@@ -274,6 +286,9 @@ def targets_at_scale(get) -> None:
         if o and q:
             print(f"- {what} at least {goal}x SQLite's writes/s: {o:.0f} vs {q:.0f} = "
                   f"{o / q:.2f}x -> {'within' if o / q >= goal else 'outside'} target")
+            if key == "lib_drain4_wps":
+                print(f"- {what} at least 1.0x SQLite's writes/s (the write floor's goal): "
+                      f"{o / q:.2f}x -> {'within' if o >= q else 'outside'} target")
     o, c = get(("ours", "cli_drain4_wps")), get(("ours", "cli_drain4_ceiling_wps"))
     if o and c:
         v = get(("v08", "cli_drain4_wps"))
