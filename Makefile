@@ -30,7 +30,7 @@ lint:
 
 # tmux runs the pane's end-to-end test, git the diff-check tests (installed when missing).
 test-rust:
-	bash scripts/need.sh tmux git
+	bash scripts/need.sh tmux git curl
 	$(CARGO) test --workspace
 	@if [ "$$(id -u)" = 0 ]; then $(CARGO) test -p claimdag --test root_only -- --ignored; \
 	 else echo "skipped: tests/root_only (they need root: they mount a small tmpfs)"; fi

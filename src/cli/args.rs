@@ -180,6 +180,9 @@ pub enum Verb {
         after_help = "Example, in an MCP client's configuration:\n  {\"mcpServers\": {\"claimdag\": {\"command\": \"claimdag\",\n     \"args\": [\"mcp\", \"--tools\", \"worker\", \"--actor\", \"name:codex-1\"],\n     \"env\": {\"CLAIMDAG_DIR\": \"/srv/claims\"}}}}\n\nThe tools are the verbs, with their JSON schemas; a refusal is a tool result\nwith isError and the error body (code, message, holder, generation), also as its\ntext. The server acts as the actor given here (else $CLAIMDAG_ACTOR) and in its\nworkspace only: a call naming another is refused; the worker profile ends only\nthe claims it holds. diff_check runs git under the working directory only\n(and --allow-repo DIRs). The server ends when the client closes stdin.\n\nclaim_next with wait=N waits up to N seconds for work (a write of anyone, a\nclaim running out, a scheduled time passing) instead of answering none, at most\n--max-wait (default 30s):\n  claimdag mcp --tools worker --max-wait 2m\nWhile it waits the server answers other calls, and a client that sent a\nprogressToken gets a progress notification every few seconds."
     )]
     Mcp(Described<McpArgs>),
+    /// Serve the store over HTTP: the verbs as a JSON API (POST /v1/VERB)
+    #[command(after_help = SERVE_HELP)]
+    Serve(Described<ServeArgs>),
     /// Run a command under a claim, node after node: the lease renews itself, the node is
     /// completed with the generation granted, a lost lease stops the command
     #[command(after_help = super::work::HELP)]
@@ -266,6 +269,43 @@ pub enum Profile {
     Planner,
     /// Every verb.
     All,
+}
+
+const SERVE_HELP: &str = "\
+Examples:
+  claimdag serve                      # http://127.0.0.1:7878/, a token made beside the store
+  claimdag serve --listen 0.0.0.0:7878 --token-file /etc/claimdag/token
+  tok=$(cat ~/.local/state/claimdag.serve-token)
+  curl -s -X POST localhost:7878/v1/upsert -H \"Authorization: Bearer $tok\" \\
+       -d '{\"summary\": \"parse the manifest header\"}'
+  curl -s -X POST localhost:7878/v1/list -d '{\"status\": \"ready\"}'
+
+POST /v1/VERB takes the JSON the MCP tool of that verb takes and answers the verb's
+JSON; a refusal is the error body ({\"code\", \"message\", ...}) with status 404
+(not_found), 409 (refused by the node's state, a stale generation, not the holder),
+400 (invalid_input, cycle), 503 (io, corrupt) or 500 (internal). GET
+/v1/openapi.json describes every verb. Requests that write need Authorization:
+Bearer TOKEN: without --token-file a token is made (mode 0600) beside the store and
+its path printed. Listening beyond loopback needs --token-file, and then reads need
+the token too. copy and diff_check are not served. The server stops on SIGINT or
+SIGTERM.";
+
+/// `claimdag serve` options.
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// The address to listen on (beyond loopback only with --token-file)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
+    pub listen: std::net::SocketAddr,
+    /// The file holding the bearer token (one line, mode 0600) [default: made beside the
+    /// store: DIR.serve-token]
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The longest a claim_next call may wait for work (its wait argument is cut to this)
+    #[arg(long, value_name = "DUR", default_value = "30s")]
+    pub max_wait: verbs::Dur,
+    /// The largest request body taken, in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    pub max_body: usize,
 }
 
 /// `claimdag mcp` options.

@@ -9,6 +9,8 @@ mod guard;
 pub mod mcp;
 #[cfg(feature = "pane")]
 pub mod pane;
+#[cfg(feature = "serve")]
+pub mod serve;
 mod watch;
 pub mod work;
 
@@ -157,6 +159,23 @@ fn execute(cli: Cli) -> Result<Ran> {
             "this claimdag was built without its terminal pane (the pane feature): the command \
              cargo install claimdag builds has it",
         )),
+        #[cfg(not(feature = "serve"))]
+        Verb::Serve(Described(_)) => Err(Error::invalid(
+            "this claimdag was built without its HTTP server (the serve feature): the command \
+             cargo install claimdag builds has it",
+        )),
+        #[cfg(feature = "serve")]
+        Verb::Serve(Described(a)) => {
+            let setup = serve::Setup {
+                listen: a.listen,
+                token_file: a.token_file.clone(),
+                workspace: cx.workspace.clone(),
+                max_wait_ms: a.max_wait.ms()?,
+                max_body: a.max_body,
+            };
+            serve::serve(store.clone(), setup)?;
+            return Ok(Ran::Exited(0));
+        },
         #[cfg(not(feature = "mcp"))]
         Verb::Mcp(Described(_)) => Err(Error::invalid(
             "this claimdag was built without its MCP server (the mcp feature): the command \

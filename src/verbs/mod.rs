@@ -20,6 +20,7 @@
 //! ```
 
 mod args;
+mod catalog;
 mod claims;
 mod diff;
 mod edit;
@@ -30,6 +31,7 @@ mod talk;
 pub mod text;
 
 pub use args::{parse_finish_status, parse_json_arg, Dur};
+pub use catalog::{About, CATALOG};
 pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
 pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 import pathlib
 import shutil
 import sys
@@ -28,6 +30,18 @@ def store_dir(tmp_path: pathlib.Path) -> pathlib.Path:
 @pytest.fixture
 def store(store_dir: pathlib.Path) -> claimdag.Store:
     return claimdag.Store(store_dir)
+
+
+_schemas = itertools.count()
+
+
+@pytest.fixture
+def pg_url() -> str:
+    """A new store (schema) on the PostgreSQL server tests/python/run.sh started."""
+    base = os.environ.get("CLAIMDAG_TEST_PG", "")
+    assert base, "CLAIMDAG_TEST_PG is not set: tests/python/run.sh starts a PostgreSQL server"
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}schema=py_{os.getpid()}_{next(_schemas)}"
 
 
 def files(directory: pathlib.Path) -> dict[str, bytes]:

@@ -15,11 +15,12 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PY="$VENV/bin/python"
 
-echo "== installing the test tools (type checkers, and the agent frameworks test_mcp_frameworks loads)"
+echo "== installing the test tools (type checkers, the agent frameworks test_mcp_frameworks loads, and the HTTP client test_serve uses)"
 # pyright is pinned: test_stubs asserts the exact lines it refuses. Its wheel carries its
 # JavaScript, and the nodejs extra brings node from PyPI (no npm registry needed).
 "$PY" -m pip install --quiet --progress-bar off --upgrade "pip>=23" "pytest>=7" "mypy>=1.10" \
-    "pyright[nodejs]==1.1.414" "mcp>=2,<3" "openai-agents>=0.24" "pydantic-ai-slim[mcp]>=2.68"
+    "pyright[nodejs]==1.1.414" "mcp>=2,<3" "openai-agents>=0.24" "pydantic-ai-slim[mcp]>=2.68" \
+    "httpx>=0.27" "prometheus-client>=0.20"
 
 # langchain-mcp-adapters needs the MCP SDK 1.x: an environment of its own, which
 # test_mcp_frameworks runs a script in (it talks to the server only, not the module).

@@ -4,7 +4,6 @@ $CLAIMDAG_TEST_PG."""
 
 from __future__ import annotations
 
-import itertools
 import os
 import subprocess
 import pathlib
@@ -13,17 +12,6 @@ import pytest
 
 import claimdag
 from conftest import ME, YOU, command
-
-_n = itertools.count()
-
-
-@pytest.fixture
-def pg_url() -> str:
-    base = os.environ.get("CLAIMDAG_TEST_PG", "")
-    assert base, "CLAIMDAG_TEST_PG is not set: tests/python/run.sh starts a PostgreSQL server"
-    sep = "&" if "?" in base else "?"
-    return f"{base}{sep}schema=py_{os.getpid()}_{next(_n)}"
-
 
 def test_walkthrough_on_postgres(pg_url: str) -> None:
     store = claimdag.Store(pg_url)

@@ -5,6 +5,7 @@ use super::fault::crash;
 use super::fsutil::{self, FileId, Mode};
 use super::journal::{self, Head, Record};
 use super::logs::{read_all, read_logs, ArchiveFiles, Logs};
+use super::reserve::{erase, read_records, reserve};
 use super::{snapshot, Tuning, COMPACT_LOCK, JOURNAL, LOCK, SNAPSHOT};
 use crate::error::{Error, Result};
 use crate::model::Millis;
@@ -631,6 +632,15 @@ impl Embedded {
             .map_err(|e| fsutil::describe(&dir.join(SNAPSHOT), &e))?;
         self.snap = Some(FileId::of(&meta));
         self.snapshot_len = meta.len();
+        self.stand_at_journal(f);
+        self.seq = 0;
+        self.state = State::default();
+        Ok(())
+    }
+
+    /// This cache now reads and writes `f`, a journal with its header and nothing this
+    /// cache has read after it.
+    pub(super) fn stand_at_journal(&mut self, f: File) {
         self.journal = Some(f);
         self.journal_id = None;
         self.journal_end = HEADER_LEN;
@@ -638,9 +648,6 @@ impl Embedded {
         self.torn = false;
         self.last_frame = None;
         (self.unreported, self.replayed) = (0, 0);
-        self.seq = 0;
-        self.state = State::default();
-        Ok(())
     }
 
     /// Appends one encoded record; the batch's sync makes it durable (see `group`).
@@ -653,12 +660,9 @@ impl Embedded {
                 .map_err(|e| fsutil::describe(&jpath, &e))?;
             f.sync_data().map_err(|e| fsutil::describe(&jpath, &e))?;
             fsutil::fsync_dir(dir)?;
-            self.journal = Some(f);
-            self.journal_id = None;
-            self.journal_end = HEADER_LEN;
-            self.journal_len = HEADER_LEN;
-            self.torn = false;
-            self.last_frame = None;
+            let unreported = (self.unreported, self.replayed);
+            self.stand_at_journal(f);
+            (self.unreported, self.replayed) = unreported;
         }
         let Some(f) = self.journal.as_ref() else {
             return Err(Error::Internal("journal not open".into()));
@@ -706,77 +710,6 @@ impl Embedded {
         }
     }
 }
-
-/// The journal's reserve: zeros written ahead of the records in steps of a quarter of the
-/// snapshot (what the journal holds before it is compacted), between 64 KiB and 1 MiB. A
-/// record then goes over blocks the file already has, so a commit's `fdatasync` writes the
-/// record's block and nothing of the file's own (its size, its allocation: space reserved
-/// with `fallocate` is still marked unwritten, and the first write into it changes that).
-const RESERVE_MIN: u64 = 64 << 10;
-const RESERVE_MAX: u64 = 1 << 20;
-
-/// Reserves the journal's space past `len` (the file's length) so that `need` bytes fit;
-/// returns the new length. A reserve that does not fit (a full disk, a file size limit) is
-/// taken back: the write itself then says whether its record fits.
-fn reserve(f: &File, len: u64, need: u64, snapshot_len: u64) -> u64 {
-    let step = (snapshot_len / 4).clamp(RESERVE_MIN, RESERVE_MAX);
-    let to = (need + step).div_ceil(RESERVE_MIN) * RESERVE_MIN;
-    let zeros = vec![0u8; (to - len) as usize];
-    match f.write_all_at(&zeros, len) {
-        Ok(()) => to,
-        Err(_) => {
-            let _ = f.set_len(len);
-            len
-        }
-    }
-}
-
-/// Takes back the bytes written at `from..to`: zeros over them, and the file cut back to
-/// `len` (its length before they were written) if they grew it; so the file is as it was,
-/// its reserve kept. When the zeros cannot be written the file is cut at `from`. Returns
-/// the file's length.
-fn erase(f: &File, from: u64, to: u64, len: u64) -> u64 {
-    if f.metadata().is_ok_and(|m| m.len() > len) && f.set_len(len).is_err() {
-        let _ = f.set_len(from);
-        return from;
-    }
-    let zeros = vec![0u8; to.min(len).saturating_sub(from) as usize];
-    match f.write_all_at(&zeros, from) {
-        // Past a file size limit nothing was written either.
-        Err(e) if e.raw_os_error() != Some(libc::EFBIG) => {
-            let _ = f.set_len(from);
-            from
-        }
-        _ => len,
-    }
-}
-
-/// Reads the records from `from` on, up to the file's length `len`, in growing chunks: most
-/// reads find nothing new (the first bytes are the reserve's zeros). `before`: the number
-/// of the record that ends at `from`.
-fn read_records(
-    f: &File,
-    path: &Path,
-    from: u64,
-    len: u64,
-    before: u64,
-) -> Result<(Vec<u8>, journal::Scan)> {
-    let avail = len - from;
-    let mut want = avail.min(4096);
-    loop {
-        let mut buf = vec![0u8; want as usize];
-        f.read_exact_at(&mut buf, from)
-            .map_err(|e| fsutil::describe(path, &e))?;
-        let scan = journal::scan(&buf, path, from, Some(before))?;
-        // The chunk may end inside a record, or right after one with more to come.
-        let more = scan.torn > 0 || scan.valid_len == buf.len();
-        if !more || want == avail {
-            return Ok((buf, scan));
-        }
-        want = (want * 16).min(avail);
-    }
-}
-
 
 /// Removes the temporaries (`snapshot.json.tmp`, `journal.tmp`) that a compaction left when
 /// it did not finish (killed, or out of space): they hold room that writes need, and a write

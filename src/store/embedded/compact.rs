@@ -144,13 +144,7 @@ impl Embedded {
         let snap = std::fs::symlink_metadata(&spath).map_err(|e| fsutil::describe(&spath, &e))?;
         self.snap = Some(FileId::of(&snap));
         self.snapshot_len = snap.len();
-        self.journal = Some(fsutil::open(&jpath, Mode::ReadWrite)?);
-        self.journal_id = None;
-        self.journal_end = HEADER_LEN;
-        self.journal_len = HEADER_LEN;
-        self.torn = false;
-        self.last_frame = None;
-        (self.unreported, self.replayed) = (0, 0);
+        self.stand_at_journal(fsutil::open(&jpath, Mode::ReadWrite)?);
         Ok(())
     }
 }

@@ -18,6 +18,7 @@ mod fsutil;
 mod group;
 pub mod journal;
 mod logs;
+mod reserve;
 mod wake;
 pub mod snapshot;
 

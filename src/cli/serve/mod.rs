@@ -1,0 +1,117 @@
+//! `claimdag serve`: one store over HTTP/1.1 (hyper on tokio). `POST /v1/VERB` is the verb
+//! layer over HTTP: the request body is the JSON the MCP tool of that verb takes, the reply
+//! is the verb's JSON, a refusal is the error body of docs/reference.md ("Exit codes and
+//! errors") with a status that fits ([`api`]). Every call runs on tokio's blocking pool, so
+//! a slow or vanished client holds a connection, never the store's lock: the lock is taken
+//! and released inside the call, before the reply is written.
+//!
+//! Writes need `Authorization: Bearer TOKEN`; reads need it too when the server listens
+//! beyond loopback, which it refuses to do without a token file given ([`token`]).
+
+mod api;
+mod openapi;
+mod token;
+
+use crate::error::{Error, Result};
+use crate::store::Store;
+use api::Shared;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What `claimdag serve` was started with.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub listen: SocketAddr,
+    /// The file holding the token; `None`: one is made beside the store.
+    pub token_file: Option<PathBuf>,
+    /// The workspace of requests that name none.
+    pub workspace: String,
+    /// The longest a `claim_next` may wait for work.
+    pub max_wait_ms: u64,
+    /// The largest request body taken, in bytes.
+    pub max_body: usize,
+}
+
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves until SIGINT or SIGTERM.
+pub fn serve(store: Store, setup: Setup) -> Result<()> {
+    if !setup.listen.ip().is_loopback() && setup.token_file.is_none() {
+        return Err(Error::invalid(format!(
+            "--listen {}: listening beyond loopback needs --token-file FILE (a secret that \
+             every client sends as Authorization: Bearer TOKEN)",
+            setup.listen
+        )));
+    }
+    let (token, token_path) = token::load_or_make(&store, setup.token_file.as_deref())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Internal(format!("cannot start the HTTP runtime: {e}")))?;
+    let shared = Arc::new(Shared {
+        openapi: openapi::document(),
+        store,
+        token,
+        open_reads: setup.listen.ip().is_loopback(),
+        workspace: setup.workspace.clone(),
+        max_wait_ms: setup.max_wait_ms,
+        max_body: setup.max_body,
+    });
+    rt.block_on(run(shared, setup.listen, token_path))
+}
+
+async fn run(shared: Arc<Shared>, listen: SocketAddr, token_path: PathBuf) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| Error::Io {
+            path: PathBuf::from(listen.to_string()),
+            message: format!("cannot listen: {e}"),
+            errno: e.raw_os_error(),
+        })?;
+    let addr = listener.local_addr().unwrap_or(listen);
+    eprintln!(
+        "claimdag serve: {} on http://{addr}/ (API under /v1/, described at /v1/openapi.json)",
+        shared.store.location()
+    );
+    eprintln!(
+        "claimdag serve: writes need Authorization: Bearer TOKEN, the token in {}",
+        token_path.display()
+    );
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| Error::Internal(format!("cannot watch SIGTERM: {e}")))?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => {
+                    let shared = shared.clone();
+                    tokio::spawn(async move { connection(shared, tcp).await });
+                }
+                // Out of descriptors, or a connection reset before it was taken: the
+                // listener goes on.
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            },
+            _ = tokio::signal::ctrl_c() => break,
+            _ = term.recv() => break,
+        }
+    }
+    eprintln!("claimdag serve: stopped");
+    Ok(())
+}
+
+/// One client's connection, kept alive between requests.
+async fn connection(shared: Arc<Shared>, tcp: tokio::net::TcpStream) {
+    let _ = tcp.set_nodelay(true);
+    let service = service_fn(move |req| api::handle(shared.clone(), req));
+    let _ = http1::Builder::new()
+        .keep_alive(true)
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(TokioIo::new(tcp), service)
+        .await;
+}
