@@ -349,3 +349,83 @@ def test_listening_beyond_loopback_needs_a_token_file(store_dir: pathlib.Path) -
     assert r.returncode == 2
     assert "--token-file" in r.stderr
     assert not store_dir.exists(), "a refused start made the store"
+
+
+def scrape(s: Server) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of /metrics, parsed by Prometheus's own client library's parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    r = httpx.get(f"{s.url}metrics")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/plain; version=0.0.4")
+    out = {}
+    for family in text_string_to_metric_families(r.text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def test_metrics_parse_and_move_as_the_store_is_used(store_dir: pathlib.Path) -> None:
+    with served(store_dir) as s:
+        before = scrape(s)
+        assert before[("claimdag_up", ())] == 1
+        assert before[("claimdag_claims_granted_total", ())] == 0
+        ids = [s.ok("upsert", {"summary": f"m{i}"})["id"] for i in range(3)]
+        g = s.ok("claim", {"node": ids[0], "assignee": A})["generation"]
+        assert s.post("complete", {"node": ids[0], "status": "done", "gen": g - 1}).status_code == 409
+        s.ok("release", {"node": ids[0], "actor": A, "gen": g})
+        # A claim by another process, straight on the store: the server's history follower
+        # counts it too.
+        subprocess.run([cli(), "--dir", str(store_dir), "claim", ids[1], "--assignee", B],
+                       check=True, capture_output=True)
+        time.sleep(2.5)
+        after = scrape(s)
+        assert after[("claimdag_claims_granted_total", ())] == 2
+        assert after[("claimdag_handbacks_total", (("cause", "release"),))] == 1
+        assert after[("claimdag_stale_refusals_total", (("verb", "complete"),))] == 1
+        assert after[("claimdag_nodes", (("display", "claimed"), ("workspace", "")))] == 1
+        assert after[("claimdag_nodes", (("display", "ready"), ("workspace", "")))] == 2
+        assert after[("claimdag_lease_age_seconds_count", ())] == 1
+        assert after[("claimdag_http_requests_total", (("outcome", "ok"), ("verb", "upsert")))] == 3
+        assert after[("claimdag_request_duration_seconds_count", (("verb", "claim"),))] == 1
+        assert after[("claimdag_store_bytes", ())] > 0
+
+
+def test_the_watch_stream_shows_another_process_write_without_asking(
+    store_dir: pathlib.Path,
+) -> None:
+    with served(store_dir) as s:
+        first = s.ok("upsert", {"summary": "before the watch"})["id"]
+        got: list[dict[str, Any]] = []
+        ids: list[str] = []
+
+        def follow() -> None:
+            with httpx.stream("GET", f"{s.url}v1/watch", timeout=30) as r:
+                assert r.headers["content-type"] == "text/event-stream"
+                for line in r.iter_lines():
+                    if line.startswith("id: "):
+                        ids.append(line[4:])
+                    elif line.startswith("data: "):
+                        got.append(json.loads(line[6:]))
+                        if len(got) == 2:
+                            return
+
+        t = threading.Thread(target=follow)
+        t.start()
+        time.sleep(0.5)
+        subprocess.run([cli(), "--dir", str(store_dir), "claim", first, "--assignee", A],
+                       check=True, capture_output=True)
+        subprocess.run([cli(), "--dir", str(store_dir), "upsert", "--summary", "later"],
+                       check=True, capture_output=True)
+        t.join(timeout=20)
+        assert not t.is_alive(), "the stream did not show the writes"
+        assert [e["verb"] for e in got] == ["claim", "create"]
+        assert got[0]["node"] == first
+        # Resuming after the first of them replays the second.
+        with httpx.stream("GET", f"{s.url}v1/watch", headers={"Last-Event-ID": ids[0]},
+                          timeout=30) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    assert json.loads(line[6:])["verb"] == "create"
+                    break
+        assert httpx.get(f"{s.url}v1/watch?since=x").status_code == 400

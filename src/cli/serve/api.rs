@@ -28,6 +28,7 @@ pub struct Shared {
     pub max_body: usize,
     /// `GET /v1/openapi.json`, made once.
     pub openapi: Value,
+    pub metrics: super::metrics::Metrics,
 }
 
 /// Verbs that need a store path or a work tree of the server's machine: not served.
@@ -41,6 +42,12 @@ pub async fn handle(
     let path = req.uri().path().to_string();
     let reply = match (req.method(), path.as_str()) {
         (&Method::GET, "/v1/openapi.json") => json(StatusCode::OK, &shared.openapi),
+        (&Method::GET, "/v1/watch") => watch(&shared, &req),
+        (&Method::GET, "/metrics") if !shared.open_reads && !authorized(&shared, &req) => {
+            unauthorized("metrics", false)
+        }
+        (&Method::GET, "/metrics") => metrics(shared.clone()).await,
+        (_, "/v1/watch") | (_, "/metrics") => not_allowed("GET"),
         (&Method::POST, p) if p.starts_with("/v1/") => {
             let verb = p["/v1/".len()..].replace('-', "_");
             call(&shared, verb, req).await
@@ -78,22 +85,7 @@ async fn call(shared: &Shared, verb: String, req: Request<Incoming>) -> Response
     };
     let writes = !about.read_only;
     if (writes || !shared.open_reads) && !authorized(shared, &req) {
-        let mut r = refusal(
-            StatusCode::UNAUTHORIZED,
-            Code::InvalidInput,
-            &format!(
-                "{verb}: {} needs Authorization: Bearer TOKEN (the token is in the file \
-                 `claimdag serve` printed when it started)",
-                if writes {
-                    "a request that writes"
-                } else {
-                    "a request here"
-                }
-            ),
-        );
-        r.headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        return r;
+        return unauthorized(&verb, writes);
     }
     let args = match body_json(shared.max_body, req).await {
         Ok(v) => v,
@@ -102,22 +94,77 @@ async fn call(shared: &Shared, verb: String, req: Request<Incoming>) -> Response
     let store = shared.store.clone();
     let workspace = shared.workspace.clone();
     let max_wait_ms = shared.max_wait_ms;
+    let started = std::time::Instant::now();
+    let name = verb.clone();
     let ran = tokio::task::spawn_blocking(move || {
         let mut cx = Ctx::new(&store, &workspace)?;
         cx.bounds = Bounds {
             max_wait_ms: Some(max_wait_ms),
             ..Bounds::default()
         };
-        verbs::call(&cx, &verb, args)
+        verbs::call(&cx, &name, args)
     })
-    .await;
-    match ran {
-        Ok(Ok(answer)) => json(StatusCode::OK, &answer.json),
-        Ok(Err(e)) => error(&e),
-        Err(_) => error(&Error::Internal(
+    .await
+    .unwrap_or_else(|_| {
+        Err(Error::Internal(
             "the call panicked; the store is unchanged".into(),
-        )),
+        ))
+    });
+    let outcome = ran.as_ref().map(|_| ()).map_err(Error::code);
+    shared.metrics.request(&verb, outcome, started.elapsed());
+    match ran {
+        Ok(answer) => json(StatusCode::OK, &answer.json),
+        Err(e) => error(&e),
     }
+}
+
+/// `GET /v1/watch`: a read (the token only beyond loopback).
+fn watch(shared: &Shared, req: &Request<Incoming>) -> Response<Body> {
+    if !shared.open_reads && !authorized(shared, req) {
+        return unauthorized("watch", false);
+    }
+    let last = req.headers().get("last-event-id");
+    match super::events::since(req.uri().query(), last) {
+        Ok(since) => super::events::stream(shared.store.clone(), since),
+        Err(why) => refusal(
+            StatusCode::BAD_REQUEST,
+            Code::InvalidInput,
+            &format!("watch: {why}"),
+        ),
+    }
+}
+
+/// `GET /metrics`, in Prometheus's text format (a read: the token only beyond loopback).
+async fn metrics(shared: Arc<Shared>) -> Response<Body> {
+    let text = tokio::task::spawn_blocking(move || shared.metrics.render(&shared.store))
+        .await
+        .unwrap_or_default();
+    let mut r = Response::new(Full::new(Bytes::from(text)).boxed());
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    r
+}
+
+/// 401, naming what the request lacks.
+fn unauthorized(verb: &str, writes: bool) -> Response<Body> {
+    let mut r = refusal(
+        StatusCode::UNAUTHORIZED,
+        Code::InvalidInput,
+        &format!(
+            "{verb}: {} needs Authorization: Bearer TOKEN (the token is in the file \
+             `claimdag serve` printed when it started)",
+            if writes {
+                "a request that writes"
+            } else {
+                "a request here"
+            }
+        ),
+    );
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
 }
 
 /// The request's bearer token is the server's (compared in constant time).
