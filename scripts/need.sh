@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# scripts/need.sh COMMAND...: installs the Debian package of each command the tests run that
-# is missing (tmux for the pane's end-to-end test), so that make test works on a brand-new
-# machine. Needs root to install; says what to install otherwise.
+# scripts/need.sh COMMAND[=PACKAGE]...: installs the Debian package of each command the tests
+# run that is missing (tmux for the pane's end-to-end test; chromium=chromium and
+# chromedriver=chromium-driver for the dashboard's), so that make test works on a brand-new
+# machine. PACKAGE defaults to the command's name. Needs root to install; says what to
+# install otherwise.
 set -euo pipefail
 missing=()
-for c in "$@"; do
-  command -v "$c" >/dev/null 2>&1 || missing+=("$c")
+for spec in "$@"; do
+  c="${spec%%=*}"
+  pkg="${spec#*=}"
+  command -v "$c" >/dev/null 2>&1 || missing+=("$pkg")
 done
 [ "${#missing[@]}" -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then

@@ -20,7 +20,10 @@ echo "== installing the test tools (type checkers, the agent frameworks test_mcp
 # JavaScript, and the nodejs extra brings node from PyPI (no npm registry needed).
 "$PY" -m pip install --quiet --progress-bar off --upgrade "pip>=23" "pytest>=7" "mypy>=1.10" \
     "pyright[nodejs]==1.1.414" "mcp>=2,<3" "openai-agents>=0.24" "pydantic-ai-slim[mcp]>=2.68" \
-    "httpx>=0.27" "prometheus-client>=0.20"
+    "httpx>=0.27" "prometheus-client>=0.20" "selenium>=4.20"
+
+# test_dashboard drives Debian's chromium, headless, through Debian's chromedriver.
+bash scripts/need.sh chromium chromedriver=chromium-driver
 
 # langchain-mcp-adapters needs the MCP SDK 1.x: an environment of its own, which
 # test_mcp_frameworks runs a script in (it talks to the server only, not the module).

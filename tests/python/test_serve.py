@@ -429,3 +429,46 @@ def test_the_watch_stream_shows_another_process_write_without_asking(
                     assert json.loads(line[6:])["verb"] == "create"
                     break
         assert httpx.get(f"{s.url}v1/watch?since=x").status_code == 400
+
+
+def test_a_request_for_another_host_name_is_refused(store_dir: pathlib.Path) -> None:
+    # DNS rebinding: a page of another site whose name now resolves to 127.0.0.1.
+    with served(store_dir) as s:
+        for path in ("", "v1/openapi.json", "metrics"):
+            r = httpx.get(f"{s.url}{path}", headers={"Host": "attacker.example:80"})
+            assert r.status_code == 403 and "loopback name" in r.json()["message"]
+        assert httpx.get(s.url, headers={"Host": "localhost"}).status_code == 200
+
+
+def test_beyond_loopback_every_read_needs_the_token(store_dir: pathlib.Path,
+                                                    tmp_path: pathlib.Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("a-secret-of-the-operator\n")
+    token_file.chmod(0o600)
+    proc = subprocess.Popen(
+        [cli(), "--dir", str(store_dir), "serve", "--listen", "0.0.0.0:0",
+         "--token-file", str(token_file)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        port = re.search(r":(\d+)/", line)
+        assert port, line
+        url = f"http://127.0.0.1:{port.group(1)}/"
+        auth = {"Authorization": "Bearer a-secret-of-the-operator"}
+        for path in ("v1/watch", "metrics", "", "rows"):
+            assert httpx.get(f"{url}{path}").status_code == 401, path
+        assert httpx.post(f"{url}v1/list", json={}).status_code == 401
+        assert httpx.post(f"{url}v1/list", json={}, headers=auth).status_code == 200
+        # The dashboard, opened once with the token, keeps a cookie for its reads.
+        with httpx.Client() as c:
+            page = c.get(f"{url}?token=a-secret-of-the-operator")
+            assert page.status_code == 200 and "claimdag" in page.text
+            assert "HttpOnly" in page.headers["set-cookie"]
+            assert "SameSite=Strict" in page.headers["set-cookie"]
+            assert c.get(f"{url}rows").status_code == 200
+            # A write needs the bearer header, whatever the cookie.
+            assert c.post(f"{url}v1/upsert", json={"summary": "x"}).status_code == 401
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0

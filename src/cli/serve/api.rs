@@ -1,12 +1,12 @@
-//! The routes of `claimdag serve` and the verb layer over HTTP: `POST /v1/VERB` runs
-//! `verbs::call` with the body's JSON; a refusal is the error body with the status of its
-//! code (404 not_found; 409 the refusals of exit 4 and 5; 400 invalid_input and cycle; 500
-//! internal; 503 io and corrupt).
+//! The routes of `claimdag serve`, and the verb layer over HTTP: `POST /v1/VERB` runs
+//! `verbs::call` with the body's JSON and answers its reply, or its error body with the
+//! status of its code ([`super::http`]).
 
+use super::http::{
+    authorized, error, json, not_allowed, refusal, unauthorized, Body, Shared, NOT_SERVED,
+};
 use crate::error::{Code, Error};
-use crate::store::Store;
 use crate::verbs::{self, Bounds, Ctx};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderValue};
@@ -15,37 +15,31 @@ use serde_json::Value;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-pub type Body = BoxBody<Bytes, Infallible>;
-
-/// What every request of one server shares.
-pub struct Shared {
-    pub store: Store,
-    pub token: String,
-    /// Reads need no token (the server listens on loopback only).
-    pub open_reads: bool,
-    pub workspace: String,
-    pub max_wait_ms: u64,
-    pub max_body: usize,
-    /// `GET /v1/openapi.json`, made once.
-    pub openapi: Value,
-    pub metrics: super::metrics::Metrics,
-}
-
-/// Verbs that need a store path or a work tree of the server's machine: not served.
-pub const NOT_SERVED: &[&str] = &["copy", "diff_check"];
-
 /// Answers one request.
 pub async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
 ) -> std::result::Result<Response<Body>, Infallible> {
     let path = req.uri().path().to_string();
+    if shared.open_reads && !loopback_host(&req) {
+        // A name that resolves to loopback but is not (DNS rebinding): a page of another
+        // site must not read the dashboard (and its token) as if it were its own.
+        return Ok(refusal(
+            StatusCode::FORBIDDEN,
+            Code::InvalidInput,
+            "this server answers requests addressed to a loopback name (localhost, \
+             127.0.0.1, [::1]) only",
+        ));
+    }
+    if req.method() == Method::GET {
+        if let Some(r) = super::dashboard::route(&shared, &req).await {
+            return Ok(r);
+        }
+    }
     let reply = match (req.method(), path.as_str()) {
         (&Method::GET, "/v1/openapi.json") => json(StatusCode::OK, &shared.openapi),
         (&Method::GET, "/v1/watch") => watch(&shared, &req),
-        (&Method::GET, "/metrics") if !shared.open_reads && !authorized(&shared, &req) => {
-            unauthorized("metrics", false)
-        }
+        (&Method::GET, "/metrics") if !shared.may_read(&req) => unauthorized("metrics", false),
         (&Method::GET, "/metrics") => metrics(shared.clone()).await,
         (_, "/v1/watch") | (_, "/metrics") => not_allowed("GET"),
         (&Method::POST, p) if p.starts_with("/v1/") => {
@@ -120,7 +114,7 @@ async fn call(shared: &Shared, verb: String, req: Request<Incoming>) -> Response
 
 /// `GET /v1/watch`: a read (the token only beyond loopback).
 fn watch(shared: &Shared, req: &Request<Incoming>) -> Response<Body> {
-    if !shared.open_reads && !authorized(shared, req) {
+    if !shared.may_read(req) {
         return unauthorized("watch", false);
     }
     let last = req.headers().get("last-event-id");
@@ -147,38 +141,25 @@ async fn metrics(shared: Arc<Shared>) -> Response<Body> {
     r
 }
 
-/// 401, naming what the request lacks.
-fn unauthorized(verb: &str, writes: bool) -> Response<Body> {
-    let mut r = refusal(
-        StatusCode::UNAUTHORIZED,
-        Code::InvalidInput,
-        &format!(
-            "{verb}: {} needs Authorization: Bearer TOKEN (the token is in the file \
-             `claimdag serve` printed when it started)",
-            if writes {
-                "a request that writes"
-            } else {
-                "a request here"
-            }
-        ),
-    );
-    r.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    r
-}
-
-/// The request's bearer token is the server's (compared in constant time).
-fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
-    let Some(given) = req
+/// The request is addressed to a loopback name.
+fn loopback_host(req: &Request<Incoming>) -> bool {
+    let Some(host) = req
         .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
     else {
         return false;
     };
-    let (a, b) = (given.trim().as_bytes(), shared.token.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(n, _)| n),
+    };
+    let name = name.to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The request body as JSON (an empty body is `{}`), at most `max` bytes.
@@ -222,58 +203,4 @@ async fn body_json(
             &format!("the request body is not JSON: {e}"),
         )
     })
-}
-
-/// The HTTP status of an error code.
-pub fn status_of(code: Code) -> StatusCode {
-    match code {
-        Code::NotFound => StatusCode::NOT_FOUND,
-        Code::InvalidInput | Code::Cycle => StatusCode::BAD_REQUEST,
-        Code::Corrupt | Code::Io => StatusCode::SERVICE_UNAVAILABLE,
-        Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-        // The refusals of exit 4 (the node's state) and 5 (stale generation, not the holder).
-        _ => StatusCode::CONFLICT,
-    }
-}
-
-fn error(e: &Error) -> Response<Body> {
-    json(status_of(e.code()), &verbs::error_body(e))
-}
-
-/// An error body made here (routing, authorization, the body), not by a verb.
-fn refusal(status: StatusCode, code: Code, message: &str) -> Response<Body> {
-    json(
-        status,
-        &serde_json::json!({"code": code.as_str(), "message": message}),
-    )
-}
-
-fn not_allowed(allow: &'static str) -> Response<Body> {
-    let mut r = refusal(
-        StatusCode::METHOD_NOT_ALLOWED,
-        Code::InvalidInput,
-        &format!("use {allow} here"),
-    );
-    r.headers_mut()
-        .insert(header::ALLOW, HeaderValue::from_static(allow));
-    r
-}
-
-/// A JSON reply, never cached.
-pub fn json(status: StatusCode, value: &Value) -> Response<Body> {
-    let mut body = serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec());
-    body.push(b'\n');
-    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
-    *r.status_mut() = status;
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r
 }

@@ -5,7 +5,7 @@
 //! connections open through proxies. The store's watch runs on the blocking pool and ends
 //! when the client goes away.
 
-use super::api::Body;
+use super::http::Body;
 use crate::model::HistoryLine;
 use crate::store::Store;
 use http_body_util::BodyExt;

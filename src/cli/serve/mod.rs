@@ -9,14 +9,17 @@
 //! beyond loopback, which it refuses to do without a token file given ([`token`]).
 
 mod api;
+mod dashboard;
 mod events;
+mod http;
 mod metrics;
 mod openapi;
+mod page;
 mod token;
 
 use crate::error::{Error, Result};
 use crate::store::Store;
-use api::Shared;
+use http::Shared;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};

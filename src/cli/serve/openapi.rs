@@ -1,7 +1,7 @@
 //! `GET /v1/openapi.json`: the HTTP API described from the verb layer's own schemas (the
 //! ones the MCP tools carry), so that it cannot drift from what the server takes.
 
-use super::api::{status_of, NOT_SERVED};
+use super::http::{status_of, NOT_SERVED};
 use crate::error::Code;
 use crate::verbs;
 use serde_json::{json, Map, Value};

@@ -1,0 +1,155 @@
+"""The dashboard of `claimdag serve` in a real browser: Debian's chromium, headless, driven by
+selenium (PyPI) through Debian's chromedriver (tests/python/run.sh installs both). The page
+shows the store, follows another process's writes without a reload, acts with the
+generation it shows (and says why when that generation is stale), and shows a summary of
+`<script>` as text. A screenshot is saved to target/dashboard.png."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import subprocess
+import time
+from typing import Callable, Iterator
+
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select
+
+from test_serve import cli, served
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def browser() -> Iterator[WebDriver]:
+    driver_path = shutil.which("chromedriver")
+    assert driver_path and shutil.which("chromium"), (
+        "chromium and chromedriver are missing: tests/python/run.sh installs Debian's "
+        "chromium and chromium-driver"
+    )
+    opts = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=1280,860"):
+        opts.add_argument(a)
+    opts.binary_location = shutil.which("chromium") or ""
+    driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def until(what: str, ok: Callable[[], bool], seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if ok():
+                return
+        except StaleElementReferenceException:
+            pass  # the rows were replaced by a live update meanwhile: look again
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def status_of(b: WebDriver, node: str) -> str:
+    return b.execute_script(
+        "const r = document.querySelector(`tr[data-id='${arguments[0]}']`);"
+        "return r ? r.dataset.status : ''", node)
+
+
+def shown(b: WebDriver) -> set[str]:
+    return set(b.execute_script(
+        "return [...document.querySelectorAll('tr[data-id]')]"
+        ".filter(r => !r.hidden).map(r => r.dataset.id)"))
+
+
+def click(b: WebDriver, node: str, selector: str) -> None:
+    """Clicks a button of a row, again if a live update replaced the row meanwhile."""
+    def go() -> bool:
+        row(b, node).find_element(By.CSS_SELECTOR, selector).click()
+        return True
+    until(f"a click on {selector}", go)
+
+
+def run(store: pathlib.Path, *args: str) -> str:
+    return subprocess.run([cli(), "--dir", str(store), *args], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def row(b: WebDriver, node: str):
+    return b.find_element(By.CSS_SELECTOR, f'tr[data-id="{node}"]')
+
+
+def test_the_dashboard_in_a_browser(store_dir: pathlib.Path, browser: WebDriver) -> None:
+    hostile = "<script>alert('x')</script><img src=x onerror=alert(2)>"
+    bad = run(store_dir, "upsert", "--summary", hostile, "--label", "<b>")
+    parse = run(store_dir, "upsert", "--summary", "parse the manifest header", "--label", "parser")
+    index = run(store_dir, "upsert", "--summary", "build the index", "--parent", parse)
+    run(store_dir, "link", parse, index)
+    run(store_dir, "claim", parse, "--assignee", "name:worker-1", "--ttl", "10m")
+    run(store_dir, "upsert", "--summary", "rebuild at night", "--not-before", "+2h")
+    with served(store_dir) as s:
+        browser.get(s.url)
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        rows = browser.find_elements(By.CSS_SELECTOR, "tr[data-id]")
+        assert len(rows) == 4
+        # Escaped: the summary is its text, no script ran, no element was made of it.
+        cell = row(browser, bad).find_element(By.CSS_SELECTOR, "td.summary")
+        assert cell.text.startswith(hostile)
+        assert cell.find_elements(By.TAG_NAME, "img") == []
+        with pytest.raises(NoAlertPresentException):
+            browser.switch_to.alert.text
+        # The claim's countdown ticks; the critical path is marked.
+        lease = row(browser, parse).find_element(By.CSS_SELECTOR, ".countdown")
+        assert "left" in lease.text
+        assert "critical" in row(browser, parse).get_attribute("class")
+        assert row(browser, index).get_attribute("data-status") == "todo"
+        # Another process writes: the page shows it without a reload.
+        marker = browser.execute_script("window.__kept = 1; return window.__kept")
+        later = run(store_dir, "upsert", "--summary", "written by another process")
+        until("the new row", lambda: len(browser.find_elements(
+            By.CSS_SELECTOR, f'tr[data-id="{later}"]')) == 1)
+        assert browser.execute_script("return window.__kept") == marker, "the page reloaded"
+        # An action: claim the new node as name:browser.
+        actor = browser.find_element(By.NAME, "actor")
+        actor.clear()
+        actor.send_keys("name:browser")
+        click(browser, later, 'button[data-verb="claim"]')
+        until("the claim", lambda: status_of(browser, later) == "claimed")
+        assert "claim" in browser.find_element(By.ID, "message").text
+        node = run(store_dir, "--json", "show", later)
+        assert '"status":"claimed"' in node.replace(" ", "")
+        # A stale page: the row shows an older generation than the node's (as a page that
+        # missed a hand-back would). The release is refused, the page says why, nothing
+        # changes.
+        gen = int(row(browser, later).get_attribute("data-gen"))
+        browser.execute_script(
+            "arguments[0].dataset.gen = String(arguments[1])", row(browser, later), gen - 1)
+        before = run(store_dir, "--json", "show", later)
+        click(browser, later, 'button[data-verb="release"]')
+        message = browser.find_element(By.ID, "message")
+        until("the refusal", lambda: "refused" in message.text)
+        assert f"showed generation {gen - 1}" in message.text
+        assert f"now at {gen}" in message.text
+        assert run(store_dir, "--json", "show", later) == before
+        # Filters: only the claimed ones.
+        status = Select(browser.find_element(By.NAME, "status"))
+        status.select_by_value("claimed")
+        until("the filter", lambda: shown(browser) == {parse, later})
+        # A node's detail and history.
+        click(browser, parse, "button.show")
+        detail = browser.find_element(By.ID, "detail")
+        until("the detail", lambda: detail.is_displayed() and "history" in detail.text)
+        assert "parse the manifest header" in detail.text and "claim" in detail.text
+        browser.find_element(By.CSS_SELECTOR, "#detail button").click()
+        status.select_by_value("")
+        until("no filter", lambda: len(shown(browser)) == 5)
+        out = ROOT / "target" / "dashboard.png"
+        out.parent.mkdir(exist_ok=True)
+        browser.save_screenshot(str(out))
+        assert out.stat().st_size > 10_000
