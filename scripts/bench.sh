@@ -229,6 +229,17 @@ quick_runs=()
 wheel_cmd >"$OUT/wheel.md" 2>>"$OUT/wheel.log" ||
     echo "(the wheel's command bench failed: see $OUT/wheel.log)" >"$OUT/wheel.md"
 
+log "claimdag serve: claim_next + complete over HTTP against the module, the dashboard, memory"
+serve_bench() {
+    local wv=target/bench-wheel-venv
+    [[ -x "$wv/bin/python" && -x "$wv/bin/claimdag" ]] || return 1
+    # The dashboard's first paint needs selenium and chromium; without them it says so.
+    "$wv/bin/python" -m pip install --quiet "selenium>=4.20" >>"$OUT/serve.log" 2>&1 || true
+    "$wv/bin/python" benches/serve.py --cli "$wv/bin/claimdag" "${quick[@]}"
+}
+serve_bench >"$OUT/serve.md" 2>>"$OUT/serve.log" ||
+    echo "(the serve bench failed: see $OUT/serve.log)" >"$OUT/serve.md"
+
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 echo "# total run time: $(($(date +%s) - started)) s" >>"$OUT/machine.txt"
 python3 benches/report.py "$RESULTS" >"$OUT/table.md"
@@ -255,6 +266,10 @@ echo
 echo "The wheel's claimdag command against the native binary, medians:"
 echo
 cat "$OUT/wheel.md"
+echo
+echo "claimdag serve (HTTP keep-alive) against the Python module in process, durable:"
+echo
+cat "$OUT/serve.md"
 if [[ -n "$BASELINE" ]]; then
     echo
     echo "Against the baseline $BASELINE: the command-line figures, medians of" \

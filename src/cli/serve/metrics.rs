@@ -1,12 +1,13 @@
 //! `GET /metrics`: the Prometheus text format (version 0.0.4). Three sources:
 //! - the store's state at the scrape: nodes by workspace and display word, the age of every
 //!   live lease and how long its node waited to be claimed, the store's size on disk;
-//! - the history, followed since the server started (every process's writes, not only this
-//!   server's): claims granted and hand-backs by cause;
+//! - the history since the server started (every process's writes, not only this server's),
+//!   read at each scrape from where the last one stopped: claims granted and hand-backs by
+//!   cause;
 //! - this server's requests: by verb and outcome, stale refusals by verb, and their latency.
 
 use crate::error::Code;
-use crate::model::{HistoryLine, Millis};
+use crate::model::Millis;
 use crate::store::{ListFilter, Store};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -78,6 +79,8 @@ struct Counts {
     stale: BTreeMap<String, u64>,
     /// History events since the server started, by verb.
     events: BTreeMap<String, u64>,
+    /// The last write whose events are counted.
+    seen: u64,
 }
 
 /// What the server counts between scrapes.
@@ -101,18 +104,32 @@ impl Metrics {
             .observe(LATENCY, took.as_secs_f64());
     }
 
-    /// History lines written by anyone.
-    pub fn history(&self, lines: &[HistoryLine]) {
+    /// Counts the history from the store's last write on (the server starts).
+    pub fn start(&self, store: &Store) {
         let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        for l in lines {
+        c.seen = store.version().unwrap_or(0);
+    }
+
+    /// The history lines written since the last scrape, by anyone, counted.
+    fn catch_up(&self, store: &Store) {
+        let seen = self.counts.lock().unwrap_or_else(|p| p.into_inner()).seen;
+        let Ok(lines) = store.history_since(seen, None) else {
+            return;
+        };
+        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        // Another scrape may have counted them meanwhile.
+        let from = c.seen;
+        for l in lines.iter().filter(|l| l.seq > from) {
             *c.events.entry(l.event.verb.clone()).or_default() += 1;
         }
+        c.seen = c.seen.max(lines.last().map_or(seen, |l| l.seq));
     }
 
     /// The whole text of one scrape (the store read now).
     pub fn render(&self, store: &Store) -> String {
         let mut out = String::new();
         self.state(store, &mut out);
+        self.catch_up(store);
         let c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         let ev = |v: &str| c.events.get(v).copied().unwrap_or(0);
         head(

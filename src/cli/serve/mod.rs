@@ -69,37 +69,8 @@ pub fn serve(store: Store, setup: Setup) -> Result<()> {
         max_body: setup.max_body,
         metrics: metrics::Metrics::default(),
     });
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let follower = follow_history(&rt, shared.clone(), stop.clone());
-    let served = rt.block_on(run(shared, setup.listen, token_path));
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let _ = rt.block_on(follower);
-    served
-}
-
-/// Counts the history's events for the metrics, from now on, until `stop`; a store that
-/// cannot be read (a lost connection) is tried again.
-fn follow_history(
-    rt: &tokio::runtime::Runtime,
-    shared: Arc<Shared>,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-) -> tokio::task::JoinHandle<()> {
-    use std::sync::atomic::Ordering::Relaxed;
-    rt.spawn_blocking(move || {
-        let mut since = None;
-        while !stop.load(Relaxed) {
-            let watched = shared.store.watch(since, Duration::from_secs(1), |lines| {
-                shared.metrics.history(lines);
-                if let Some(l) = lines.last() {
-                    since = Some(l.seq);
-                }
-                Ok(!stop.load(Relaxed))
-            });
-            if watched.is_err() {
-                std::thread::sleep(Duration::from_secs(1));
-            }
-        }
-    })
+    shared.metrics.start(&shared.store);
+    rt.block_on(run(shared, setup.listen, token_path))
 }
 
 async fn run(shared: Arc<Shared>, listen: SocketAddr, token_path: PathBuf) -> Result<()> {

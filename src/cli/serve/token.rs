@@ -30,23 +30,27 @@ fn beside(store: &Store) -> Result<PathBuf> {
             })?;
             let mut file = name.to_os_string();
             file.push(".serve-token");
-            Ok(dir.with_file_name(file))
+            made_parent(dir.with_file_name(file))
         }
-        None => {
-            // The state directory the default store would be in (made, 0700, if missing).
-            let state = crate::store::default_dir()?;
-            let parent = state.parent().unwrap_or(&state).to_path_buf();
-            if !parent.exists() {
-                use std::os::unix::fs::DirBuilderExt;
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(&parent)
-                    .map_err(|e| Error::io(&parent, &e))?;
-            }
-            Ok(state.with_file_name("claimdag-serve.token"))
-        }
+        // The state directory the default store would be in.
+        None => made_parent(crate::store::default_dir()?.with_file_name("claimdag-serve.token")),
     }
+}
+
+/// `path`, its directory made (0700) if missing: a store not written yet has none.
+fn made_parent(path: PathBuf) -> Result<PathBuf> {
+    if let Some(parent) = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(|e| Error::io(parent, &e))?;
+    }
+    Ok(path)
 }
 
 /// A token file's content: a regular file of ours that only we can read, not empty.

@@ -1,0 +1,188 @@
+"""`make bench`: `claimdag serve` against the Python module in process.
+
+    python benches/serve.py --cli PATH/claimdag [--quick]
+
+- claim_next + complete cycles over HTTP with keep-alive (the standard library's
+  http.client, one connection a client), 1 and 8 clients, against the same cycle through
+  the Python module in process (one thread), on fresh directory stores, durable: the cost
+  per cycle and the ratio (target: at most 1.5x with 8 clients);
+- the dashboard's first paint with 10,000 nodes in headless chromium (selenium, when it and
+  chromium are installed; target: under 1 s);
+- the server's resident memory with 100,000 nodes, after one dashboard page and one list.
+
+Prints a Markdown table. It never fails on a time."""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+
+import claimdag
+
+
+def serve(cli: str, store: pathlib.Path) -> tuple[subprocess.Popen[str], int, str]:
+    proc = subprocess.Popen([cli, "--dir", str(store), "serve", "--listen", "127.0.0.1:0"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    port, token = 0, ""
+    while not (port and token):
+        line = proc.stderr.readline()
+        if not line:
+            raise SystemExit(f"claimdag serve did not start (exit {proc.poll()})")
+        if m := re.search(r"127\.0\.0\.1:(\d+)/", line):
+            port = int(m.group(1))
+        if m := re.search(r"the token in (.+)$", line.strip()):
+            token = pathlib.Path(m.group(1)).read_text().strip()
+    return proc, port, token
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+def plan(n: int) -> dict:
+    return {"nodes": [{"key": f"n{i}", "summary": f"bench node {i}"} for i in range(n)]}
+
+
+def http_cycles(cli: str, work: pathlib.Path, clients: int, per: int) -> float:
+    """µs per claim_next + complete cycle, over all clients."""
+    store = work / f"http-{clients}"
+    shutil.rmtree(store, ignore_errors=True)
+    claimdag.Store(str(store)).call("import", plan=plan(clients * per + 10))
+    claimdag.Store(str(store)).call("config", key="max_held", value="1000")
+    proc, port, token = serve(cli, store)
+    head = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    try:
+        def client(k: int) -> None:
+            c = http.client.HTTPConnection("127.0.0.1", port)
+            c.connect()
+            c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            me = claimdag.actor(f"bench-{k}")
+            ask = json.dumps({"assignee": me}).encode()
+            for _ in range(per):
+                c.request("POST", "/v1/claim_next", ask, head)
+                got = json.loads(c.getresponse().read())
+                body = {"node": got["id"], "status": "done", "gen": got["generation"]}
+                c.request("POST", "/v1/complete", json.dumps(body).encode(), head)
+                r = c.getresponse()
+                r.read()
+                assert r.status == 200
+            c.close()
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+        t = time.perf_counter()
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        return (time.perf_counter() - t) * 1e6 / (clients * per)
+    finally:
+        stop(proc)
+
+
+def module_cycles(work: pathlib.Path, n: int) -> float:
+    store = work / "module"
+    shutil.rmtree(store, ignore_errors=True)
+    s = claimdag.Store(str(store))
+    s.call("import", plan=plan(n + 10))
+    me = claimdag.actor("bench-module")
+    t = time.perf_counter()
+    for _ in range(n):
+        got = s.call("claim_next", assignee=me)
+        s.call("complete", node=got["id"], status="done", gen=got["generation"])
+    return (time.perf_counter() - t) * 1e6 / n
+
+
+def first_paint(cli: str, work: pathlib.Path, n: int) -> str:
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        return "not measured: selenium is not installed"
+    driver = shutil.which("chromedriver")
+    if not driver or not shutil.which("chromium"):
+        return "not measured: chromium and chromedriver are not installed"
+    store = work / "paint"
+    shutil.rmtree(store, ignore_errors=True)
+    claimdag.Store(str(store)).call("import", plan=plan(n))
+    proc, port, _ = serve(cli, store)
+    opts = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        opts.add_argument(a)
+    b = webdriver.Chrome(service=Service(driver), options=opts)
+    try:
+        times = []
+        for _ in range(3):
+            b.get(f"http://127.0.0.1:{port}/")
+            fcp = b.execute_script(
+                "const p = performance.getEntriesByName('first-contentful-paint')[0];"
+                "return p ? p.startTime : null")
+            rows = b.execute_script("return document.querySelectorAll('tr[data-id]').length")
+            assert rows == n, rows
+            times.append(fcp)
+        return f"{statistics.median(times):.0f} ms (median of 3; target: under 1,000 ms)"
+    finally:
+        b.quit()
+        stop(proc)
+
+
+def memory(cli: str, work: pathlib.Path, n: int) -> str:
+    store = work / "memory"
+    shutil.rmtree(store, ignore_errors=True)
+    claimdag.Store(str(store)).call("import", plan=plan(n))
+    proc, port, _ = serve(cli, store)
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port)
+        c.request("GET", "/")
+        c.getresponse().read()
+        c.request("POST", "/v1/list", "{}", {"Content-Type": "application/json"})
+        c.getresponse().read()
+        status = pathlib.Path(f"/proc/{proc.pid}/status").read_text()
+        rss = int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1))
+        hwm = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))
+        return f"{rss / 1024:.0f} MiB resident ({rss * 1024 / n:.0f} B a node), peak {hwm / 1024:.0f} MiB"
+    finally:
+        stop(proc)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--work", default="target/bench-work/serve")
+    a = ap.parse_args()
+    work = pathlib.Path(a.work)
+    work.mkdir(parents=True, exist_ok=True)
+    per = 100 if a.quick else 300
+    module = module_cycles(work, per)
+    one = http_cycles(a.cli, work, 1, per)
+    eight = http_cycles(a.cli, work, 8, per // 2)
+    print("| claim_next + complete, durable | µs a cycle | ÷ the module in process |")
+    print("| --- | ---: | ---: |")
+    print(f"| the Python module, in process, one thread | {module:.0f} | 1.00x |")
+    print(f"| HTTP keep-alive, 1 client | {one:.0f} | {one / module:.2f}x |")
+    print(f"| HTTP keep-alive, 8 clients (per cycle, all clients) | {eight:.0f} | "
+          f"{eight / module:.2f}x (target: at most 1.5x) |")
+    print()
+    print(f"- the dashboard's first paint with 10,000 nodes: {first_paint(a.cli, work, 10_000)}")
+    n = 20_000 if a.quick else 100_000
+    print(f"- the server's memory with {n:,} nodes after a page and a list: {memory(a.cli, work, n)}")
+
+
+if __name__ == "__main__":
+    os.environ.pop("CLAIMDAG_DIR", None)
+    tempfile.tempdir = None
+    main()
