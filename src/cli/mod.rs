@@ -155,15 +155,9 @@ fn execute(cli: Cli) -> Result<Ran> {
             return pane::run(cx, a).map(Ran::Exited);
         },
         #[cfg(not(feature = "pane"))]
-        Verb::Pane(Described(_)) => Err(Error::invalid(
-            "this claimdag was built without its terminal pane (the pane feature): the command \
-             cargo install claimdag builds has it",
-        )),
+        Verb::Pane(Described(_)) => Err(without("its terminal pane", "pane")),
         #[cfg(not(feature = "serve"))]
-        Verb::Serve(Described(_)) => Err(Error::invalid(
-            "this claimdag was built without its HTTP server (the serve feature): the command \
-             cargo install claimdag builds has it",
-        )),
+        Verb::Serve(Described(_)) => Err(without("its HTTP server", "serve")),
         #[cfg(feature = "serve")]
         Verb::Serve(Described(a)) => {
             let setup = serve::Setup {
@@ -177,10 +171,7 @@ fn execute(cli: Cli) -> Result<Ran> {
             return Ok(Ran::Exited(0));
         },
         #[cfg(not(feature = "mcp"))]
-        Verb::Mcp(Described(_)) => Err(Error::invalid(
-            "this claimdag was built without its MCP server (the mcp feature): the command \
-             cargo install claimdag builds has it",
-        )),
+        Verb::Mcp(Described(_)) => Err(without("its MCP server", "mcp")),
         #[cfg(feature = "mcp")]
         Verb::Mcp(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
@@ -196,6 +187,15 @@ fn execute(cli: Cli) -> Result<Ran> {
         },
     );
     answer.map(Ran::Print)
+}
+
+/// The refusal of a front door this build was made without.
+#[allow(dead_code)]
+fn without(what: &str, feature: &str) -> Error {
+    Error::invalid(format!(
+        "this claimdag was built without {what} (the {feature} feature): the command \
+         cargo install claimdag builds has it"
+    ))
 }
 
 /// The store as it was given (`--dir`, else `$CLAIMDAG_DIR`, else the default directory),

@@ -32,6 +32,15 @@ def store(store_dir: pathlib.Path) -> claimdag.Store:
     return claimdag.Store(store_dir)
 
 
+def cli() -> str:
+    """The `claimdag` command the wheel installed (tests/python/run.sh sets $CLAIMDAG_CLI)."""
+    path = os.environ.get("CLAIMDAG_CLI", "")
+    assert path and pathlib.Path(path).exists(), (
+        "CLAIMDAG_CLI is not set: tests/python/run.sh builds the command and sets it"
+    )
+    return path
+
+
 _schemas = itertools.count()
 
 

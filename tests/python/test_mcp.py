@@ -19,18 +19,10 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError as McpError
 
 import claimdag
-from conftest import files
+from conftest import cli, files
 
 A = claimdag.actor("agent-a")
 B = claimdag.actor("agent-b")
-
-
-def cli() -> str:
-    path = os.environ.get("CLAIMDAG_CLI", "")
-    assert path and pathlib.Path(path).exists(), (
-        "CLAIMDAG_CLI is not set: tests/python/run.sh builds the command and sets it"
-    )
-    return path
 
 
 @asynccontextmanager

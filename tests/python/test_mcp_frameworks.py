@@ -16,20 +16,13 @@ import subprocess
 from typing import Any
 
 import claimdag
+from conftest import cli
 
 A = claimdag.actor("agent-a")
 HERE = pathlib.Path(__file__).resolve().parent
 
 # Some libraries read a key when imported; nothing here talks to a model service.
 os.environ.setdefault("OPENAI_API_KEY", "sk-test-no-network")
-
-
-def cli() -> str:
-    path = os.environ.get("CLAIMDAG_CLI", "")
-    assert path and pathlib.Path(path).exists(), (
-        "CLAIMDAG_CLI is not set: tests/python/run.sh builds the command and sets it"
-    )
-    return path
 
 
 def held_node(store_dir: pathlib.Path, actor: str) -> tuple[str, int]:

@@ -13,18 +13,11 @@ import subprocess
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from conftest import cli
 
 SUMMARY = "retitle \x1b]2;PWNED\x07 and \u202ereverse\u2066isolate\u2069"
 LABEL = "\u202elabel"
 REF = "JIRA-1\u2066"
-
-
-def cli() -> str:
-    path = os.environ.get("CLAIMDAG_CLI", "")
-    assert path and pathlib.Path(path).exists(), (
-        "CLAIMDAG_CLI is not set: tests/python/run.sh builds the command and sets it"
-    )
-    return path
 
 
 def unsafe(text: str) -> list[str]:

@@ -20,18 +20,10 @@ from typing import Any, Iterator
 import httpx
 
 import claimdag
-from conftest import files
+from conftest import cli, files
 
 A = claimdag.actor("http-a")
 B = claimdag.actor("http-b")
-
-
-def cli() -> str:
-    path = os.environ.get("CLAIMDAG_CLI", "")
-    assert path and pathlib.Path(path).exists(), (
-        "CLAIMDAG_CLI is not set: tests/python/run.sh builds the command and sets it"
-    )
-    return path
 
 
 class Server:
