@@ -28,7 +28,8 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
-# tmux runs the pane's end-to-end test, git the diff-check tests (installed when missing).
+# tmux runs the pane's end-to-end test, git the diff-check tests, curl the HTTP tests of
+# claimdag serve (installed when missing).
 test-rust:
 	bash scripts/need.sh tmux git curl
 	$(CARGO) test --workspace
