@@ -147,6 +147,19 @@ def test_the_dashboard_in_a_browser(store_dir: pathlib.Path, browser: WebDriver)
         until("the detail", lambda: detail.is_displayed() and "history" in detail.text)
         assert "parse the manifest header" in detail.text and "claim" in detail.text
         browser.find_element(By.CSS_SELECTOR, "#detail button").click()
+        # Bulk: cancel every ready node shown, then reopen every cancelled one shown.
+        status.select_by_value("ready")
+        until("the ready filter", lambda: shown(browser) == {bad})
+        browser.find_element(By.ID, "bulk-cancel").click()
+        browser.switch_to.alert.accept()
+        until("the bulk cancel", lambda: status_of(browser, bad) == "cancelled")
+        status.select_by_value("cancelled")
+        until("the cancelled filter", lambda: shown(browser) == {bad})
+        browser.find_element(By.ID, "bulk-reopen").click()
+        browser.switch_to.alert.accept()
+        until("the bulk reopen", lambda: status_of(browser, bad) == "ready")
+        log = run(store_dir, "log", bad)
+        assert "cancel" in log and "reopen" in log
         status.select_by_value("")
         until("no filter", lambda: len(shown(browser)) == 5)
         out = ROOT / "target" / "dashboard.png"

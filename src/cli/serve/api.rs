@@ -1,6 +1,6 @@
 //! The routes of `claimdag serve`, and the verb layer over HTTP: `POST /v1/VERB` runs
 //! `verbs::call` with the body's JSON and answers its reply, or its error body with the
-//! status of its code ([`super::http`]).
+//! status of its code (`http.rs`).
 
 use super::http::{
     authorized, error, json, not_allowed, refusal, unauthorized, Body, Shared, NOT_SERVED,

@@ -1,12 +1,12 @@
 //! `claimdag serve`: one store over HTTP/1.1 (hyper on tokio). `POST /v1/VERB` is the verb
 //! layer over HTTP: the request body is the JSON the MCP tool of that verb takes, the reply
 //! is the verb's JSON, a refusal is the error body of docs/reference.md ("Exit codes and
-//! errors") with a status that fits ([`api`]). Every call runs on tokio's blocking pool, so
+//! errors") with a status that fits (`api.rs`). Every call runs on tokio's blocking pool, so
 //! a slow or vanished client holds a connection, never the store's lock: the lock is taken
 //! and released inside the call, before the reply is written.
 //!
 //! Writes need `Authorization: Bearer TOKEN`; reads need it too when the server listens
-//! beyond loopback, which it refuses to do without a token file given ([`token`]).
+//! beyond loopback, which it refuses to do without a token file given (`token.rs`).
 
 mod api;
 mod dashboard;
