@@ -335,8 +335,8 @@ fn json_works_on_every_verb() {
         talk_in_json(&s, &me, &mut seen);
     }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,
-    // the work and pane tests).
-    let running = ["mcp", "work", "pane"];
+    // test_serve.py, the work and pane tests).
+    let running = ["mcp", "serve", "work", "pane"];
     let missing: Vec<&String> = listed
         .iter()
         .filter(|v| !seen.contains(&v.as_str()) && !running.contains(&v.as_str()))
