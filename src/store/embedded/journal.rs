@@ -176,7 +176,11 @@ pub fn scan(buf: &[u8], path: &Path, base: u64, before: Option<u64>) -> Result<S
     out.valid_len = pos;
     out.torn = nonzero_len(&buf[pos..]);
     if out.torn > 0 {
-        let missing = out.records.last().map(|r| r.seq + 1).or(before.map(|b| b + 1));
+        let missing = out
+            .records
+            .last()
+            .map(|r| r.seq.saturating_add(1))
+            .or(before.map(|b| b.saturating_add(1)));
         unsynced_or_corrupt(&buf[pos..pos + out.torn], missing, path, base + pos as u64)?;
     }
     Ok(out)
