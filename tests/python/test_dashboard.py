@@ -109,6 +109,9 @@ def test_the_dashboard_in_a_browser(store_dir: pathlib.Path, browser: WebDriver)
         assert "left" in lease.text
         assert "critical" in row(browser, parse).get_attribute("class")
         assert row(browser, index).get_attribute("data-status") == "todo"
+        # The DAG's edge: the index waits on the parse.
+        assert f"after {parse[:8]}" in row(browser, index).find_element(
+            By.CSS_SELECTOR, "td.summary").text
         # Another process writes: the page shows it without a reload.
         marker = browser.execute_script("window.__kept = 1; return window.__kept")
         later = run(store_dir, "upsert", "--summary", "written by another process")

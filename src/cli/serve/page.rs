@@ -131,6 +131,7 @@ fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
             .labels
             .iter()
             .map(|l| format!(" <span class=\"label\">{}</span>", html(l)))
+            .chain(after(v))
             .collect::<String>(),
         star = if critical {
             " <span class=\"crit\" title=\"on the critical path\">critical</span>"
@@ -142,6 +143,15 @@ fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
         why = why(v),
         actions = actions(v),
     );
+}
+
+/// The DAG's edges into a node: what it waits on (`after a1b2c3d4...`, soft ones marked).
+fn after(v: &NodeView) -> Option<String> {
+    let n = &v.node;
+    let hard = n.deps.iter().map(|d| d.short());
+    let soft = n.soft_deps.iter().map(|d| format!("{} (soft)", d.short()));
+    let all: Vec<String> = hard.chain(soft).collect();
+    (!all.is_empty()).then(|| format!("<br><span class=\"deps\">after {}</span>", all.join(", ")))
 }
 
 /// A live claim's countdown (the script ticks it), or nothing.
