@@ -120,7 +120,8 @@ def test_every_served_verb_answers_as_the_verb_layer(store_dir: pathlib.Path) ->
         assert s.ok("reclaim", {}) is not None
         assert s.ok("archive", {}) is not None
         assert s.ok("unarchive", {"node": a}) is not None
-        assert "graph" in s.ok("graph", {"format": "mermaid"}) or s.ok("graph", {})
+        drawn = s.ok("graph", {"format": "mermaid", "all": True})
+        assert drawn["format"] == "mermaid" and a[:8] in drawn["graph"]
         plan = {"nodes": [{"key": "x", "summary": "from a plan"}]}
         assert s.ok("import", {"plan": plan})
         assert s.ok("config", {})["max_held"] >= 1

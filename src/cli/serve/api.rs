@@ -3,13 +3,13 @@
 //! status of its code (`http.rs`).
 
 use super::http::{
-    authorized, error, json, not_allowed, refusal, unauthorized, Body, Shared, NOT_SERVED,
+    authorized, error, json, not_allowed, refusal, reply, unauthorized, Body, Shared, NOT_SERVED,
 };
 use crate::error::{Code, Error};
 use crate::verbs::{self, Bounds, Ctx};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{self, HeaderValue};
+use hyper::header;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 use std::convert::Infallible;
@@ -133,12 +133,10 @@ async fn metrics(shared: Arc<Shared>) -> Response<Body> {
     let text = tokio::task::spawn_blocking(move || shared.metrics.render(&shared.store))
         .await
         .unwrap_or_default();
-    let mut r = Response::new(Full::new(Bytes::from(text)).boxed());
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-    );
-    r
+    reply(
+        Full::new(Bytes::from(text)).boxed(),
+        "text/plain; version=0.0.4; charset=utf-8",
+    )
 }
 
 /// The request is addressed to a loopback name.

@@ -4,7 +4,7 @@
 //! token too: opened once as `/?token=TOKEN`, it sets a cookie (HttpOnly, SameSite=Strict)
 //! that later reads carry; writes need the bearer header whatever the cookie says.
 
-use super::http::{refusal, Body, Shared};
+use super::http::{refusal, reply, Body, Shared};
 use super::page;
 use crate::error::Code;
 use http_body_util::{BodyExt, Full};
@@ -21,8 +21,18 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Response<Body>> {
     let path = req.uri().path();
     match path {
-        "/dashboard.js" => return Some(text(page::SCRIPT, "text/javascript; charset=utf-8")),
-        "/dashboard.css" => return Some(text(page::STYLE, "text/css; charset=utf-8")),
+        "/dashboard.js" => {
+            return Some(reply(
+                Full::new(Bytes::from_static(page::SCRIPT.as_bytes())).boxed(),
+                "text/javascript; charset=utf-8",
+            ))
+        }
+        "/dashboard.css" => {
+            return Some(reply(
+                Full::new(Bytes::from_static(page::STYLE.as_bytes())).boxed(),
+                "text/css; charset=utf-8",
+            ))
+        }
         "/" | "/rows" => {}
         _ => return None,
     }
@@ -58,7 +68,10 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
             )))
         }
     };
-    let mut r = text_owned(html, "text/html; charset=utf-8");
+    let mut r = reply(
+        Full::new(Bytes::from(html)).boxed(),
+        "text/html; charset=utf-8",
+    );
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -109,28 +122,4 @@ fn decode(v: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-fn text(body: &'static str, kind: &'static str) -> Response<Body> {
-    let mut r = Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
-    r.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r
-}
-
-fn text_owned(body: String, kind: &'static str) -> Response<Body> {
-    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
-    r.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    r.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r
 }

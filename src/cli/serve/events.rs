@@ -5,13 +5,13 @@
 //! connections open through proxies. The store's watch runs on the blocking pool and ends
 //! when the client goes away.
 
-use super::http::Body;
+use super::http::{reply, Body};
 use crate::model::HistoryLine;
 use crate::store::Store;
 use http_body_util::BodyExt;
 use hyper::body::{Bytes, Frame};
-use hyper::header::{self, HeaderValue};
-use hyper::{Response, StatusCode};
+use hyper::header::HeaderValue;
+use hyper::Response;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -60,19 +60,7 @@ pub fn stream(store: Store, since: Option<u64>) -> Response<Body> {
             Ok(tx.blocking_send(Bytes::from(frames(lines))).is_ok())
         });
     });
-    let mut r = Response::new(Events(rx).boxed());
-    *r.status_mut() = StatusCode::OK;
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r
+    reply(Events(rx).boxed(), "text/event-stream")
 }
 
 /// The events of `lines`: each line's JSON, the last of each write with its `seq` as id.

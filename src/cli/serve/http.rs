@@ -120,21 +120,24 @@ pub fn not_allowed(allow: &'static str) -> Response<Body> {
     r
 }
 
-/// A JSON reply, never cached.
-pub fn json(status: StatusCode, value: &Value) -> Response<Body> {
-    let mut body = serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec());
-    body.push(b'\n');
-    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
-    *r.status_mut() = status;
+/// A reply of `kind` (its content type), never cached and never sniffed as another type.
+pub fn reply(body: Body, kind: &'static str) -> Response<Body> {
+    let mut r = Response::new(body);
     let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    r
+}
+
+/// A JSON reply.
+pub fn json(status: StatusCode, value: &Value) -> Response<Body> {
+    let mut body = serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec());
+    body.push(b'\n');
+    let mut r = reply(Full::new(Bytes::from(body)).boxed(), "application/json");
+    *r.status_mut() = status;
     r
 }

@@ -53,8 +53,6 @@ struct Batch {
     /// the journal ended when the batch began).
     appended: u64,
     synced: u64,
-    /// The number of the last record appended.
-    appended_seq: u64,
     syncing: bool,
     syncs: u32,
     /// A write of the batch pushed the journal past the compaction threshold.
@@ -141,7 +139,6 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
             lock,
             appended: start,
             synced: start,
-            appended_seq: g.cache.seq(),
             syncing: false,
             syncs: 0,
             compact: false,
@@ -161,9 +158,8 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
             resume_unwind(panic);
         }
     };
-    let (end, seq, compact) = (
+    let (end, compact) = (
         g.cache.journal_end(),
-        g.cache.seq(),
         g.cache.wants_compaction(&store.tuning),
     );
     let Some(b) = g.batch.as_mut() else {
@@ -171,7 +167,6 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
     };
     let (id, failure) = (b.id, b.failure.clone());
     b.appended = end;
-    b.appended_seq = seq;
     b.compact |= matches!(outcome, Ok(true)) && compact;
     b.io_error |= matches!(outcome, Err(Error::Io { .. }));
     durable(store, g, id, &failure, end)?;
@@ -221,7 +216,9 @@ fn durable<'a>(
         }
         b.syncing = true;
         b.syncs += 1;
-        let (target, target_seq) = (b.appended, b.appended_seq);
+        // The cache stands at the last record appended (each writer stages and sets
+        // `appended` under the same guard).
+        let (target, target_seq) = (b.appended, g.cache.seq());
         let handle = g.cache.journal_handle(&store.dir);
         drop(g);
         let synced = handle.and_then(|f| sync(store, &f));
