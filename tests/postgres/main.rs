@@ -11,6 +11,7 @@ mod pg;
 
 mod combined;
 mod copy;
+mod cost;
 mod doors;
 mod faults;
 mod fence_time;

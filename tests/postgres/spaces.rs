@@ -251,7 +251,7 @@ fn a_version_6_store_with_two_workspaces_is_migrated_and_goes_on() {
         listed.contains("node 2 in [b]") && listed.contains("node 3"),
         "{listed}"
     );
-    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "8");
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "9");
     assert_eq!(
         psql(&format!(
             "SELECT string_agg(name || '=' || wseq, ',' ORDER BY name) FROM {schema}.ws"

@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_history_outputs.sql"),
     include_str!("migrations/0007_a_lock_per_workspace.sql"),
     include_str!("migrations/0008_combined_writes.sql"),
+    include_str!("migrations/0009_planned_once.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
