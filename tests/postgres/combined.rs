@@ -4,7 +4,8 @@
 //! once and done by its holder, a stale complete is still refused, every request stays a
 //! write of its own in the history, and nothing is left waiting. The same race with the
 //! server killing the connections every 150 ms (leaders and waiters among them) never
-//! grants a node's generation twice.
+//! grants a node's generation twice, and a request whose wait in line times out is taken
+//! back, never decided by a later leader.
 
 use super::{pg, psql, psql_at, schema_of};
 use claimdag::{Code, Id, Status, Store};
@@ -233,4 +234,67 @@ fn connections_killed_among_combined_writes_never_grant_a_generation_twice() {
         .map(|l| l.event.node)
         .collect();
     assert_eq!(completed.len(), 96, "nodes completed");
+}
+
+/// A request left for a leader whose call then fails (here: a statement timeout while it
+/// waits in line) is taken back before the call answers `io`: no later leader decides it.
+#[test]
+fn a_request_whose_wait_times_out_is_never_decided_later() {
+    let url = pg::fresh_url();
+    let schema = schema_of(&url);
+    let plain = Store::open(Some(Path::new(&url))).expect("open");
+    let node = plain
+        .upsert(claimdag::Upsert {
+            summary: "waits".into(),
+            ..Default::default()
+        })
+        .expect("upsert");
+    // Another session holds the workspace's leader lock for 2 s.
+    let mut holder = std::process::Command::new("psql")
+        .arg(pg::url())
+        .args([
+            "-X",
+            "-q",
+            "-c",
+            &format!("SELECT pg_advisory_lock({schema}.lead_key('')); SELECT pg_sleep(2);"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let timed = Store::open(Some(Path::new(&format!(
+        "{url}&options=-c%20statement_timeout%3D300"
+    ))))
+    .expect("open");
+    timed.now().expect("load");
+    timed.always_combine();
+    let late = actor(1);
+    let e = timed.claim(node, late, None, None).unwrap_err();
+    assert_eq!(e.code(), Code::Io, "{e}");
+    // Taken back while the lock is still held: nothing waits for the next leader.
+    assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.asks")), "0");
+    holder.wait().unwrap();
+    // The next leader decides its own request and nothing of the one that timed out.
+    let other = Store::open(Some(Path::new(&url))).expect("open");
+    other.now().expect("load");
+    other.always_combine();
+    let second = other.upsert(claimdag::Upsert {
+        summary: "another".into(),
+        ..Default::default()
+    });
+    assert!(second.is_ok(), "{second:?}");
+    let lead = other.claim(second.unwrap(), actor(2), None, None);
+    assert_eq!(lead.ok(), Some(2));
+    let seen = plain.history(Some(node)).expect("history");
+    assert!(
+        seen.iter().all(|l| l.event.actor != Some(late)),
+        "the timed-out claim was decided: {seen:?}"
+    );
+    let n = plain.get(node).expect("get").node;
+    assert_eq!(
+        (n.status, n.generation, n.holder),
+        (Status::Todo, 1, None),
+        "{n:?}"
+    );
+    assert!(plain.check().unwrap().problems.is_empty());
 }
