@@ -17,6 +17,7 @@
 //! Each figure is printed with its goal. It never fails on a time.
 //!
 //!     cargo bench --bench postgres -- [--quick] [--url URL] [--long SECONDS]
+//!     cargo bench --bench postgres -- --one NODES WORKERS [--spaces K]   (one run of ours)
 //!
 //! Without `--url` it starts a throwaway server with scripts/pg.sh. Prints Markdown on
 //! stdout (and `pg<TAB>key<TAB>value` lines on stderr).
@@ -39,6 +40,8 @@ struct Args {
     long: Option<f64>,
     /// `--one NODES WORKERS`: only that run of ours, for a profiler.
     one: Option<(usize, usize)>,
+    /// `--spaces K`: the workers of `--one` spread over K workspaces of NODES nodes each.
+    spaces: usize,
 }
 
 fn args() -> Args {
@@ -47,6 +50,7 @@ fn args() -> Args {
         url: None,
         long: None,
         one: None,
+        spaces: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -54,6 +58,7 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--url" => a.url = it.next(),
             "--long" => a.long = it.next().and_then(|s| s.parse().ok()),
+            "--spaces" => a.spaces = it.next().and_then(|s| s.parse().ok()).unwrap_or(1),
             "--one" => {
                 let n = it.next().and_then(|s| s.parse().ok());
                 let w = it.next().and_then(|s| s.parse().ok());
@@ -428,10 +433,17 @@ fn main() {
     let base = server.url.clone();
     let secs = if a.quick { 1.0 } else { 3.0 };
     if let Some((nodes, w)) = a.one {
-        let one = [String::new()];
-        let url = pg_store(&base, "bench_one", nodes, &one, true);
-        let r = rate(workers(&url, w, &one), secs * 3.0, one_at_a_time);
-        println!("{nodes} nodes, {w} workers: {r:.0} cycles/s");
+        let spaces: Vec<String> = if a.spaces > 1 {
+            (0..a.spaces).map(|i| format!("ws{i}")).collect()
+        } else {
+            vec![String::new()]
+        };
+        let url = pg_store(&base, "bench_one", nodes, &spaces, true);
+        let r = rate(workers(&url, w, &spaces), secs * 3.0, one_at_a_time);
+        println!(
+            "{nodes} nodes, {w} workers over {} workspaces: {r:.0} cycles/s",
+            spaces.len()
+        );
         return;
     }
     let mut n = 0;
