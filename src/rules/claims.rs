@@ -398,6 +398,10 @@ impl Tx<'_> {
     /// Refuses `n`'s resources when one overlaps a resource of another claim in its
     /// workspace (every claim left in the view is live: expired ones were handed back).
     pub(super) fn check_resources(&self, n: &Node) -> Result<()> {
+        if n.resources.is_empty() {
+            // Nothing to overlap: no need to look at every claim of the workspace.
+            return Ok(());
+        }
         for other in self
             .claimed()
             .filter(|c| c.workspace == n.workspace && c.id != n.id)
