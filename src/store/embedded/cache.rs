@@ -14,6 +14,7 @@ use crate::store::backend::Decide;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 const HEADER_LEN: u64 = journal::HEADER.len() as u64;
 
@@ -30,7 +31,8 @@ pub struct Embedded {
     pub(super) seq: u64,
     pub(super) snap: Option<FileId>,
     pub(super) snapshot_len: u64,
-    pub(super) journal: Option<File>,
+    /// Shared with a sync running outside the handle's mutex (no descriptor to duplicate).
+    pub(super) journal: Option<Arc<File>>,
     /// Where the open `journal` is, once asked.
     pub(super) journal_id: Option<fsutil::Placed>,
     /// Where the records this cache read end: the journal's end.
@@ -264,13 +266,10 @@ impl Embedded {
     }
 
     /// A handle on the journal that can be synced without holding this cache.
-    pub(super) fn journal_handle(&self, dir: &Path) -> Result<File> {
-        let f = self
-            .journal
-            .as_ref()
-            .ok_or_else(|| Error::Internal("journal not open".into()))?;
-        f.try_clone()
-            .map_err(|e| fsutil::describe(&dir.join(JOURNAL), &e))
+    pub(super) fn journal_handle(&self) -> Result<Arc<File>> {
+        self.journal
+            .clone()
+            .ok_or_else(|| Error::Internal("journal not open".into()))
     }
 
     /// True when the journal should be compacted: it has outgrown its threshold, or (past
@@ -546,7 +545,7 @@ impl Embedded {
             seq,
             snap: Some(FileId::of(&meta)),
             snapshot_len,
-            journal: jf,
+            journal: jf.map(Arc::new),
             journal_id: None,
             lock_id: self.lock_id,
             journal_end,
@@ -641,7 +640,7 @@ impl Embedded {
     /// This cache now reads and writes `f`, a journal with its header and nothing this
     /// cache has read after it.
     pub(super) fn stand_at_journal(&mut self, f: File) {
-        self.journal = Some(f);
+        self.journal = Some(Arc::new(f));
         self.journal_id = None;
         self.journal_end = HEADER_LEN;
         self.journal_len = HEADER_LEN;

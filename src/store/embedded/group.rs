@@ -43,6 +43,8 @@ pub(super) struct Inner {
     batches: u64,
     /// Readers waiting for the batch to end: no new batch starts until they have read.
     readers: usize,
+    /// Threads waiting on the handle's condition variable: nobody to wake when none.
+    pub(super) waiting: usize,
 }
 
 struct Batch {
@@ -77,6 +79,7 @@ impl Inner {
             self.pid = pid;
             self.batch = None;
             self.readers = 0;
+            self.waiting = 0;
         }
     }
 
@@ -153,7 +156,7 @@ pub(super) fn write(store: &EmbeddedStore, decide: &mut Decide<'_>) -> Result<()
             // The batch's unsynced records are taken back and the lock released now, not
             // when this handle is next used (it may never be).
             g.recover(store);
-            store.turn.notify_all();
+            store.wake(&g);
             drop(g);
             resume_unwind(panic);
         }
@@ -206,7 +209,7 @@ fn durable<'a>(
         if b.synced >= mine {
             if !b.syncing && b.synced == b.appended {
                 g.end(store);
-                store.turn.notify_all();
+                store.wake(&g);
             }
             return Ok(());
         }
@@ -219,7 +222,7 @@ fn durable<'a>(
         // The cache stands at the last record appended (each writer stages and sets
         // `appended` under the same guard).
         let (target, target_seq) = (b.appended, g.cache.seq());
-        let handle = g.cache.journal_handle(&store.dir);
+        let handle = g.cache.journal_handle();
         drop(g);
         let synced = handle.and_then(|f| sync(store, &f));
         g = store.inner();
@@ -236,7 +239,7 @@ fn durable<'a>(
                 Err(e) => g.fail(store, e),
             }
         }
-        store.turn.notify_all();
+        store.wake(&g);
     }
 }
 
@@ -275,7 +278,7 @@ pub(super) fn quiet(store: &EmbeddedStore) -> Guard<'_> {
         }
         g.readers = g.readers.saturating_sub(1);
         // Writers wait for no reader to be waiting before they start a batch.
-        store.turn.notify_all();
+        store.wake(&g);
     }
     g
 }

@@ -121,9 +121,20 @@ impl EmbeddedStore {
     }
 
     /// Waits for a batch of writes to sync or end.
-    fn wait<'a>(&'a self, g: MutexGuard<'a, Inner>) -> MutexGuard<'a, Inner> {
+    fn wait<'a>(&'a self, mut g: MutexGuard<'a, Inner>) -> MutexGuard<'a, Inner> {
+        g.waiting += 1;
         let got = self.turn.wait(g);
-        self.unpoisoned(got)
+        let mut g = self.unpoisoned(got);
+        g.waiting = g.waiting.saturating_sub(1);
+        g
+    }
+
+    /// Wakes the threads waiting on this handle, if any (`g` is the handle's guard: a
+    /// thread counts itself waiting under it before it waits).
+    fn wake(&self, g: &Inner) {
+        if g.waiting > 0 {
+            self.turn.notify_all();
+        }
     }
 
     fn unpoisoned<'a>(
