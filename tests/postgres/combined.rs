@@ -250,17 +250,9 @@ fn a_request_whose_wait_times_out_is_never_decided_later() {
         })
         .expect("upsert");
     // Another session holds the workspace's leader lock for 2 s.
-    let mut holder = std::process::Command::new("psql")
-        .arg(pg::url())
-        .args([
-            "-X",
-            "-q",
-            "-c",
-            &format!("SELECT pg_advisory_lock({schema}.lead_key('')); SELECT pg_sleep(2);"),
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut holder = super::psql_meanwhile(&format!(
+        "SELECT pg_advisory_lock({schema}.lead_key('')); SELECT pg_sleep(2);"
+    ));
     std::thread::sleep(std::time::Duration::from_millis(400));
     let timed = Store::open(Some(Path::new(&format!(
         "{url}&options=-c%20statement_timeout%3D300"

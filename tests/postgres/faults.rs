@@ -142,17 +142,9 @@ fn a_statement_timeout_refuses_the_write_and_changes_nothing() {
     let schema = super::schema_of(&url);
     let before = psql(&format!("SELECT {schema}.version7()"));
     // Another session holds the workspace's lock; this one gives up after 300 ms.
-    let mut holder = std::process::Command::new("psql")
-        .arg(pg::url())
-        .args([
-            "-X",
-            "-q",
-            "-c",
-            &format!("BEGIN; SELECT wseq FROM {schema}.ws FOR UPDATE; SELECT pg_sleep(3); COMMIT;"),
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut holder = super::psql_meanwhile(&format!(
+        "BEGIN; SELECT wseq FROM {schema}.ws FOR UPDATE; SELECT pg_sleep(3); COMMIT;"
+    ));
     std::thread::sleep(Duration::from_millis(400));
     let timed = format!("{url}&options=-c%20statement_timeout%3D300");
     let s = open(&timed);

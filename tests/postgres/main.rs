@@ -56,6 +56,17 @@ pub fn psql_at(url: &str, sql: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// A psql session on the test server running `sql` in the background (to hold a lock
+/// while the test goes on); wait for it to end.
+pub fn psql_meanwhile(sql: &str) -> std::process::Child {
+    std::process::Command::new("psql")
+        .arg(pg::url())
+        .args(["-X", "-q", "-c", sql])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("run psql")
+}
+
 /// The schema of a store URL made by `pg::fresh_url`.
 pub fn schema_of(url: &str) -> String {
     url.rsplit("schema=").next().unwrap_or_default().to_string()
