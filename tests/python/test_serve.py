@@ -336,6 +336,24 @@ def test_the_token_file_is_private_and_kept_across_restarts(store_dir: pathlib.P
     assert r.returncode != 0 and "chmod 600" in r.stderr
 
 
+def test_a_server_stopped_as_soon_as_it_speaks_stops_cleanly(store_dir: pathlib.Path) -> None:
+    # A supervisor may stop the server the moment it prints anything: by then both signals
+    # are watched, so each stop is clean (exit 0, "stopped"), never a death by the signal.
+    for i in range(24):
+        sig = signal.SIGTERM if i % 2 == 0 else signal.SIGINT
+        proc = subprocess.Popen(
+            [cli(), "--dir", str(store_dir), "serve", "--listen", "127.0.0.1:0"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        assert proc.stderr is not None
+        first = os.read(proc.stderr.fileno(), 1)
+        proc.send_signal(sig)
+        rest = proc.stderr.read().decode()
+        code = proc.wait(timeout=20)
+        assert first == b"c" and code == 0, f"stop {i} by {sig.name}: exit {code}\n{rest}"
+        assert rest.rstrip().endswith("claimdag serve: stopped"), rest
+
+
 def test_listening_beyond_loopback_needs_a_token_file(store_dir: pathlib.Path) -> None:
     r = subprocess.run([cli(), "--dir", str(store_dir), "serve", "--listen", "0.0.0.0:0"],
                        capture_output=True, text=True, timeout=30)

@@ -27,6 +27,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::signal::unix::{signal, SignalKind};
 
 /// What `claimdag serve` was started with.
 #[derive(Debug, Clone)]
@@ -82,6 +83,13 @@ async fn run(shared: Arc<Shared>, listen: SocketAddr, token_path: PathBuf) -> Re
             errno: e.raw_os_error(),
         })?;
     let addr = listener.local_addr().unwrap_or(listen);
+    // Both signals are watched before the server says where it listens: a client that
+    // stops it as soon as it reads that line finds it ready to stop cleanly.
+    let watch = |kind: SignalKind, name: &str| {
+        signal(kind).map_err(|e| Error::Internal(format!("cannot watch {name}: {e}")))
+    };
+    let mut term = watch(SignalKind::terminate(), "SIGTERM")?;
+    let mut int = watch(SignalKind::interrupt(), "SIGINT")?;
     eprintln!(
         "claimdag serve: {} on http://{addr}/ (API under /v1/, described at /v1/openapi.json)",
         shared.store.location()
@@ -90,8 +98,6 @@ async fn run(shared: Arc<Shared>, listen: SocketAddr, token_path: PathBuf) -> Re
         "claimdag serve: writes need Authorization: Bearer TOKEN, the token in {}",
         token_path.display()
     );
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| Error::Internal(format!("cannot watch SIGTERM: {e}")))?;
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -103,7 +109,7 @@ async fn run(shared: Arc<Shared>, listen: SocketAddr, token_path: PathBuf) -> Re
                 // listener goes on.
                 Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
             },
-            _ = tokio::signal::ctrl_c() => break,
+            _ = int.recv() => break,
             _ = term.recv() => break,
         }
     }
