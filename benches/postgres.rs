@@ -18,6 +18,7 @@
 //!
 //!     cargo bench --bench postgres -- [--quick] [--url URL] [--long SECONDS]
 //!     cargo bench --bench postgres -- --one NODES WORKERS [--spaces K]   (one run of ours)
+//!     cargo bench --bench postgres -- --only-long SECONDS                 (section 4 alone)
 //!
 //! Without `--url` it starts a throwaway server with scripts/pg.sh. Prints Markdown on
 //! stdout (and `pg<TAB>key<TAB>value` lines on stderr).
@@ -42,6 +43,8 @@ struct Args {
     one: Option<(usize, usize)>,
     /// `--spaces K`: the workers of `--one` spread over K workspaces of NODES nodes each.
     spaces: usize,
+    /// `--only-long SECONDS`: the long run alone.
+    only_long: bool,
 }
 
 fn args() -> Args {
@@ -51,6 +54,7 @@ fn args() -> Args {
         long: None,
         one: None,
         spaces: 1,
+        only_long: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -58,6 +62,10 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--url" => a.url = it.next(),
             "--long" => a.long = it.next().and_then(|s| s.parse().ok()),
+            "--only-long" => {
+                a.long = it.next().and_then(|s| s.parse().ok());
+                a.only_long = true;
+            }
             "--spaces" => a.spaces = it.next().and_then(|s| s.parse().ok()).unwrap_or(1),
             "--one" => {
                 let n = it.next().and_then(|s| s.parse().ok());
@@ -454,6 +462,10 @@ fn main() {
         return;
     }
     let mut n = 0;
+    if a.only_long {
+        long_run(&base, a.long.unwrap_or(600.0), &mut n);
+        return;
+    }
     let rates = cycles_table(&base, a.quick, secs, &mut n);
 
     // Section 2: 16 workers in 4 workspaces against 16 in one, 4k nodes either way.

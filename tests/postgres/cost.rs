@@ -1,9 +1,10 @@
-//! What a write costs the server (schema version 9): it reads the rows of the nodes it
-//! touches, not the store's, whatever plan the server's statistics lead to.
+//! What a write costs the server: it reads the rows of the nodes it touches, not the
+//! store's, whatever plan the server's statistics lead to (schema version 9), and no more
+//! the longer another session holds an old snapshot open (version 10).
 
 use super::{pg, psql, schema_of};
 use claimdag::rules::{Plan, PlanNode};
-use claimdag::{Actor, Status, Store};
+use claimdag::{Actor, Id, Status, Store, Upsert};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -79,4 +80,175 @@ fn a_write_reads_the_rows_it_touches_not_the_store() {
         per_write < 100.0,
         "a write read {per_write:.0} rows of a store of {NODES} nodes"
     );
+}
+
+/// Pages of `schema`'s tables and indexes the server looked at (from its cache or the
+/// disk), as its statistics count them.
+fn pages_read(schema: &str) -> i64 {
+    psql(&format!(
+        "SELECT sum(coalesce(heap_blks_hit, 0) + coalesce(heap_blks_read, 0) \
+         + coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0)) \
+         FROM pg_statio_user_tables WHERE schemaname = '{schema}'"
+    ))
+    .parse()
+    .expect("a count")
+}
+
+/// A store of `n` ready nodes (their ids in creation order) at a URL whose sessions are
+/// named `app`.
+fn store_of(n: usize, app: &str) -> (String, String, Vec<Id>) {
+    let base = pg::fresh_url();
+    let schema = schema_of(&base);
+    let url = format!("{base}&application_name={app}");
+    let store = Store::open(Some(Path::new(&url))).expect("open");
+    store.set_setting("max_held", "0").expect("settings");
+    let plan = Plan {
+        nodes: (0..n)
+            .map(|i| PlanNode {
+                key: format!("n{i}"),
+                summary: format!("node {i}"),
+                ..PlanNode::default()
+            })
+            .collect(),
+    };
+    let ids = store
+        .import("", plan)
+        .expect("import")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    drop(store);
+    psql(&format!("ANALYZE {schema}.nodes; ANALYZE {schema}.history"));
+    (url, schema, ids)
+}
+
+/// Claims and completes each of `nodes` through one handle (a session of its own, ended
+/// before this returns), every request left for the workspace's leader when `combined`.
+/// Answers the pages the server read a write.
+fn cycles(url: &str, app: &str, schema: &str, nodes: &[Id], combined: bool) -> f64 {
+    let before = pages_read(schema);
+    {
+        let store = Store::open(Some(Path::new(url))).expect("open");
+        if combined {
+            store.always_combine();
+        }
+        let me = Actor::from_name("cost").expect("a name");
+        for &id in nodes {
+            let g = store.claim(id, me, None, None).expect("claim");
+            store
+                .complete(id, Status::Done, g, Some(me), None)
+                .expect("complete");
+        }
+    }
+    ended(app);
+    (pages_read(schema) - before) as f64 / (2 * nodes.len()) as f64
+}
+
+/// Another session holding a snapshot open: it keeps every row version written after it
+/// began, until it ends.
+struct Snapshot {
+    app: String,
+    _psql: std::process::Child,
+}
+
+impl Snapshot {
+    fn hold(schema: &str) -> Snapshot {
+        let app = format!("claimdag-snapshot-{}", std::process::id());
+        let session = std::process::Command::new("psql")
+            .arg(pg::url())
+            .args(["-X", "-q", "-c"])
+            .arg(format!(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ; \
+                 SELECT count(*) FROM {schema}.nodes; SELECT pg_sleep(600); COMMIT;"
+            ))
+            .env("PGAPPNAME", &app)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("run psql");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while psql(&format!(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE application_name = '{app}' AND backend_xmin IS NOT NULL"
+        )) != "1"
+        {
+            assert!(Instant::now() < deadline, "the snapshot was not taken");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Snapshot {
+            app,
+            _psql: session,
+        }
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        psql(&format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE application_name = '{}'",
+            self.app
+        ));
+    }
+}
+
+/// While a snapshot is held, every write leaves versions nothing can remove. A write must
+/// not walk the versions earlier writes left: after 1,000 claims and completes of other
+/// nodes, a claim and complete reads as many pages as it did at first, written the usual
+/// way and left for the workspace's leader alike.
+#[test]
+fn a_held_snapshot_does_not_make_later_writes_read_more() {
+    for combined in [false, true] {
+        let app = format!("claimdag-held-{}-{combined}", std::process::id());
+        let (url, schema, ids) = store_of(1_300, &app);
+        let _held = Snapshot::hold(&schema);
+        let first = cycles(&url, &app, &schema, &ids[..100], combined);
+        cycles(&url, &app, &schema, &ids[100..1_200], combined);
+        let last = cycles(&url, &app, &schema, &ids[1_200..], combined);
+        eprintln!("combined: {combined}: pages read a write: {first:.1} at first, {last:.1} later");
+        assert!(
+            last <= first * 1.5 + 2.0,
+            "combined: {combined}: {first:.1} pages read a write at first, {last:.1} after \
+             1,100 more cycles under the snapshot"
+        );
+    }
+}
+
+/// A workspace's write counts are rows only added, and the old ones go 4,096 at a time: after
+/// 8,400 writes the table holds the last 4,096 to 8,192 of them, the newest the count.
+#[test]
+fn the_write_counts_of_a_workspace_stay_few() {
+    let base = pg::fresh_url();
+    let schema = schema_of(&base);
+    // Writes that do not wait for the disk: the count is what is looked at.
+    let url = format!("{base}&options=-c%20synchronous_commit%3Doff");
+    let store = Store::open(Some(Path::new(&url))).expect("open");
+    let id = store
+        .upsert(Upsert {
+            workspace: "w".into(),
+            summary: "renewed".into(),
+            ..Upsert::default()
+        })
+        .expect("upsert");
+    let me = Actor::from_name("renewer").expect("a name");
+    let g = store.claim(id, me, None, None).expect("claim");
+    for _ in 0..8_400 {
+        store.renew(id, me, Some(g), None).expect("renew");
+    }
+    let rows = |sql: &str| {
+        psql(&format!(
+            "SELECT {sql} FROM {schema}.ws_writes WHERE name = 'w'"
+        ))
+    };
+    assert_eq!(rows("max(wseq)"), "8402");
+    let kept: i64 = rows("count(*)").parse().unwrap();
+    assert!((4_096..=8_192).contains(&kept), "{kept} rows kept");
+    assert_eq!(rows("min(wseq)"), "4096");
+    assert_eq!(
+        psql(&format!(
+            "SELECT wseq FROM {schema}.ws_now WHERE name = 'w'"
+        )),
+        "8402"
+    );
+    // The store reads as it was written.
+    assert_eq!(store.get(id).expect("get").node.generation, g);
 }

@@ -143,7 +143,7 @@ fn a_statement_timeout_refuses_the_write_and_changes_nothing() {
     let before = psql(&format!("SELECT {schema}.version7()"));
     // Another session holds the workspace's lock; this one gives up after 300 ms.
     let mut holder = super::psql_meanwhile(&format!(
-        "BEGIN; SELECT wseq FROM {schema}.ws FOR UPDATE; SELECT pg_sleep(3); COMMIT;"
+        "BEGIN; SELECT name FROM {schema}.ws FOR UPDATE; SELECT pg_sleep(3); COMMIT;"
     ));
     std::thread::sleep(Duration::from_millis(400));
     let timed = format!("{url}&options=-c%20statement_timeout%3D300");

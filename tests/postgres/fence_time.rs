@@ -95,9 +95,10 @@ fn a_server_clock_behind_the_last_write_does_not_stop_writes() {
     // host whose clock is two minutes behind leaves.
     let schema = schema_of(&url);
     psql(&format!(
-        "UPDATE {schema}.ws SET last_now = last_now + 120000"
+        "UPDATE {schema}.ws_writes y SET last_now = last_now + 120000 \
+         WHERE (y.name, y.wseq) IN (SELECT name, wseq FROM {schema}.ws_now)"
     ));
-    let stepped: i64 = psql(&format!("SELECT max(last_now) FROM {schema}.ws"))
+    let stepped: i64 = psql(&format!("SELECT max(last_now) FROM {schema}.ws_now"))
         .parse()
         .unwrap();
     cli(&url, &["upsert", "--summary", "after the step"]).ok();

@@ -138,7 +138,9 @@ fn eight_processes_in_each_of_three_workspaces_grant_every_node_once() {
     // Each workspace's row counts its writes: imports, claims and completes.
     let schema = schema_of(&url);
     for ws in SPACES {
-        let wseq = psql(&format!("SELECT wseq FROM {schema}.ws WHERE name = '{ws}'"));
+        let wseq = psql(&format!(
+            "SELECT wseq FROM {schema}.ws_now WHERE name = '{ws}'"
+        ));
         assert_eq!(wseq, (1 + 2 * PER_SPACE).to_string(), "{ws}");
     }
 }
@@ -251,10 +253,10 @@ fn a_version_6_store_with_two_workspaces_is_migrated_and_goes_on() {
         listed.contains("node 2 in [b]") && listed.contains("node 3"),
         "{listed}"
     );
-    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "9");
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "10");
     assert_eq!(
         psql(&format!(
-            "SELECT string_agg(name || '=' || wseq, ',' ORDER BY name) FROM {schema}.ws"
+            "SELECT string_agg(name || '=' || wseq, ',' ORDER BY name) FROM {schema}.ws_now"
         )),
         "=1,b=3"
     );

@@ -61,7 +61,9 @@ fn a_deleted_node_row_is_reported_and_never_granted_again() {
 #[test]
 fn a_workspace_count_moved_back_is_reported_and_refuses_writes_as_corrupt() {
     let (url, schema, _, _) = claimed_store();
-    psql(&format!("UPDATE {schema}.ws SET wseq = wseq - 1"));
+    psql(&format!(
+        "DELETE FROM {schema}.ws_writes y WHERE (y.name, y.wseq) IN (SELECT name, wseq FROM {schema}.ws_now)"
+    ));
     check_reports(&url, "write");
     let r = cli(&url, &["upsert", "--summary", "one more"]);
     r.refused(6, "corrupt");
@@ -115,7 +117,7 @@ fn a_handle_that_loaded_before_the_tampering_is_refused_by_the_server() {
             format!("UPDATE {schema}.nodes SET holder = NULL, status = 'todo' WHERE id = '{a}'")
         }),
         ("wseq", |schema, _| {
-            format!("UPDATE {schema}.ws SET wseq = wseq - 1")
+            format!("DELETE FROM {schema}.ws_writes y WHERE (y.name, y.wseq) IN (SELECT name, wseq FROM {schema}.ws_now)")
         }),
         ("counter", |schema, _| {
             format!(

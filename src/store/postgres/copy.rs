@@ -29,9 +29,11 @@ const LOAD_HISTORY: &str = "INSERT INTO {schema}.history (seq, i, at, verb, node
 const LOAD_STORE: &str = "UPDATE {schema}.store SET seq = $1::bigint, next_pos = $2::bigint, \
     settings = $3::text::jsonb, settings_version = settings_version + 1 WHERE id = 1";
 /// The workspaces' rows at the last write, and the counters past what was loaded.
-const LOAD_SPACES: &str = "INSERT INTO {schema}.ws (name, wseq, last_now) \
+const LOAD_SPACES: &str = "WITH made AS (INSERT INTO {schema}.ws (name) \
+    SELECT DISTINCT workspace FROM {schema}.nodes ON CONFLICT (name) DO NOTHING) \
+    INSERT INTO {schema}.ws_writes (name, wseq, last_now) \
     SELECT DISTINCT workspace, $1::bigint, 0 FROM {schema}.nodes \
-    ON CONFLICT (name) DO UPDATE SET wseq = EXCLUDED.wseq";
+    ON CONFLICT (name, wseq) DO NOTHING";
 const LOAD_POS: &str = "SELECT setval('{schema}.node_pos', $1::bigint, false)";
 const LOAD_WRITES: &str = "SELECT setval('{schema}.writes', $1::bigint, true) WHERE $1::bigint > 0";
 
@@ -40,7 +42,7 @@ const LOAD_WRITES: &str = "SELECT setval('{schema}.writes', $1::bigint, true) WH
 const LOAD_LOCK: &str = "LOCK TABLE {schema}.ws IN EXCLUSIVE MODE";
 const LOAD_EMPTY: &str = "SELECT (SELECT count(*) FROM {schema}.nodes) \
     + (SELECT count(*) FROM {schema}.history) \
-    + (SELECT coalesce(sum(wseq), 0)::bigint FROM {schema}.ws)";
+    + (SELECT coalesce(sum(wseq), 0)::bigint FROM {schema}.ws_now)";
 
 /// The whole store read in one snapshot (one REPEATABLE READ transaction): the store row,
 /// the nodes, the archive and the history all as of the same moment, however many writes

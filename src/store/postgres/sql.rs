@@ -16,6 +16,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0007_a_lock_per_workspace.sql"),
     include_str!("migrations/0008_combined_writes.sql"),
     include_str!("migrations/0009_planned_once.sql"),
+    include_str!("migrations/0010_old_snapshots.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -51,10 +52,10 @@ pub const LOCK_ALL: &str = "SELECT 1 FROM {schema}.store WHERE id = 1 FOR UPDATE
                             SELECT 1 FROM {schema}.ws ORDER BY name FOR UPDATE";
 /// The store row and the server's time, for a full load.
 pub const STORE_ROW: &str = "SELECT greatest({schema}.now_ms(), \
-                             (SELECT coalesce(max(last_now), 0) FROM {schema}.ws)), version, \
+                             (SELECT coalesce(max(last_now), 0) FROM {schema}.ws_now)), version, \
                              settings::text, settings_version FROM {schema}.store WHERE id = 1";
 /// Every workspace's write count and clock, for a full load.
-pub const SPACES: &str = "SELECT name, wseq, last_now FROM {schema}.ws";
+pub const SPACES: &str = "SELECT name, wseq, last_now FROM {schema}.ws_now";
 /// Every node row in creation order, for a full load, with the columns that must agree with
 /// the body and the workspace's write that last changed it.
 pub const ALL_NODES: &str = "SELECT archived, body::text, status, generation, holder, workspace, \
