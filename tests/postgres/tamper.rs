@@ -70,6 +70,17 @@ fn a_workspace_count_moved_back_is_reported_and_refuses_writes_as_corrupt() {
 }
 
 #[test]
+fn a_workspace_whose_counts_were_all_deleted_is_reported_and_refuses_writes_as_corrupt() {
+    let (url, schema, _, _) = claimed_store();
+    psql(&format!("DELETE FROM {schema}.ws_writes"));
+    check_reports(&url, "write");
+    let seq = psql(&format!("SELECT count(*) FROM {schema}.history"));
+    let r = cli(&url, &["upsert", "--summary", "one more"]);
+    r.refused(6, "corrupt");
+    assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.history")), seq);
+}
+
+#[test]
 fn a_write_counter_moved_back_is_reported_and_refuses_writes_as_corrupt() {
     let (url, schema, _, _) = claimed_store();
     psql(&format!(
@@ -112,12 +123,15 @@ fn columns_that_disagree_with_the_body_are_reported_and_refuse_writes() {
 fn a_handle_that_loaded_before_the_tampering_is_refused_by_the_server() {
     use claimdag::{Code, Status, Store};
     type Tamper = fn(&str, &str) -> String;
-    let cases: [(&str, Tamper); 4] = [
+    let cases: [(&str, Tamper); 5] = [
         ("columns", |schema, a| {
             format!("UPDATE {schema}.nodes SET holder = NULL, status = 'todo' WHERE id = '{a}'")
         }),
         ("wseq", |schema, _| {
             format!("DELETE FROM {schema}.ws_writes y WHERE (y.name, y.wseq) IN (SELECT name, wseq FROM {schema}.ws_now)")
+        }),
+        ("counts deleted", |schema, _| {
+            format!("DELETE FROM {schema}.ws_writes")
         }),
         ("counter", |schema, _| {
             format!(

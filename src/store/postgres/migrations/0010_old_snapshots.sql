@@ -38,19 +38,27 @@ CREATE TRIGGER announce_write AFTER INSERT ON {schema}.ws_writes
     FOR EACH ROW EXECUTE FUNCTION {schema}.announce7();
 
 -- Each workspace's write count, clock and first request a leader looks at.
+-- (A workspace whose rows were all deleted by hand shows at write 0, which its node rows
+-- are then past: the tampering is reported, never built on.)
 CREATE VIEW {schema}.ws_now AS
-SELECT x.name, h.wseq, h.last_now, h.asks_from
+SELECT x.name, coalesce(h.wseq, 0) AS wseq, coalesce(h.last_now, 0) AS last_now,
+       coalesce(h.asks_from, 0) AS asks_from
   FROM {schema}.ws x
- CROSS JOIN LATERAL (SELECT y.wseq, y.last_now, y.asks_from FROM {schema}.ws_writes y
-                      WHERE y.name = x.name ORDER BY y.wseq DESC LIMIT 1) h;
+  LEFT JOIN LATERAL (SELECT y.wseq, y.last_now, y.asks_from FROM {schema}.ws_writes y
+                      WHERE y.name = x.name ORDER BY y.wseq DESC LIMIT 1) h ON true;
 
--- Workspace `w`'s newest write (nulls when it has none).
+-- Workspace `w`'s newest write (write 0 when it has none, as in `ws_now`).
 CREATE FUNCTION {schema}.ws_head(w text, OUT wseq bigint, OUT last_now bigint,
                                  OUT asks_from bigint)
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
     SELECT y.wseq, y.last_now, y.asks_from INTO wseq, last_now, asks_from
       FROM {schema}.ws_writes y WHERE y.name = w ORDER BY y.wseq DESC LIMIT 1;
+    IF NOT FOUND THEN
+        wseq := 0;
+        last_now := 0;
+        asks_from := 0;
+    END IF;
 END
 $$;
 
