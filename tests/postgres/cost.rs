@@ -37,26 +37,8 @@ fn ended(app: &str) {
 
 #[test]
 fn a_write_reads_the_rows_it_touches_not_the_store() {
-    let base = pg::fresh_url();
-    let schema = schema_of(&base);
     let app = format!("claimdag-cost-{}", std::process::id());
-    let url = format!("{base}&application_name={app}");
-    {
-        let store = Store::open(Some(Path::new(&url))).expect("open");
-        store.set_setting("max_held", "0").expect("settings");
-        let plan = Plan {
-            nodes: (0..NODES)
-                .map(|i| PlanNode {
-                    key: format!("n{i}"),
-                    summary: format!("node {i}"),
-                    ..PlanNode::default()
-                })
-                .collect(),
-        };
-        store.import("", plan).expect("import");
-    }
-    // The server's statistics know the table's size, as autovacuum soon would.
-    psql(&format!("ANALYZE {schema}.nodes; ANALYZE {schema}.history"));
+    let (url, schema, _) = store_of(NODES, &app);
     ended(&app);
     let before = key_reads(&schema);
     {
@@ -118,6 +100,7 @@ fn store_of(n: usize, app: &str) -> (String, String, Vec<Id>) {
         .map(|(id, _)| id)
         .collect();
     drop(store);
+    // The server's statistics know the table's size, as autovacuum soon would.
     psql(&format!("ANALYZE {schema}.nodes; ANALYZE {schema}.history"));
     (url, schema, ids)
 }
