@@ -1,7 +1,8 @@
 //! Workspaces as PostgreSQL's unit of serialisation (schema version 7): a fleet in several
 //! workspaces at once grants every node once, a history reader following the writes never
 //! misses or repeats a line, a settings change is seen by every write ordered after it, and
-//! a store of version 6 with data in two workspaces is migrated and goes on.
+//! a store of version 6 with data in two workspaces is migrated and goes on, and a store of
+//! version 9 migrated while an older process is in the middle of a write keeps that write.
 
 use super::{cli, pg, psql, schema_of};
 use crate::common::{actor, parse_gen};
@@ -213,14 +214,7 @@ fn a_settings_change_racing_writes_in_two_workspaces_reaches_every_later_write()
 fn a_version_6_store_with_two_workspaces_is_migrated_and_goes_on() {
     let url = pg::fresh_url();
     let schema = schema_of(&url);
-    let migrations = [
-        include_str!("../../src/store/postgres/migrations/0001_init.sql"),
-        include_str!("../../src/store/postgres/migrations/0002_commit_in_one_round_trip.sql"),
-        include_str!("../../src/store/postgres/migrations/0003_clock_never_goes_back.sql"),
-        include_str!("../../src/store/postgres/migrations/0004_never_build_on_tampering.sql"),
-        include_str!("../../src/store/postgres/migrations/0005_notify_every_write.sql"),
-        include_str!("../../src/store/postgres/migrations/0006_history_outputs.sql"),
-    ];
+    let migrations = &claimdag_migrations()[..6];
     for (i, m) in migrations.iter().enumerate() {
         psql(&m.replace("{schema}", &schema));
         psql(&format!("UPDATE {schema}.store SET version = {}", i + 1));
@@ -277,4 +271,80 @@ fn a_version_6_store_with_two_workspaces_is_migrated_and_goes_on() {
         .collect();
     assert_eq!(seqs, [1, 2, 3, 4, 5], "{log}");
     assert!(cli(&url, &["check"]).ok().starts_with("ok"));
+}
+
+/// A change making node `n` of the default workspace, as a version 7 to 9 `commit7` takes it.
+fn v9_change(n: u8) -> String {
+    let id = format!("{}{n}", "0".repeat(31));
+    format!(
+        "{{\"nodes\": [{{\"id\": \"{id}\", \"workspace\": \"\", \"summary\": \"node {n}\", \
+         \"status\": \"todo\", \"generation\": 1, \"created_at\": 1, \"updated_at\": 1}}], \
+         \"events\": [{{\"at\": 1, \"verb\": \"create\", \"node\": \"{id}\", \"generation\": 1}}]}}"
+    )
+}
+
+#[test]
+fn a_version_9_store_migrated_during_an_older_write_keeps_that_write() {
+    let url = pg::fresh_url();
+    let schema = schema_of(&url);
+    let migrations = &claimdag_migrations()[..9];
+    for (i, m) in migrations.iter().enumerate() {
+        psql(&m.replace("{schema}", &schema));
+        psql(&format!("UPDATE {schema}.store SET version = {}", i + 1));
+    }
+    let commit = |expected: u64, n: u8| {
+        format!(
+            "SELECT committed FROM {schema}.commit7('', {expected}, 0, {schema}.now_ms(), NULL, \
+             '{}')",
+            v9_change(n)
+        )
+    };
+    psql(&format!("SELECT {schema}.ensure_ws('')"));
+    assert_eq!(psql(&commit(0, 1)), "t");
+    // A process of version 9 in the middle of its second write: it holds the workspace's
+    // row and has written its count and its node, not yet committed.
+    let mut older = super::psql_meanwhile(&format!(
+        "BEGIN; {}; SELECT pg_sleep(2); COMMIT;",
+        commit(1, 2)
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while psql(
+        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(2)%' \
+         AND state = 'active' AND pid <> pg_backend_pid()",
+    ) != "1"
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the older write did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // This claimdag's first call migrates the store meanwhile.
+    let listed = cli(&url, &["list"]).ok().to_string();
+    assert!(older.wait().expect("psql").success());
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "10");
+    assert_eq!(
+        psql(&format!("SELECT wseq FROM {schema}.ws_now WHERE name = ''")),
+        "2",
+        "the count the older write made was kept ({listed})"
+    );
+    assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
+    cli(&url, &["upsert", "--summary", "after the migration"]).ok();
+}
+
+/// Every migration's text, in order.
+fn claimdag_migrations() -> [&'static str; 10] {
+    [
+        include_str!("../../src/store/postgres/migrations/0001_init.sql"),
+        include_str!("../../src/store/postgres/migrations/0002_commit_in_one_round_trip.sql"),
+        include_str!("../../src/store/postgres/migrations/0003_clock_never_goes_back.sql"),
+        include_str!("../../src/store/postgres/migrations/0004_never_build_on_tampering.sql"),
+        include_str!("../../src/store/postgres/migrations/0005_notify_every_write.sql"),
+        include_str!("../../src/store/postgres/migrations/0006_history_outputs.sql"),
+        include_str!("../../src/store/postgres/migrations/0007_a_lock_per_workspace.sql"),
+        include_str!("../../src/store/postgres/migrations/0008_combined_writes.sql"),
+        include_str!("../../src/store/postgres/migrations/0009_planned_once.sql"),
+        include_str!("../../src/store/postgres/migrations/0010_old_snapshots.sql"),
+    ]
 }

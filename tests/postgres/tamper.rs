@@ -80,6 +80,30 @@ fn a_workspace_whose_counts_were_all_deleted_is_reported_and_refuses_writes_as_c
     assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.history")), seq);
 }
 
+/// A workspace's row in `ws` only carries its lock. Deleted by hand, a handle loading the
+/// store sees node rows past its count and refuses (`check` reports it); a handle that
+/// loaded before makes the row again at its next write and goes on from the counts in
+/// `ws_writes`, which are whole.
+#[test]
+fn a_deleted_workspace_row_is_reported_or_made_again_never_built_on_wrongly() {
+    use claimdag::{Status, Store};
+    let (url, schema, a, _) = claimed_store();
+    let store = Store::open(Some(std::path::Path::new(&url))).expect("open");
+    let a = claimdag::Id::parse(&a, "id").unwrap();
+    assert_eq!(store.get(a).expect("get").node.status, Status::Claimed);
+    let count = psql(&format!("SELECT wseq FROM {schema}.ws_now"));
+    psql(&format!("DELETE FROM {schema}.ws"));
+    check_reports(&url, "write");
+    store
+        .complete(a, Status::Done, 2, None, None)
+        .expect("complete");
+    let after: u64 = psql(&format!("SELECT wseq FROM {schema}.ws_now"))
+        .parse()
+        .unwrap();
+    assert_eq!(after, count.parse::<u64>().unwrap() + 1);
+    assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
+}
+
 #[test]
 fn a_write_counter_moved_back_is_reported_and_refuses_writes_as_corrupt() {
     let (url, schema, _, _) = claimed_store();

@@ -124,7 +124,13 @@ pub fn ident(name: &str) -> String {
 /// Creates the store, or brings it to [`VERSION`], in one transaction; refuses a newer one.
 pub fn migrate(client: &mut postgres::Client, schema: &str, location: &str) -> Result<()> {
     let io = |e: postgres::Error| super::pg_error(location, e);
-    let mut tx = client.transaction().map_err(io)?;
+    // READ COMMITTED: each statement of a migration sees every write committed before it
+    // began, whatever the server's default (version 10 copies counts after a lock).
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::ReadCommitted)
+        .start()
+        .map_err(io)?;
     tx.execute(MIGRATION_LOCK, &[&schema]).map_err(io)?;
     let exists: bool = tx.query_one(EXISTS, &[&schema]).map_err(io)?.get(0);
     let current: i32 = if exists {

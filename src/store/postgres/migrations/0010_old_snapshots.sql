@@ -23,6 +23,11 @@
 --   * The writes are announced by a trigger on `ws_writes`.
 --   * `ws_now` shows each workspace's write count and clock, as the columns of `ws` did.
 
+-- Writers of an older version may still be running: none is in the middle of a write once
+-- this lock is granted, and the counts are copied after it (this migration runs READ
+-- COMMITTED, so each statement sees every write committed before it began).
+LOCK TABLE {schema}.ws IN ACCESS EXCLUSIVE MODE;
+
 CREATE TABLE {schema}.ws_writes (
     name       text    NOT NULL,
     wseq       bigint  NOT NULL,
@@ -62,9 +67,10 @@ BEGIN
 END
 $$;
 
--- Records write `after` of workspace `w` (its count was `before`), decided at `at`, and
--- deletes, when the count passes a multiple of 4,096, the rows of the 4,096 writes before
--- the last 4,096.
+-- Records write `after` of workspace `w` (its count was `before`), decided at `at`, with
+-- the first request the next leader looks at, `mark`. When the count passes a multiple of
+-- 4,096, deletes the rows of the 4,096 writes before the last 4,096, and the requests below
+-- the mark whose sessions ended (no leader looks there; only their own session would).
 CREATE FUNCTION {schema}.wrote10(w text, before bigint, after bigint, at bigint, mark bigint)
 RETURNS void
 LANGUAGE plpgsql AS $$
@@ -76,6 +82,10 @@ BEGIN
     IF k > before / 4096 AND k >= 2 THEN
         DELETE FROM {schema}.ws_writes y
          WHERE y.name = w AND y.wseq >= (k - 2) * 4096 AND y.wseq < (k - 1) * 4096;
+        DELETE FROM {schema}.asks x
+         WHERE x.ws = w AND x.answer IS NULL AND x.id < mark
+           AND x.at < clock_timestamp() - interval '1 second'
+           AND NOT EXISTS (SELECT 1 FROM pg_stat_activity p WHERE p.pid = x.pid);
     END IF;
 END
 $$;
@@ -86,7 +96,9 @@ LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO {schema}.ws (name) VALUES (w) ON CONFLICT (name) DO NOTHING;
     IF FOUND THEN
-        INSERT INTO {schema}.ws_writes (name, wseq, last_now) VALUES (w, 0, 0);
+        -- (A row of `ws` deleted by hand is made again; the counts stay as they are.)
+        INSERT INTO {schema}.ws_writes (name, wseq, last_now) VALUES (w, 0, 0)
+        ON CONFLICT (name, wseq) DO NOTHING;
     END IF;
 END
 $$;
