@@ -3,7 +3,7 @@
 //! the longer another session holds an old snapshot open (version 10).
 
 use super::{pg, psql, schema_of};
-use claimdag::rules::{Plan, PlanNode};
+use crate::common::flat_plan;
 use claimdag::{Actor, Id, Status, Store, Upsert};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -84,17 +84,8 @@ fn store_of(n: usize, app: &str) -> (String, String, Vec<Id>) {
     let url = format!("{base}&application_name={app}");
     let store = Store::open(Some(Path::new(&url))).expect("open");
     store.set_setting("max_held", "0").expect("settings");
-    let plan = Plan {
-        nodes: (0..n)
-            .map(|i| PlanNode {
-                key: format!("n{i}"),
-                summary: format!("node {i}"),
-                ..PlanNode::default()
-            })
-            .collect(),
-    };
     let ids = store
-        .import("", plan)
+        .import("", flat_plan(n, |i| format!("node {i}")))
         .expect("import")
         .into_iter()
         .map(|(id, _)| id)

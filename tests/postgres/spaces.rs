@@ -214,11 +214,7 @@ fn a_settings_change_racing_writes_in_two_workspaces_reaches_every_later_write()
 fn a_version_6_store_with_two_workspaces_is_migrated_and_goes_on() {
     let url = pg::fresh_url();
     let schema = schema_of(&url);
-    let migrations = &claimdag_migrations()[..6];
-    for (i, m) in migrations.iter().enumerate() {
-        psql(&m.replace("{schema}", &schema));
-        psql(&format!("UPDATE {schema}.store SET version = {}", i + 1));
-    }
+    at_version(&schema, 6);
     let id = |n: u8| format!("{}{n}", "0".repeat(31));
     let node = |n: u8, ws: &str| {
         format!(
@@ -287,11 +283,7 @@ fn v9_change(n: u8) -> String {
 fn a_version_9_store_migrated_during_an_older_write_keeps_that_write() {
     let url = pg::fresh_url();
     let schema = schema_of(&url);
-    let migrations = &claimdag_migrations()[..9];
-    for (i, m) in migrations.iter().enumerate() {
-        psql(&m.replace("{schema}", &schema));
-        psql(&format!("UPDATE {schema}.store SET version = {}", i + 1));
-    }
+    at_version(&schema, 9);
     let commit = |expected: u64, n: u8| {
         format!(
             "SELECT committed FROM {schema}.commit7('', {expected}, 0, {schema}.now_ms(), NULL, \
@@ -333,18 +325,25 @@ fn a_version_9_store_migrated_during_an_older_write_keeps_that_write() {
     cli(&url, &["upsert", "--summary", "after the migration"]).ok();
 }
 
-/// Every migration's text, in order.
-fn claimdag_migrations() -> [&'static str; 10] {
-    [
-        include_str!("../../src/store/postgres/migrations/0001_init.sql"),
-        include_str!("../../src/store/postgres/migrations/0002_commit_in_one_round_trip.sql"),
-        include_str!("../../src/store/postgres/migrations/0003_clock_never_goes_back.sql"),
-        include_str!("../../src/store/postgres/migrations/0004_never_build_on_tampering.sql"),
-        include_str!("../../src/store/postgres/migrations/0005_notify_every_write.sql"),
-        include_str!("../../src/store/postgres/migrations/0006_history_outputs.sql"),
-        include_str!("../../src/store/postgres/migrations/0007_a_lock_per_workspace.sql"),
-        include_str!("../../src/store/postgres/migrations/0008_combined_writes.sql"),
-        include_str!("../../src/store/postgres/migrations/0009_planned_once.sql"),
-        include_str!("../../src/store/postgres/migrations/0010_old_snapshots.sql"),
-    ]
+/// Makes store `schema` as a claimdag of schema version `v` made it: the first `v`
+/// migrations, each recorded as the library records it.
+fn at_version(schema: &str, v: usize) {
+    for (i, m) in MIGRATIONS[..v].iter().enumerate() {
+        psql(&m.replace("{schema}", schema));
+        psql(&format!("UPDATE {schema}.store SET version = {}", i + 1));
+    }
 }
+
+/// Every migration's text, in order.
+const MIGRATIONS: [&str; 10] = [
+    include_str!("../../src/store/postgres/migrations/0001_init.sql"),
+    include_str!("../../src/store/postgres/migrations/0002_commit_in_one_round_trip.sql"),
+    include_str!("../../src/store/postgres/migrations/0003_clock_never_goes_back.sql"),
+    include_str!("../../src/store/postgres/migrations/0004_never_build_on_tampering.sql"),
+    include_str!("../../src/store/postgres/migrations/0005_notify_every_write.sql"),
+    include_str!("../../src/store/postgres/migrations/0006_history_outputs.sql"),
+    include_str!("../../src/store/postgres/migrations/0007_a_lock_per_workspace.sql"),
+    include_str!("../../src/store/postgres/migrations/0008_combined_writes.sql"),
+    include_str!("../../src/store/postgres/migrations/0009_planned_once.sql"),
+    include_str!("../../src/store/postgres/migrations/0010_old_snapshots.sql"),
+];

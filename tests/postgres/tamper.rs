@@ -58,26 +58,23 @@ fn a_deleted_node_row_is_reported_and_never_granted_again() {
     assert_ne!(r.code, Some(0), "{}", r.stdout);
 }
 
+/// A workspace's count moved back (its newest row of `ws_writes` deleted) or gone (every
+/// row deleted, read as write 0): its node rows are past it.
 #[test]
-fn a_workspace_count_moved_back_is_reported_and_refuses_writes_as_corrupt() {
-    let (url, schema, _, _) = claimed_store();
-    psql(&format!(
-        "DELETE FROM {schema}.ws_writes y WHERE (y.name, y.wseq) IN (SELECT name, wseq FROM {schema}.ws_now)"
-    ));
-    check_reports(&url, "write");
-    let r = cli(&url, &["upsert", "--summary", "one more"]);
-    r.refused(6, "corrupt");
-}
-
-#[test]
-fn a_workspace_whose_counts_were_all_deleted_is_reported_and_refuses_writes_as_corrupt() {
-    let (url, schema, _, _) = claimed_store();
-    psql(&format!("DELETE FROM {schema}.ws_writes"));
-    check_reports(&url, "write");
-    let seq = psql(&format!("SELECT count(*) FROM {schema}.history"));
-    let r = cli(&url, &["upsert", "--summary", "one more"]);
-    r.refused(6, "corrupt");
-    assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.history")), seq);
+fn a_workspace_count_moved_back_or_deleted_is_reported_and_refuses_writes_as_corrupt() {
+    for rows in [
+        "(y.name, y.wseq) IN (SELECT name, wseq FROM {schema}.ws_now)",
+        "true",
+    ] {
+        let (url, schema, _, _) = claimed_store();
+        let rows = rows.replace("{schema}", &schema);
+        psql(&format!("DELETE FROM {schema}.ws_writes y WHERE {rows}"));
+        check_reports(&url, "write");
+        let seq = psql(&format!("SELECT count(*) FROM {schema}.history"));
+        let r = cli(&url, &["upsert", "--summary", "one more"]);
+        r.refused(6, "corrupt");
+        assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.history")), seq);
+    }
 }
 
 /// A workspace's row in `ws` only carries its lock. Deleted by hand, a handle loading the

@@ -42,17 +42,8 @@ ALTER TABLE {schema}.ws DROP COLUMN wseq, DROP COLUMN last_now;
 CREATE TRIGGER announce_write AFTER INSERT ON {schema}.ws_writes
     FOR EACH ROW EXECUTE FUNCTION {schema}.announce7();
 
--- Each workspace's write count, clock and first request a leader looks at.
--- (A workspace whose rows were all deleted by hand shows at write 0, which its node rows
--- are then past: the tampering is reported, never built on.)
-CREATE VIEW {schema}.ws_now AS
-SELECT x.name, coalesce(h.wseq, 0) AS wseq, coalesce(h.last_now, 0) AS last_now,
-       coalesce(h.asks_from, 0) AS asks_from
-  FROM {schema}.ws x
-  LEFT JOIN LATERAL (SELECT y.wseq, y.last_now, y.asks_from FROM {schema}.ws_writes y
-                      WHERE y.name = x.name ORDER BY y.wseq DESC LIMIT 1) h ON true;
-
--- Workspace `w`'s newest write (write 0 when it has none, as in `ws_now`).
+-- Workspace `w`'s newest write. (A workspace whose rows were all deleted by hand reads at
+-- write 0, which its node rows are then past: the tampering is reported, never built on.)
 CREATE FUNCTION {schema}.ws_head(w text, OUT wseq bigint, OUT last_now bigint,
                                  OUT asks_from bigint)
 LANGUAGE plpgsql STABLE AS $$
@@ -66,6 +57,11 @@ BEGIN
     END IF;
 END
 $$;
+
+-- Each workspace's write count, clock and first request a leader looks at.
+CREATE VIEW {schema}.ws_now AS
+SELECT x.name, h.wseq, h.last_now, h.asks_from
+  FROM {schema}.ws x CROSS JOIN LATERAL {schema}.ws_head(x.name) h;
 
 -- Records write `after` of workspace `w` (its count was `before`), decided at `at`, with
 -- the first request the next leader looks at, `mark`. When the count passes a multiple of
@@ -112,8 +108,8 @@ BEGIN
         PERFORM {schema}.flushed();
     END IF;
     RETURN QUERY
-    SELECT coalesce(h.wseq, 0), greatest({schema}.now_ms(), coalesce(h.last_now, 0)),
-           coalesce(h.last_now, 0), s.version, s.settings_version,
+    SELECT h.wseq, greatest({schema}.now_ms(), h.last_now), h.last_now, s.version,
+           s.settings_version,
            CASE WHEN s.settings_version <> sv THEN s.settings::text END,
            {schema}.ws_rows(w, since)
       FROM {schema}.store s CROSS JOIN {schema}.ws_head(w) h
@@ -267,7 +263,7 @@ BEGIN
         END IF;
     END LOOP;
     PERFORM 1 FROM {schema}.ws x WHERE x.name = w FOR NO KEY UPDATE;
-    SELECT coalesce(h.asks_from, 0) INTO mark FROM {schema}.ws_head(w) h;
+    SELECT h.asks_from INTO mark FROM {schema}.ws_head(w) h;
     -- Asks of sessions that ended while they waited (looked for only among asks that have
     -- waited a while: a session's ask is answered, or dropped by its next one, long before).
     DELETE FROM {schema}.asks x
