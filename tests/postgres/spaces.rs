@@ -243,7 +243,7 @@ fn a_version_6_store_with_two_workspaces_is_migrated_and_goes_on() {
         listed.contains("node 2 in [b]") && listed.contains("node 3"),
         "{listed}"
     );
-    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "10");
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "11");
     assert_eq!(
         psql(&format!(
             "SELECT string_agg(name || '=' || wseq, ',' ORDER BY name) FROM {schema}.ws_now"
@@ -315,7 +315,7 @@ fn a_version_9_store_migrated_during_an_older_write_keeps_that_write() {
     // This claimdag's first call migrates the store meanwhile.
     let listed = cli(&url, &["list"]).ok().to_string();
     assert!(older.wait().expect("psql").success());
-    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "10");
+    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "11");
     assert_eq!(
         psql(&format!("SELECT wseq FROM {schema}.ws_now WHERE name = ''")),
         "2",

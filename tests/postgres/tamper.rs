@@ -58,6 +58,31 @@ fn a_deleted_node_row_is_reported_and_never_granted_again() {
     assert_ne!(r.code, Some(0), "{}", r.stdout);
 }
 
+/// A node has one row: a second one added by hand (here the claimed node as it was at
+/// generation 1, newer by its write number) is reported, and a handle that loads the store
+/// refuses to write on it.
+#[test]
+fn a_second_row_for_a_node_is_reported_and_refuses_writes_as_corrupt() {
+    let (url, schema, a, _) = claimed_store();
+    psql(&format!(
+        "CREATE TEMP TABLE again AS SELECT * FROM {schema}.nodes WHERE id = '{a}'; \
+         UPDATE again SET seq = seq + 1000, generation = 1, status = 'todo', holder = NULL, \
+         body = body || '{{\"generation\": 1, \"status\": \"todo\", \"holder\": null}}'; \
+         INSERT INTO {schema}.nodes SELECT * FROM again"
+    ));
+    check_reports(&url, &format!("node {a} has two rows"));
+    let seq = psql(&format!("SELECT count(*) FROM {schema}.history"));
+    cli(&url, &["claim", &a, "--assignee", &actor(2)]).refused(6, "corrupt");
+    cli(&url, &["upsert", "--summary", "one more"]).refused(6, "corrupt");
+    assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.history")), seq);
+    assert_eq!(
+        psql(&format!(
+            "SELECT count(*) FROM {schema}.nodes WHERE id = '{a}'"
+        )),
+        "2"
+    );
+}
+
 /// A workspace's count moved back (its newest row of `ws_writes` deleted) or gone (every
 /// row deleted, read as write 0): its node rows are past it.
 #[test]

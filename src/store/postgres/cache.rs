@@ -243,17 +243,21 @@ impl Conn {
         let mut problems = tampering((last.get(0), last.get(1)));
         let mut live = Vec::new();
         let mut stubs = crate::id::IdMap::default();
+        let mut seen = crate::id::IdMap::default();
         for r in rows {
             let (archived, body): (bool, String) = (r.get(0), r.get(1));
             let node = parse_node(store, &body)?;
             problems.extend(columns_disagree(&node, (r.get(2), r.get(3), r.get(4))));
             problems.extend(past_its_workspace(&spaces, r.get(5), r.get(6)));
+            problems.extend(second_row(&mut seen, &node));
             if archived {
                 stubs.insert(node.id, ArchivedStub::of(&node));
             } else {
                 live.push(node);
             }
         }
+        // A check goes on to report the rest (a second row of a node is among the problems).
+        let checking = found.is_some();
         match found {
             Some(found) => found.extend(problems),
             None => {
@@ -265,7 +269,7 @@ impl Conn {
         let settings = parse_settings(store, &settings)?;
         let count = live.len();
         self.state = State::from_parts(settings, live, stubs);
-        if self.state.len() != count {
+        if self.state.len() != count && !checking {
             return Err(store.corrupt("duplicate node ids"));
         }
         let last_now = spaces.values().map(|s| s.last_now).max().unwrap_or(0);
@@ -361,6 +365,17 @@ fn past_its_workspace(spaces: &HashMap<String, Space>, w: String, wseq: i64) -> 
     (wseq > count).then(|| {
         format!(
             "a node row of workspace {w:?} was changed by its write {wseq}, past its last write {count}: the workspace's row was changed by hand"
+        )
+    })
+}
+
+/// A second row for a node (`seen` holds the nodes whose row came before): one was added by
+/// hand, and which of the two is the node is unknown.
+fn second_row(seen: &mut crate::id::IdMap<()>, node: &Node) -> Option<String> {
+    seen.insert(node.id, ()).map(|()| {
+        format!(
+            "node {} has two rows: one was added by hand",
+            node.id.hex()
         )
     })
 }

@@ -17,6 +17,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0008_combined_writes.sql"),
     include_str!("migrations/0009_planned_once.sql"),
     include_str!("migrations/0010_old_snapshots.sql"),
+    include_str!("migrations/0011_node_versions.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
