@@ -281,23 +281,43 @@ fn v9_change(n: u8) -> String {
 
 #[test]
 fn a_version_9_store_migrated_during_an_older_write_keeps_that_write() {
+    // The older write makes a second node.
+    migrated_during_an_older_write(9, v9_change(2), "ok: 2 live nodes");
+}
+
+/// Version 11 changes how a node's row is found and written: a write of version 10 that
+/// changes a node while the store is migrated leaves it one row, found as the node.
+#[test]
+fn a_version_10_store_migrated_during_an_older_write_keeps_that_write() {
+    // The older write renames the node.
+    let id = format!("{}1", "0".repeat(31));
+    let renamed = format!(
+        "{{\"nodes\": [{{\"id\": \"{id}\", \"workspace\": \"\", \"summary\": \"renamed\", \
+         \"status\": \"todo\", \"generation\": 1, \"created_at\": 1, \"updated_at\": 2}}]}}"
+    );
+    migrated_during_an_older_write(10, renamed, "ok: 1 live nodes");
+}
+
+/// A store of version `v` with one node, whose second write (`change`) a process of that
+/// version is in the middle of when this claimdag migrates the store: the write is kept,
+/// each node has one row, and `check` says `ok`.
+fn migrated_during_an_older_write(v: usize, change: String, ok: &str) {
     let url = pg::fresh_url();
     let schema = schema_of(&url);
-    at_version(&schema, 9);
-    let commit = |expected: u64, n: u8| {
+    at_version(&schema, v);
+    let commit = |expected: u64, change: &str| {
         format!(
             "SELECT committed FROM {schema}.commit7('', {expected}, 0, {schema}.now_ms(), NULL, \
-             '{}')",
-            v9_change(n)
+             '{change}')"
         )
     };
     psql(&format!("SELECT {schema}.ensure_ws('')"));
-    assert_eq!(psql(&commit(0, 1)), "t");
-    // A process of version 9 in the middle of its second write: it holds the workspace's
+    assert_eq!(psql(&commit(0, &v9_change(1))), "t");
+    // A process of version v in the middle of its second write: it holds the workspace's
     // row and has written its count and its node, not yet committed.
     let mut older = super::psql_meanwhile(&format!(
         "BEGIN; {}; SELECT pg_sleep(2); COMMIT;",
-        commit(1, 2)
+        commit(1, &change)
     ));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while psql(
@@ -321,8 +341,16 @@ fn a_version_9_store_migrated_during_an_older_write_keeps_that_write() {
         "2",
         "the count the older write made was kept ({listed})"
     );
-    assert!(cli(&url, &["check"]).ok().starts_with("ok: 2 live nodes"));
+    assert_eq!(
+        psql(&format!(
+            "SELECT count(*) - count(DISTINCT id) FROM {schema}.nodes"
+        )),
+        "0"
+    );
+    let checked = cli(&url, &["check"]).ok().to_string();
+    assert!(checked.starts_with(ok), "{checked}");
     cli(&url, &["upsert", "--summary", "after the migration"]).ok();
+    assert!(cli(&url, &["check"]).ok().starts_with("ok: "));
 }
 
 /// Makes store `schema` as a claimdag of schema version `v` made it: the first `v`
@@ -335,7 +363,7 @@ fn at_version(schema: &str, v: usize) {
 }
 
 /// Every migration's text, in order.
-const MIGRATIONS: [&str; 10] = [
+const MIGRATIONS: [&str; 11] = [
     include_str!("../../src/store/postgres/migrations/0001_init.sql"),
     include_str!("../../src/store/postgres/migrations/0002_commit_in_one_round_trip.sql"),
     include_str!("../../src/store/postgres/migrations/0003_clock_never_goes_back.sql"),
@@ -346,4 +374,5 @@ const MIGRATIONS: [&str; 10] = [
     include_str!("../../src/store/postgres/migrations/0008_combined_writes.sql"),
     include_str!("../../src/store/postgres/migrations/0009_planned_once.sql"),
     include_str!("../../src/store/postgres/migrations/0010_old_snapshots.sql"),
+    include_str!("../../src/store/postgres/migrations/0011_node_versions.sql"),
 ];

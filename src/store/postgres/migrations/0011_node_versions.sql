@@ -10,12 +10,11 @@
 -- write read more pages: 89 a write at first, 2,632 after 1,000 claims and hand-backs of
 -- one node (tests/postgres/cost.rs). From this version:
 --
---   * `nodes` has no primary key: `nodes_id` indexes (id, seq), and a node's row is the
---     newest of its id, found from the end of that index whatever versions sit before it.
---   * A write inserts each node's new row and deletes the one it replaces, found that way
---     (`put11`). A node still has one row: every write to a workspace holds its `ws` row,
---     and a row added by hand for a node that has one is reported as tampering by every
---     load and by `check`.
+--   * `nodes` has no primary key: `nodes_id` indexes (id, seq), and a node's row is found
+--     from the end of that index, its newest version first, whatever versions sit before
+--     it; a write updates the row it found there (by its position: `put11`). Every write
+--     to a workspace holds its `ws` row, so a node keeps one row; a second one added by
+--     hand is reported as tampering by every load and by `check`.
 
 -- Writers of an older version may still be running: none is in the middle of a write once
 -- these locks are granted (a write holds its workspace's row until it commits).
@@ -25,40 +24,47 @@ LOCK TABLE {schema}.nodes IN ACCESS EXCLUSIVE MODE;
 ALTER TABLE {schema}.nodes DROP CONSTRAINT nodes_pkey;
 CREATE UNIQUE INDEX nodes_id ON {schema}.nodes (id, seq);
 
+-- The tables every write changes are vacuumed without pauses, so that the versions a held
+-- snapshot kept are cleaned up at once when it ends, before the tables grow further.
+ALTER TABLE {schema}.nodes SET (autovacuum_vacuum_cost_delay = 0);
+ALTER TABLE {schema}.asks SET (autovacuum_vacuum_cost_delay = 0);
+
 -- Writes node bodies `ns` as the rows of their nodes, the k-th (from 1) with write number
--- `seqs[k]` and workspace write number `wseqs[k]`: a new row each, the node's row before it
--- (the newest of its id, looked up from the end of `nodes_id`) deleted. A new node takes
--- the next creation number, in the order of `ns`; a node keeps its own.
+-- `seqs[k]` and workspace write number `wseqs[k]`. A node's row is the newest of its id,
+-- looked up from the end of `nodes_id`, and updated where it is (its new version has the
+-- highest `seq` of its id: the next look-up finds it first); a new node's row is inserted,
+-- with the next creation number in the order of `ns`.
 CREATE FUNCTION {schema}.put11(ns jsonb, seqs bigint[], wseqs bigint[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    put bigint;
+    v record;
+    old tid;
 BEGIN
-    WITH v AS MATERIALIZED (
-        SELECT x.k, x.n, o.ctid AS old, o.pos
-          FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k)
-          LEFT JOIN LATERAL (SELECT t.ctid, t.pos FROM {schema}.nodes t
-                              WHERE t.id = x.n->>'id' ORDER BY t.seq DESC LIMIT 1) o ON true
-    ), gone AS (
-        DELETE FROM {schema}.nodes t
-         WHERE t.ctid = ANY (ARRAY(SELECT v.old FROM v WHERE v.old IS NOT NULL))
-        RETURNING 1
-    )
-    INSERT INTO {schema}.nodes (id, pos, seq, wseq, workspace, kind, summary, status,
-                                generation, holder, renewed_at, ttl_ms, archived,
-                                archived_seq, created_at, updated_at, body)
-    SELECT v.n->>'id', coalesce(v.pos, nextval('{schema}.node_pos')), seqs[v.k], wseqs[v.k],
-           coalesce(v.n->>'workspace', ''), coalesce(v.n->>'kind', 'task'), v.n->>'summary',
-           v.n->>'status', (v.n->>'generation')::bigint, v.n->>'holder',
-           (v.n->>'renewed_at')::bigint, (v.n->>'ttl_ms')::bigint, false, NULL,
-           (v.n->>'created_at')::bigint, (v.n->>'updated_at')::bigint, v.n
-      FROM (SELECT * FROM v ORDER BY v.k) v
-     WHERE (SELECT count(*) FROM gone) = (SELECT count(w.old) FROM v w);
-    GET DIAGNOSTICS put = ROW_COUNT;
-    IF put <> jsonb_array_length(ns) THEN
-        -- Only a row changed outside the workspace's lock gets here: nothing is written.
-        RAISE EXCEPTION 'claimdag: a node''s row changed while a write replaced it';
-    END IF;
+    -- A node at a time, each statement by an index or a row's position, whatever plan the
+    -- server's statistics would lead a join to.
+    FOR v IN SELECT x.k, x.n FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k) LOOP
+        SELECT r.ctid INTO old FROM {schema}.nodes r
+         WHERE r.id = v.n->>'id' ORDER BY r.seq DESC LIMIT 1;
+        IF FOUND THEN
+            UPDATE {schema}.nodes t
+               SET seq = seqs[v.k], wseq = wseqs[v.k], status = v.n->>'status',
+                   generation = (v.n->>'generation')::bigint, holder = v.n->>'holder',
+                   renewed_at = (v.n->>'renewed_at')::bigint,
+                   ttl_ms = (v.n->>'ttl_ms')::bigint, archived = false, archived_seq = NULL,
+                   updated_at = (v.n->>'updated_at')::bigint, body = v.n
+             WHERE t.ctid = old;
+        ELSE
+            INSERT INTO {schema}.nodes (id, pos, seq, wseq, workspace, kind, summary, status,
+                                        generation, holder, renewed_at, ttl_ms, archived,
+                                        archived_seq, created_at, updated_at, body)
+            VALUES (v.n->>'id', nextval('{schema}.node_pos'), seqs[v.k], wseqs[v.k],
+                    coalesce(v.n->>'workspace', ''), coalesce(v.n->>'kind', 'task'),
+                    v.n->>'summary', v.n->>'status', (v.n->>'generation')::bigint,
+                    v.n->>'holder', (v.n->>'renewed_at')::bigint, (v.n->>'ttl_ms')::bigint,
+                    false, NULL, (v.n->>'created_at')::bigint, (v.n->>'updated_at')::bigint,
+                    v.n);
+        END IF;
+    END LOOP;
 END
 $$;
 
@@ -111,22 +117,24 @@ BEGIN
 END
 $$;
 
--- As version 9's, with the nodes written by `put11`.
+-- As version 9's, with the nodes written by `put11` and the archived ones looked up as
+-- their newest rows.
 CREATE OR REPLACE FUNCTION {schema}.write7(c jsonb, wnext bigint, hseq bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
     n int := jsonb_array_length(coalesce(c->'nodes', '[]'));
+    a record;
 BEGIN
     PERFORM {schema}.put11(coalesce(c->'nodes', '[]'), array_fill(hseq, ARRAY[n]),
                            array_fill(wnext, ARRAY[n]));
-    IF jsonb_array_length(coalesce(c->'archived', '[]')) > 0 THEN
+    FOR a IN SELECT e.n FROM jsonb_array_elements(coalesce(c->'archived', '[]')) AS e(n) LOOP
         UPDATE {schema}.nodes t
            SET seq = hseq, wseq = wnext, archived = true, archived_seq = hseq,
                status = a.n->>'status', generation = (a.n->>'generation')::bigint,
                holder = a.n->>'holder', updated_at = (a.n->>'updated_at')::bigint, body = a.n
-          FROM jsonb_array_elements(c->'archived') AS a(n)
-         WHERE t.id = a.n->>'id';
-    END IF;
+         WHERE t.ctid = (SELECT r.ctid FROM {schema}.nodes r
+                          WHERE r.id = a.n->>'id' ORDER BY r.seq DESC LIMIT 1);
+    END LOOP;
     INSERT INTO {schema}.history (seq, i, at, verb, node, actor, generation, detail, output)
     SELECT hseq, (k - 1)::int, (e->>'at')::bigint, e->>'verb', e->>'node', e->>'actor',
            (e->>'generation')::bigint, e->>'detail', e->>'output'
