@@ -33,38 +33,44 @@ ALTER TABLE {schema}.asks SET (autovacuum_vacuum_cost_delay = 0);
 -- `seqs[k]` and workspace write number `wseqs[k]`. A node's row is the newest of its id,
 -- looked up from the end of `nodes_id`, and updated where it is (its new version has the
 -- highest `seq` of its id: the next look-up finds it first); a new node's row is inserted,
--- with the next creation number in the order of `ns`.
+-- with the next creation number in the order of `ns`. (`ns` holds a node once.)
 CREATE FUNCTION {schema}.put11(ns jsonb, seqs bigint[], wseqs bigint[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-    v record;
-    old tid;
+    olds tid[];
+    changed bigint;
+    added bigint;
 BEGIN
-    -- A node at a time, each statement by an index or a row's position, whatever plan the
-    -- server's statistics would lead a join to.
-    FOR v IN SELECT x.k, x.n FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k) LOOP
-        SELECT r.ctid INTO old FROM {schema}.nodes r
-         WHERE r.id = v.n->>'id' ORDER BY r.seq DESC LIMIT 1;
-        IF FOUND THEN
-            UPDATE {schema}.nodes t
-               SET seq = seqs[v.k], wseq = wseqs[v.k], status = v.n->>'status',
-                   generation = (v.n->>'generation')::bigint, holder = v.n->>'holder',
-                   renewed_at = (v.n->>'renewed_at')::bigint,
-                   ttl_ms = (v.n->>'ttl_ms')::bigint, archived = false, archived_seq = NULL,
-                   updated_at = (v.n->>'updated_at')::bigint, body = v.n
-             WHERE t.ctid = old;
-        ELSE
-            INSERT INTO {schema}.nodes (id, pos, seq, wseq, workspace, kind, summary, status,
-                                        generation, holder, renewed_at, ttl_ms, archived,
-                                        archived_seq, created_at, updated_at, body)
-            VALUES (v.n->>'id', nextval('{schema}.node_pos'), seqs[v.k], wseqs[v.k],
-                    coalesce(v.n->>'workspace', ''), coalesce(v.n->>'kind', 'task'),
-                    v.n->>'summary', v.n->>'status', (v.n->>'generation')::bigint,
-                    v.n->>'holder', (v.n->>'renewed_at')::bigint, (v.n->>'ttl_ms')::bigint,
-                    false, NULL, (v.n->>'created_at')::bigint, (v.n->>'updated_at')::bigint,
-                    v.n);
-        END IF;
-    END LOOP;
+    SELECT array_agg((SELECT r.ctid FROM {schema}.nodes r WHERE r.id = x.n->>'id'
+                       ORDER BY r.seq DESC LIMIT 1) ORDER BY x.k)
+      INTO olds FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k);
+    -- By the rows' positions (`ctid = ANY`): whatever the server's statistics say, the
+    -- update never scans the table for them.
+    UPDATE {schema}.nodes t
+       SET seq = seqs[v.k], wseq = wseqs[v.k], status = v.n->>'status',
+           generation = (v.n->>'generation')::bigint, holder = v.n->>'holder',
+           renewed_at = (v.n->>'renewed_at')::bigint, ttl_ms = (v.n->>'ttl_ms')::bigint,
+           archived = false, archived_seq = NULL, updated_at = (v.n->>'updated_at')::bigint,
+           body = v.n
+      FROM (SELECT x.k, x.n, olds[x.k] AS old
+              FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k)) v
+     WHERE t.ctid = ANY (olds) AND t.ctid = v.old;
+    GET DIAGNOSTICS changed = ROW_COUNT;
+    INSERT INTO {schema}.nodes (id, pos, seq, wseq, workspace, kind, summary, status,
+                                generation, holder, renewed_at, ttl_ms, archived,
+                                archived_seq, created_at, updated_at, body)
+    SELECT x.n->>'id', nextval('{schema}.node_pos'), seqs[x.k], wseqs[x.k],
+           coalesce(x.n->>'workspace', ''), coalesce(x.n->>'kind', 'task'), x.n->>'summary',
+           x.n->>'status', (x.n->>'generation')::bigint, x.n->>'holder',
+           (x.n->>'renewed_at')::bigint, (x.n->>'ttl_ms')::bigint, false, NULL,
+           (x.n->>'created_at')::bigint, (x.n->>'updated_at')::bigint, x.n
+      FROM (SELECT y.k, y.n FROM jsonb_array_elements(ns) WITH ORDINALITY AS y(n, k)
+             WHERE olds[y.k] IS NULL ORDER BY y.k) x;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    IF changed + added <> jsonb_array_length(ns) THEN
+        -- Only a row changed outside the workspace's lock gets here: nothing is written.
+        RAISE EXCEPTION 'claimdag: a node''s row changed while a write replaced it';
+    END IF;
 END
 $$;
 
