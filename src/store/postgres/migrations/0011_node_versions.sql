@@ -37,36 +37,61 @@ ALTER TABLE {schema}.asks SET (autovacuum_vacuum_cost_delay = 0);
 CREATE FUNCTION {schema}.put11(ns jsonb, seqs bigint[], wseqs bigint[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
+    e record;
     olds tid[];
-    changed bigint;
-    added bigint;
+    news bigint[] := '{}';
+    changed bigint := 0;
+    added bigint := 0;
 BEGIN
-    SELECT array_agg((SELECT r.ctid FROM {schema}.nodes r WHERE r.id = x.n->>'id'
-                       ORDER BY r.seq DESC LIMIT 1) ORDER BY x.k)
-      INTO olds FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k);
-    -- By the rows' positions (`ctid = ANY`): whatever the server's statistics say, the
-    -- update never scans the table for them.
-    UPDATE {schema}.nodes t
-       SET seq = seqs[v.k], wseq = wseqs[v.k], status = v.n->>'status',
-           generation = (v.n->>'generation')::bigint, holder = v.n->>'holder',
-           renewed_at = (v.n->>'renewed_at')::bigint, ttl_ms = (v.n->>'ttl_ms')::bigint,
-           archived = false, archived_seq = NULL, updated_at = (v.n->>'updated_at')::bigint,
-           body = v.n
-      FROM (SELECT x.k, x.n, olds[x.k] AS old
-              FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k)) v
-     WHERE t.ctid = ANY (olds) AND t.ctid = v.old;
-    GET DIAGNOSTICS changed = ROW_COUNT;
-    INSERT INTO {schema}.nodes (id, pos, seq, wseq, workspace, kind, summary, status,
-                                generation, holder, renewed_at, ttl_ms, archived,
-                                archived_seq, created_at, updated_at, body)
-    SELECT x.n->>'id', nextval('{schema}.node_pos'), seqs[x.k], wseqs[x.k],
-           coalesce(x.n->>'workspace', ''), coalesce(x.n->>'kind', 'task'), x.n->>'summary',
-           x.n->>'status', (x.n->>'generation')::bigint, x.n->>'holder',
-           (x.n->>'renewed_at')::bigint, (x.n->>'ttl_ms')::bigint, false, NULL,
-           (x.n->>'created_at')::bigint, (x.n->>'updated_at')::bigint, x.n
-      FROM (SELECT y.k, y.n FROM jsonb_array_elements(ns) WITH ORDINALITY AS y(n, k)
-             WHERE olds[y.k] IS NULL ORDER BY y.k) x;
-    GET DIAGNOSTICS added = ROW_COUNT;
+    IF jsonb_array_length(ns) <= 2 THEN
+        -- One or two nodes (most writes of a single writer): a statement a node, planned
+        -- once a session (the set's statements below are planned at every call).
+        FOR e IN SELECT x.k, x.n FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k) LOOP
+            UPDATE {schema}.nodes t
+               SET seq = seqs[e.k], wseq = wseqs[e.k], status = e.n->>'status',
+                   generation = (e.n->>'generation')::bigint, holder = e.n->>'holder',
+                   renewed_at = (e.n->>'renewed_at')::bigint,
+                   ttl_ms = (e.n->>'ttl_ms')::bigint, archived = false, archived_seq = NULL,
+                   updated_at = (e.n->>'updated_at')::bigint, body = e.n
+             WHERE t.ctid = (SELECT r.ctid FROM {schema}.nodes r WHERE r.id = e.n->>'id'
+                              ORDER BY r.seq DESC LIMIT 1);
+            IF FOUND THEN
+                changed := changed + 1;
+            ELSE
+                news := news || e.k;
+            END IF;
+        END LOOP;
+    ELSE
+        SELECT array_agg((SELECT r.ctid FROM {schema}.nodes r WHERE r.id = x.n->>'id'
+                           ORDER BY r.seq DESC LIMIT 1) ORDER BY x.k)
+          INTO olds FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k);
+        -- By the rows' positions (`ctid = ANY`): whatever the server's statistics say,
+        -- the update never scans the table for them.
+        UPDATE {schema}.nodes t
+           SET seq = seqs[v.k], wseq = wseqs[v.k], status = v.n->>'status',
+               generation = (v.n->>'generation')::bigint, holder = v.n->>'holder',
+               renewed_at = (v.n->>'renewed_at')::bigint, ttl_ms = (v.n->>'ttl_ms')::bigint,
+               archived = false, archived_seq = NULL,
+               updated_at = (v.n->>'updated_at')::bigint, body = v.n
+          FROM (SELECT x.k, x.n, olds[x.k] AS old
+                  FROM jsonb_array_elements(ns) WITH ORDINALITY AS x(n, k)) v
+         WHERE t.ctid = ANY (olds) AND t.ctid = v.old;
+        GET DIAGNOSTICS changed = ROW_COUNT;
+        news := ARRAY(SELECT k FROM generate_subscripts(olds, 1) k WHERE olds[k] IS NULL);
+    END IF;
+    IF cardinality(news) > 0 THEN
+        INSERT INTO {schema}.nodes (id, pos, seq, wseq, workspace, kind, summary, status,
+                                    generation, holder, renewed_at, ttl_ms, archived,
+                                    archived_seq, created_at, updated_at, body)
+        SELECT x.n->>'id', nextval('{schema}.node_pos'), seqs[x.k], wseqs[x.k],
+               coalesce(x.n->>'workspace', ''), coalesce(x.n->>'kind', 'task'),
+               x.n->>'summary', x.n->>'status', (x.n->>'generation')::bigint, x.n->>'holder',
+               (x.n->>'renewed_at')::bigint, (x.n->>'ttl_ms')::bigint, false, NULL,
+               (x.n->>'created_at')::bigint, (x.n->>'updated_at')::bigint, x.n
+          FROM (SELECT y.k, y.n FROM jsonb_array_elements(ns) WITH ORDINALITY AS y(n, k)
+                 WHERE y.k = ANY (news) ORDER BY y.k) x;
+        GET DIAGNOSTICS added = ROW_COUNT;
+    END IF;
     IF changed + added <> jsonb_array_length(ns) THEN
         -- Only a row changed outside the workspace's lock gets here: nothing is written.
         RAISE EXCEPTION 'claimdag: a node''s row changed while a write replaced it';
