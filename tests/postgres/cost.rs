@@ -96,26 +96,39 @@ fn store_of(n: usize, app: &str) -> (String, String, Vec<Id>) {
     (url, schema, ids)
 }
 
-/// Claims and completes each of `nodes` through one handle (a session of its own, ended
-/// before this returns), every request left for the workspace's leader when `combined`.
-/// Answers the pages the server read a write.
-fn cycles(url: &str, app: &str, schema: &str, nodes: &[Id], combined: bool) -> f64 {
+/// Runs `writes` writes through one handle (a session of its own, ended before this
+/// returns; `work` makes them), every request left for the workspace's leader when
+/// `combined`. Answers the pages the server read a write.
+fn pages_a_write(
+    url: &str,
+    app: &str,
+    schema: &str,
+    combined: bool,
+    writes: usize,
+    work: impl Fn(&Store, Actor),
+) -> f64 {
     let before = pages_read(schema);
     {
         let store = Store::open(Some(Path::new(url))).expect("open");
         if combined {
             store.always_combine();
         }
-        let me = Actor::from_name("cost").expect("a name");
+        work(&store, Actor::from_name("cost").expect("a name"));
+    }
+    ended(app);
+    (pages_read(schema) - before) as f64 / writes as f64
+}
+
+/// Claims and completes each of `nodes` ([`pages_a_write`]).
+fn cycles(url: &str, app: &str, schema: &str, nodes: &[Id], combined: bool) -> f64 {
+    pages_a_write(url, app, schema, combined, 2 * nodes.len(), |store, me| {
         for &id in nodes {
             let g = store.claim(id, me, None, None).expect("claim");
             store
                 .complete(id, Status::Done, g, Some(me), None)
                 .expect("complete");
         }
-    }
-    ended(app);
-    (pages_read(schema) - before) as f64 / (2 * nodes.len()) as f64
+    })
 }
 
 /// Another session holding a snapshot open: it keeps every row version written after it
@@ -187,24 +200,14 @@ fn a_held_snapshot_does_not_make_later_writes_read_more() {
     }
 }
 
-/// Claims and hands back `id` `n` times through one handle (a session of its own, ended
-/// before this returns), every request left for the workspace's leader when `combined`.
-/// Answers the pages the server read a write.
+/// Claims and hands back `id` `n` times ([`pages_a_write`]).
 fn again(url: &str, app: &str, schema: &str, id: Id, n: usize, combined: bool) -> f64 {
-    let before = pages_read(schema);
-    {
-        let store = Store::open(Some(Path::new(url))).expect("open");
-        if combined {
-            store.always_combine();
-        }
-        let me = Actor::from_name("cost").expect("a name");
+    pages_a_write(url, app, schema, combined, 2 * n, |store, me| {
         for _ in 0..n {
             let g = store.claim(id, me, None, None).expect("claim");
             store.release(id, me, g).expect("release");
         }
-    }
-    ended(app);
-    (pages_read(schema) - before) as f64 / (2 * n) as f64
+    })
 }
 
 /// The same node written again and again while a snapshot is held (a lease renewed, a node
