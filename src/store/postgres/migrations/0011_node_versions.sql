@@ -194,8 +194,7 @@ DECLARE
     k int;
     own bigint := current_setting('claimdag.ask')::bigint;
     ns jsonb;
-    seqs bigint[];
-    wseqs bigint[];
+    ks bigint[];
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     IF EXISTS (SELECT 1 FROM jsonb_array_elements(cs) e(c)
@@ -214,10 +213,15 @@ BEGIN
         RETURN;
     END IF;
     IF n > 0 THEN
-        why := {schema}.integrity7(w, expected, jsonb_build_object('nodes',
-                   (SELECT coalesce(jsonb_agg(x.n), '[]')
-                      FROM jsonb_array_elements(cs) e(c),
-                           jsonb_array_elements(coalesce(e.c->'nodes', '[]')) x(n))));
+        -- Each node the requests changed, once, as the last of them left it, with the
+        -- number of that request: what the tamper checks look at and what is written.
+        SELECT coalesce(jsonb_agg(d.n ORDER BY d.id), '[]'), array_agg(d.k ORDER BY d.id)
+          INTO ns, ks
+          FROM (SELECT DISTINCT ON (x.n->>'id') x.n->>'id' AS id, x.n, e.k
+                  FROM jsonb_array_elements(cs) WITH ORDINALITY AS e(c, k),
+                       jsonb_array_elements(coalesce(e.c->'nodes', '[]')) AS x(n)
+                 ORDER BY x.n->>'id', e.k DESC) d;
+        why := {schema}.integrity7(w, expected, jsonb_build_object('nodes', ns));
         IF why IS NOT NULL THEN
             RETURN QUERY SELECT false, cur, server_now, prev_now, s.settings_version, why;
             RETURN;
@@ -225,14 +229,10 @@ BEGIN
         FOR k IN 1 .. n LOOP
             hseqs := hseqs || nextval('{schema}.writes');
         END LOOP;
-        SELECT coalesce(jsonb_agg(d.n ORDER BY d.id), '[]'), array_agg(hseqs[d.k] ORDER BY d.id),
-               array_agg(expected + d.k ORDER BY d.id)
-          INTO ns, seqs, wseqs
-          FROM (SELECT DISTINCT ON (x.n->>'id') x.n->>'id' AS id, x.n, e.k
-                  FROM jsonb_array_elements(cs) WITH ORDINALITY AS e(c, k),
-                       jsonb_array_elements(coalesce(e.c->'nodes', '[]')) AS x(n)
-                 ORDER BY x.n->>'id', e.k DESC) d;
-        PERFORM {schema}.put11(ns, seqs, wseqs);
+        PERFORM {schema}.put11(
+            ns, ARRAY(SELECT hseqs[u.k] FROM unnest(ks) WITH ORDINALITY AS u(k, o) ORDER BY u.o),
+            ARRAY(SELECT expected + u.k FROM unnest(ks) WITH ORDINALITY AS u(k, o)
+                   ORDER BY u.o));
         INSERT INTO {schema}.history (seq, i, at, verb, node, actor, generation, detail,
                                       output)
         SELECT hseqs[e.k], (h.i - 1)::int, (h.v->>'at')::bigint, h.v->>'verb', h.v->>'node',
