@@ -152,12 +152,17 @@ struct Worker {
     workspace: String,
 }
 
-/// One handle per worker on `url`, worker `w` in workspace `spaces[w % spaces.len()]`,
-/// started as a long-lived worker starts, before any window: its cache loaded, and its
-/// pick order built (a handle builds it the second time it picks, once in its life, and
-/// keeps it up to date from then on). The mean time a handle took to start is recorded
-/// for [`started`].
+/// One handle per worker on `url`, worker `w` in workspace `spaces[w % spaces.len()]`
+/// ([`started_workers`]).
 fn workers(url: &str, n: usize, spaces: &[String]) -> Vec<Worker> {
+    started_workers(url, n, spaces).0
+}
+
+/// [`workers`], and the mean time a handle took to start, in milliseconds. Each is started
+/// as a long-lived worker starts, before any window: its cache loaded, and its pick order
+/// built (a handle builds it the second time it picks, once in its life, and keeps it up
+/// to date from then on).
+fn started_workers(url: &str, n: usize, spaces: &[String]) -> (Vec<Worker>, f64) {
     let t = Instant::now();
     let all: Vec<Worker> = (0..n)
         .map(|w| {
@@ -170,19 +175,8 @@ fn workers(url: &str, n: usize, spaces: &[String]) -> Vec<Worker> {
             Worker { store, workspace }
         })
         .collect();
-    START_US.store(
-        (t.elapsed().as_micros() / n.max(1) as u128) as u64,
-        Ordering::Relaxed,
-    );
-    all
-}
-
-/// The mean time the handles of the last [`workers`] call took to start, in microseconds.
-static START_US: AtomicU64 = AtomicU64::new(0);
-
-/// [`START_US`] in milliseconds.
-fn started() -> f64 {
-    START_US.load(Ordering::Relaxed) as f64 / 1000.0
+    let ms = t.elapsed().as_secs_f64() * 1000.0 / n.max(1) as f64;
+    (all, ms)
 }
 
 /// claim_next + complete, 2 durable writes.
@@ -340,9 +334,10 @@ fn cycles_table(base: &str, quick: bool, secs: f64, n: &mut usize) -> Rates {
             for workers_n in [1usize, 4, 16] {
                 *n += 1;
                 let url = pg_store(base, &format!("bench_{n}"), size, &one, sync);
-                let ours = rate(workers(&url, workers_n, &one), secs, one_at_a_time);
+                let (handles, started) = started_workers(&url, workers_n, &one);
+                let ours = rate(handles, secs, one_at_a_time);
                 if sync && workers_n == 1 {
-                    starts.push(format!("{size} nodes {:.0} ms", started()));
+                    starts.push(format!("{size} nodes {started:.0} ms"));
                 }
                 let q = queue(
                     base,
@@ -484,12 +479,12 @@ fn main() {
             vec![String::new()]
         };
         let url = pg_store(&base, "bench_one", nodes, &spaces, true);
-        let r = rate(workers(&url, w, &spaces), secs * 3.0, one_at_a_time);
+        let (handles, started) = started_workers(&url, w, &spaces);
+        let r = rate(handles, secs * 3.0, one_at_a_time);
         println!(
             "{nodes} nodes, {w} workers over {} workspaces: {r:.0} cycles/s \
-             (a handle started in {:.1} ms)",
-            spaces.len(),
-            started()
+             (a handle started in {started:.1} ms)",
+            spaces.len()
         );
         return;
     }
