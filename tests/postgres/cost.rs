@@ -236,6 +236,59 @@ fn a_held_snapshot_does_not_make_writes_to_the_same_node_read_more() {
     }
 }
 
+/// The pages `store`'s session read for what `work` made it do: its counts reach the server's
+/// statistics when it has been idle a second and then ends a transaction (a read of the
+/// server's clock, counted too), so a handle that lives on can be measured.
+fn pages_in_session(store: &Store, schema: &str, work: impl FnOnce()) -> i64 {
+    let flushed = || {
+        std::thread::sleep(Duration::from_millis(1_100));
+        store.now().expect("the server's clock");
+        pages_read(schema)
+    };
+    let before = flushed();
+    work();
+    flushed() - before
+}
+
+/// A long-lived worker, its requests left for the workspace's leader (itself, alone), while
+/// a snapshot is held: the table of waiting requests keeps every version of every request
+/// (made, answered, dropped), and the server's statistics saw it empty when the session
+/// planned its statements (as they see it after autovacuum emptied it). A write must reach
+/// the requests it answers and the ones waiting through their indexes, not read the whole
+/// table: after 1,100 more cycles, a cycle reads as many pages as at first.
+#[test]
+fn a_long_lived_leader_reads_as_many_pages_a_write_under_a_held_snapshot() {
+    let app = format!("claimdag-leader-{}", std::process::id());
+    let (url, schema, ids) = store_of(1_300, &app);
+    // As autovacuum leaves it once every request went: empty, and known to be.
+    psql(&format!("VACUUM (ANALYZE) {schema}.asks"));
+    let _held = Snapshot::hold(&schema);
+    let store = Store::open(Some(Path::new(&url))).expect("open");
+    store.always_combine();
+    let me = Actor::from_name("leader").expect("a name");
+    let run = |nodes: &[Id]| {
+        for &id in nodes {
+            let g = store.claim(id, me, None, None).expect("claim");
+            store
+                .complete(id, Status::Done, g, Some(me), None)
+                .expect("complete");
+        }
+    };
+    let per_write = |pages: i64, n: usize| pages as f64 / (2 * n) as f64;
+    let first = per_write(pages_in_session(&store, &schema, || run(&ids[..100])), 100);
+    run(&ids[100..1_200]);
+    let last = per_write(
+        pages_in_session(&store, &schema, || run(&ids[1_200..])),
+        100,
+    );
+    eprintln!("a long-lived leader: pages read a write: {first:.1} at first, {last:.1} later");
+    assert!(
+        last <= first * 1.5 + 2.0,
+        "{first:.1} pages read a write at first, {last:.1} after 1,100 more cycles of the \
+         same session under the snapshot"
+    );
+}
+
 /// A workspace's write counts are rows only added, and the old ones go 4,096 at a time: after
 /// 8,400 writes the table holds the last 4,096 to 8,192 of them, the newest the count. The
 /// requests of ended sessions that no leader looks at go with them.

@@ -18,6 +18,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0009_planned_once.sql"),
     include_str!("migrations/0010_old_snapshots.sql"),
     include_str!("migrations/0011_node_versions.sql"),
+    include_str!("migrations/0012_requests_by_index.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
