@@ -92,6 +92,91 @@ fn plan(n: usize) -> Plan {
     }
 }
 
+/// Processor time, in clock ticks since boot: the machine's busy and total time
+/// (`/proc/stat`) and this process's own (`/proc/self/stat`: the workers, the client side).
+#[derive(Clone, Copy, Default)]
+struct Ticks {
+    busy: u64,
+    total: u64,
+    client: u64,
+}
+
+impl Ticks {
+    fn now() -> Ticks {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        let total: u64 = cpu.iter().sum();
+        // idle and iowait
+        let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
+        let own = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+        let rest = own.rsplit_once(')').map_or("", |(_, r)| r);
+        let f: Vec<u64> = rest
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        Ticks {
+            busy: total - idle,
+            total,
+            client: f.iter().sum(),
+        }
+    }
+}
+
+/// Where the processors went in a window: the share of the machine busy, and milliseconds
+/// of processor time an item took in this process (client) and elsewhere (mostly the server).
+#[derive(Clone, Copy, Default)]
+struct CpuUse {
+    busy: f64,
+    client_ms: f64,
+    server_ms: f64,
+}
+
+impl CpuUse {
+    fn between(a: Ticks, b: Ticks, items: f64) -> CpuUse {
+        let (total, busy) = ((b.total - a.total) as f64, (b.busy - a.busy) as f64);
+        // Both files count in ticks of one processor.
+        // SAFETY: sysconf reads a constant of the system.
+        let tick_ms = 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let client = (b.client - a.client) as f64;
+        let per = |t: f64| if items > 0.0 { t * tick_ms / items } else { 0.0 };
+        CpuUse {
+            busy: if total > 0.0 { busy / total } else { 0.0 },
+            client_ms: per(client),
+            server_ms: per((busy - client).max(0.0)),
+        }
+    }
+
+    /// For a table's cell.
+    fn cell(&self) -> String {
+        format!(
+            "{:.0}% busy, {:.2} + {:.2} ms",
+            self.busy * 100.0,
+            self.client_ms,
+            self.server_ms
+        )
+    }
+
+    fn show(&self) -> String {
+        format!(
+            "{:.0}% busy, {:.2} ms client + {:.2} ms server a cycle",
+            self.busy * 100.0,
+            self.client_ms,
+            self.server_ms
+        )
+    }
+}
+
 /// Runs one thread per state doing `cycle` (which answers how many items it did, 0 when
 /// out of work) for `secs`; returns items per second.
 fn rate<S: Send + 'static>(
@@ -99,9 +184,19 @@ fn rate<S: Send + 'static>(
     secs: f64,
     cycle: impl Fn(&mut S, usize) -> u64 + Send + Sync + 'static,
 ) -> f64 {
+    rate_cpu(states, secs, cycle).0
+}
+
+/// [`rate`], and where the processors went meanwhile.
+fn rate_cpu<S: Send + 'static>(
+    states: Vec<S>,
+    secs: f64,
+    cycle: impl Fn(&mut S, usize) -> u64 + Send + Sync + 'static,
+) -> (f64, CpuUse) {
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let handles = spawn(states, &stop, &done, cycle);
+    let t0 = Ticks::now();
     let start = Instant::now();
     // Until the time is up, or every worker ran out of work.
     let deadline = start + Duration::from_secs_f64(secs);
@@ -110,11 +205,12 @@ fn rate<S: Send + 'static>(
     }
     let elapsed = start.elapsed().as_secs_f64();
     let items = done.load(Ordering::Relaxed) as f64;
+    let cpu = CpuUse::between(t0, Ticks::now(), items);
     stop.store(true, Ordering::Relaxed);
     for h in handles {
         let _ = h.join();
     }
-    items / elapsed
+    (items / elapsed, cpu)
 }
 
 fn spawn<S: Send + 'static>(
@@ -260,7 +356,14 @@ fn dir_store(dir: &Path, nodes: usize, sync: bool) -> Store {
 
 /// The plain queue: claim with SKIP LOCKED and an UPDATE, then complete with an UPDATE,
 /// each its own transaction (2 commits a cycle, as ours).
-fn queue(base: &str, table: &str, nodes: usize, workers: usize, secs: f64, sync: bool) -> f64 {
+fn queue(
+    base: &str,
+    table: &str,
+    nodes: usize,
+    workers: usize,
+    secs: f64,
+    sync: bool,
+) -> (f64, CpuUse) {
     let connect = || {
         let mut c = postgres::Client::connect(base, postgres::NoTls).expect("connect");
         if !sync {
@@ -286,7 +389,7 @@ fn queue(base: &str, table: &str, nodes: usize, workers: usize, secs: f64, sync:
     let states = (0..workers)
         .map(|_| (connect(), claim.clone(), complete.clone()))
         .collect();
-    rate(states, secs, |(c, claim, complete), w| {
+    rate_cpu(states, secs, |(c, claim, complete), w| {
         let me = format!("w{w}");
         match c.query_opt(claim.as_str(), &[&me]) {
             Ok(Some(row)) => {
@@ -317,7 +420,8 @@ fn goal(what: &str, figure: f64, goal: f64, unit: &str) {
 }
 
 /// Rates of the first table: (durability, nodes, workers) -> (ours, queue).
-type Rates = std::collections::HashMap<(bool, usize, usize), (f64, f64)>;
+/// The processors' use of each, too.
+type Rates = std::collections::HashMap<(bool, usize, usize), (f64, f64, CpuUse, CpuUse)>;
 
 fn cycles_table(base: &str, quick: bool, secs: f64, n: &mut usize) -> Rates {
     let sizes: &[usize] = if quick { &[1_000] } else { &[1_000, 100_000] };
@@ -326,8 +430,8 @@ fn cycles_table(base: &str, quick: bool, secs: f64, n: &mut usize) -> Rates {
     let mut rates = Rates::new();
     let mut starts = Vec::new();
     println!("### Claim + complete cycles per second\n");
-    println!("| durability | nodes | workers | ours on PostgreSQL (cycles/s) | plain queue (cycles/s) | ours / queue | embedded store (cycles/s) | PostgreSQL / embedded |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| durability | nodes | workers | ours on PostgreSQL (cycles/s) | processors (ours) | plain queue (cycles/s) | processors (queue) | ours / queue | embedded store (cycles/s) | PostgreSQL / embedded |");
+    println!("|---|---:|---:|---:|---|---:|---|---:|---:|---:|");
     for sync in [true, false] {
         set_fsync(base, sync);
         for &size in sizes {
@@ -335,11 +439,11 @@ fn cycles_table(base: &str, quick: bool, secs: f64, n: &mut usize) -> Rates {
                 *n += 1;
                 let url = pg_store(base, &format!("bench_{n}"), size, &one, sync);
                 let (handles, started) = started_workers(&url, workers_n, &one);
-                let ours = rate(handles, secs, one_at_a_time);
+                let (ours, cpu) = rate_cpu(handles, secs, one_at_a_time);
                 if sync && workers_n == 1 {
                     starts.push(format!("{size} nodes {started:.0} ms"));
                 }
-                let q = queue(
+                let (q, qcpu) = queue(
                     base,
                     &format!("bench_queue_{n}"),
                     size,
@@ -359,12 +463,14 @@ fn cycles_table(base: &str, quick: bool, secs: f64, n: &mut usize) -> Rates {
                 };
                 let label = if sync { "fsync on" } else { "fsync off" };
                 println!(
-                    "| {label} | {size} | {workers_n} | {ours:.0} | {q:.0} | {:.2}x | {emb:.0} | {:.2}x |",
+                    "| {label} | {size} | {workers_n} | {ours:.0} | {} | {q:.0} | {} | {:.2}x | {emb:.0} | {:.2}x |",
+                    cpu.cell(),
+                    qcpu.cell(),
                     ours / q,
                     ours / emb
                 );
                 eprintln!("pg\tcycles_per_s@{label}/{size}/{workers_n}\t{ours:.1}\tqueue {q:.1} embedded {emb:.1}");
-                rates.insert((sync, size, workers_n), (ours, q));
+                rates.insert((sync, size, workers_n), (ours, q, cpu, qcpu));
             }
         }
     }
@@ -412,34 +518,44 @@ fn long_run(base: &str, secs: f64, n: &mut usize) {
             .query_one(
                 &format!(
                     "SELECT pg_total_relation_size('\"{schema}\".nodes'), \
+                     pg_indexes_size('\"{schema}\".nodes'), \
                      pg_total_relation_size('\"{schema}\".history')"
                 ),
                 &[],
             )
             .expect("sizes");
-        let (nodes, history): (i64, i64) = (r.get(0), r.get(1));
-        format!("nodes {} KiB, history {} KiB", nodes / 1024, history / 1024)
+        let (nodes, indexes, history): (i64, i64, i64) = (r.get(0), r.get(1), r.get(2));
+        format!(
+            "nodes {} KiB (indexes {} KiB), history {} KiB",
+            nodes / 1024,
+            indexes / 1024,
+            history / 1024
+        )
     };
     let window = if secs >= 300.0 { 60.0 } else { secs / 10.0 };
-    println!("| window | cycles/s | old snapshot held | tables |");
-    println!("|---|---:|---|---|");
+    println!("| window | cycles/s | processors: busy, ms a cycle (client + server) | old snapshot held | tables |");
+    println!("|---|---:|---|---|---|");
     let start = Instant::now();
     let mut rates = Vec::new();
     let mut last = 0;
     let mut held = true;
     let mut k = 0;
+    let mut ticks = Ticks::now();
     while start.elapsed().as_secs_f64() + 1e-3 < secs {
         k += 1;
         let until = start + Duration::from_secs_f64(window * k as f64);
         std::thread::sleep(until.saturating_duration_since(Instant::now()));
         let now = done.load(Ordering::Relaxed);
         let r = (now - last) as f64 / window;
+        let cpu = CpuUse::between(ticks, Ticks::now(), (now - last) as f64);
+        ticks = Ticks::now();
         last = now;
         rates.push(r);
         println!(
-            "| {:.0}-{:.0} s | {r:.0} | {} | {} |",
+            "| {:.0}-{:.0} s | {r:.0} | {} | {} | {} |",
             window * (k - 1) as f64,
             window * k as f64,
+            cpu.cell(),
             if held { "yes" } else { "no" },
             size_of(&mut sizes)
         );
@@ -480,11 +596,12 @@ fn main() {
         };
         let url = pg_store(&base, "bench_one", nodes, &spaces, true);
         let (handles, started) = started_workers(&url, w, &spaces);
-        let r = rate(handles, secs * 3.0, one_at_a_time);
+        let (r, cpu) = rate_cpu(handles, secs * 3.0, one_at_a_time);
         println!(
             "{nodes} nodes, {w} workers over {} workspaces: {r:.0} cycles/s \
-             (a handle started in {started:.1} ms)",
-            spaces.len()
+             (a handle started in {started:.1} ms; processors: {})",
+            spaces.len(),
+            cpu.show()
         );
         return;
     }
@@ -500,30 +617,51 @@ fn main() {
     let one = [String::new()];
     n += 1;
     let url = pg_store(&base, &format!("bench_{n}"), 1_000, &four, true);
-    let spread = rate(workers(&url, 16, &four), secs, one_at_a_time);
+    let (spread, spread_cpu) = rate_cpu(workers(&url, 16, &four), secs, one_at_a_time);
     n += 1;
     let url = pg_store(&base, &format!("bench_{n}"), 4_000, &one, true);
-    let single = rate(workers(&url, 16, &one), secs, one_at_a_time);
+    let (single, single_cpu) = rate_cpu(workers(&url, 16, &one), secs, one_at_a_time);
 
     // Section 3: batches of 10.
     n += 1;
     let url = pg_store(&base, &format!("bench_{n}"), 20_000, &one, true);
-    let batched = rate(workers(&url, 16, &one), secs, ten_at_a_time);
-    let queue16 = rates[&(true, 1_000, 16)].1;
+    let (batched, batched_cpu) = rate_cpu(workers(&url, 16, &one), secs, ten_at_a_time);
+    let (_, queue16, _, queue16_cpu) = rates[&(true, 1_000, 16)];
 
     println!("\n### Workspaces and batches (fsync on, 16 workers)\n");
-    println!("| run | nodes/s |\n|---|---:|");
-    println!("| 16 workers over 4 workspaces | {spread:.0} |");
-    println!("| 16 workers in one workspace | {single:.0} |");
-    println!("| 16 workers, 10 a write (claim_next_many + complete_many) | {batched:.0} |");
-    println!("| plain queue, 16 workers, one at a time | {queue16:.0} |");
+    println!("| run | nodes/s | processors: busy, ms a node (client + server) |\n|---|---:|---|");
+    for (run, r, cpu) in [
+        ("16 workers over 4 workspaces", spread, spread_cpu),
+        ("16 workers in one workspace", single, single_cpu),
+        (
+            "16 workers, 10 a write (claim_next_many + complete_many)",
+            batched,
+            batched_cpu,
+        ),
+        ("plain queue, 16 workers, one at a time", queue16, queue16_cpu),
+    ] {
+        println!("| {run} | {r:.0} | {} |", cpu.cell());
+    }
+    // What the machine's processors allow the 4 workspaces at the 1 workspace's cost a
+    // node: every processor busy.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let cost = single_cpu.client_ms + single_cpu.server_ms;
+    if cost > 0.0 {
+        println!(
+            "\nAt the cost a node of 16 workers in one workspace ({cost:.2} ms of processor), \
+             this machine's {cores:.0} processors allow at most {:.0} nodes/s: {:.2}x that \
+             run, whatever the workspaces.",
+            cores * 1000.0 / cost,
+            cores * 1000.0 / cost / single
+        );
+    }
     eprintln!("pg\tworkspaces@4x4\t{spread:.1}\tone {single:.1}");
     eprintln!("pg\tbatch10@16\t{batched:.1}\tqueue {queue16:.1}");
 
     println!("\n### Goals\n");
     println!("| goal | figure | goal | |\n|---|---:|---:|---|");
     goal("4 workspaces / 1, 16 workers", spread / single, 3.0, "x");
-    let (o16, q16) = rates[&(true, 1_000, 16)];
+    let (o16, q16, _, _) = rates[&(true, 1_000, 16)];
     goal("16 workers one at a time / queue", o16 / q16, 0.5, "x");
     let o4 = rates[&(true, 1_000, 4)].0;
     goal("16 workers / 4 workers (ours)", o16 / o4, 1.0, "x");
