@@ -149,7 +149,13 @@ impl CpuUse {
         // SAFETY: sysconf reads a constant of the system.
         let tick_ms = 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
         let client = (b.client - a.client) as f64;
-        let per = |t: f64| if items > 0.0 { t * tick_ms / items } else { 0.0 };
+        let per = |t: f64| {
+            if items > 0.0 {
+                t * tick_ms / items
+            } else {
+                0.0
+            }
+        };
         CpuUse {
             busy: if total > 0.0 { busy / total } else { 0.0 },
             client_ms: per(client),
@@ -638,7 +644,11 @@ fn main() {
             batched,
             batched_cpu,
         ),
-        ("plain queue, 16 workers, one at a time", queue16, queue16_cpu),
+        (
+            "plain queue, 16 workers, one at a time",
+            queue16,
+            queue16_cpu,
+        ),
     ] {
         println!("| {run} | {r:.0} | {} |", cpu.cell());
     }
