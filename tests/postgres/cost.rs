@@ -76,6 +76,17 @@ fn pages_read(schema: &str) -> i64 {
     .expect("a count")
 }
 
+/// [`pages_read`] of `schema`'s table `table` alone.
+fn pages_read_of(schema: &str, table: &str) -> i64 {
+    psql(&format!(
+        "SELECT coalesce(heap_blks_hit, 0) + coalesce(heap_blks_read, 0) \
+         + coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0) \
+         FROM pg_statio_user_tables WHERE schemaname = '{schema}' AND relname = '{table}'"
+    ))
+    .parse()
+    .expect("a count")
+}
+
 /// A store of `n` ready nodes (their ids in creation order) at a URL whose sessions are
 /// named `app`.
 fn store_of(n: usize, app: &str) -> (String, String, Vec<Id>) {
@@ -236,14 +247,15 @@ fn a_held_snapshot_does_not_make_writes_to_the_same_node_read_more() {
     }
 }
 
-/// The pages `store`'s session read for what `work` made it do: its counts reach the server's
+/// The pages (counted by `pages`) `store`'s session read for what `work` made it do: its
+/// counts reach the server's
 /// statistics when it has been idle a second and then ends a transaction (a read of the
 /// server's clock, counted too), so a handle that lives on can be measured.
-fn pages_in_session(store: &Store, schema: &str, work: impl FnOnce()) -> i64 {
+fn pages_in_session(store: &Store, pages: impl Fn() -> i64, work: impl FnOnce()) -> i64 {
     let flushed = || {
         std::thread::sleep(Duration::from_millis(1_100));
         store.now().expect("the server's clock");
-        pages_read(schema)
+        pages()
     };
     let before = flushed();
     work();
@@ -275,10 +287,13 @@ fn a_long_lived_leader_reads_as_many_pages_a_write_under_a_held_snapshot() {
         }
     };
     let per_write = |pages: i64, n: usize| pages as f64 / (2 * n) as f64;
-    let first = per_write(pages_in_session(&store, &schema, || run(&ids[..100])), 100);
+    let first = per_write(
+        pages_in_session(&store, || pages_read(&schema), || run(&ids[..100])),
+        100,
+    );
     run(&ids[100..1_200]);
     let last = per_write(
-        pages_in_session(&store, &schema, || run(&ids[1_200..])),
+        pages_in_session(&store, || pages_read(&schema), || run(&ids[1_200..])),
         100,
     );
     eprintln!("a long-lived leader: pages read a write: {first:.1} at first, {last:.1} later");
@@ -313,7 +328,8 @@ fn the_write_counts_of_a_workspace_stay_few() {
     psql(&format!(
         "INSERT INTO {schema}.asks (id, ws, pid, at, body) \
          VALUES (1, 'w', 0, now() - interval '1 hour', '{{}}'); \
-         UPDATE {schema}.ws_writes SET asks_from = 5 WHERE name = 'w'"
+         UPDATE {schema}.ws_writes SET asks_from = 5 WHERE name = 'w' \
+            AND wseq = (SELECT max(wseq) FROM {schema}.ws_writes WHERE name = 'w')"
     ));
     for _ in 0..8_400 {
         store.renew(id, me, Some(g), None).expect("renew");
@@ -336,4 +352,66 @@ fn the_write_counts_of_a_workspace_stay_few() {
     assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.asks")), "0");
     // The store reads as it was written.
     assert_eq!(store.get(id).expect("get").node.generation, g);
+}
+
+/// Every 4,096 writes a workspace's old write counts go, with the requests of ended
+/// sessions below where leaders look. While a snapshot is held, every request ever made is
+/// still in the index of waiting requests: a write that trims must look only among the
+/// requests made since the writes it deletes, not walk all of them. Here 20,000 requests
+/// were made and answered before the first write the second trim deletes.
+#[test]
+fn the_write_that_trims_the_counts_reads_no_more_under_a_held_snapshot() {
+    let base = pg::fresh_url();
+    let schema = schema_of(&base);
+    let url = format!("{base}&options=-c%20synchronous_commit%3Doff");
+    let store = Store::open(Some(Path::new(&url))).expect("open");
+    let id = store
+        .upsert(Upsert {
+            workspace: "w".into(),
+            summary: "renewed".into(),
+            ..Upsert::default()
+        })
+        .expect("upsert");
+    let me = Actor::from_name("renewer").expect("a name");
+    let g = store.claim(id, me, None, None).expect("claim");
+    psql(&format!(
+        "ALTER TABLE {schema}.asks SET (autovacuum_enabled = off)"
+    ));
+    let _held = Snapshot::hold(&schema);
+    // 20,000 requests made and answered while the snapshot is held, and a leader past them.
+    psql(&format!(
+        "INSERT INTO {schema}.asks (ws, pid, body) SELECT 'w', 0, '{{}}' \
+         FROM generate_series(1, 20000)"
+    ));
+    psql(&format!(
+        "DELETE FROM {schema}.asks; \
+         UPDATE {schema}.ws_writes SET asks_from = (SELECT last_value + 1 FROM {schema}.asks_id_seq) \
+          WHERE name = 'w' AND wseq = (SELECT max(wseq) FROM {schema}.ws_writes WHERE name = 'w')"
+    ));
+    let count = || -> i64 {
+        psql(&format!(
+            "SELECT wseq FROM {schema}.ws_now WHERE name = 'w'"
+        ))
+        .parse()
+        .expect("a count")
+    };
+    for _ in count()..12_286 {
+        store.renew(id, me, Some(g), None).expect("renew");
+    }
+    let renew = || {
+        store.renew(id, me, Some(g), None).expect("renew");
+    };
+    // The table of requests alone: a plain write does not touch it, the trim does, and
+    // autovacuum (which could not remove a thing) is kept off it.
+    let asks = || pages_read_of(&schema, "asks");
+    let plain = pages_in_session(&store, asks, renew);
+    let trims = pages_in_session(&store, asks, || {
+        renew();
+        assert_eq!(count(), 12_288, "this write trims");
+    });
+    eprintln!("pages of the requests read: {plain} by a write, {trims} by the write that trims");
+    assert!(
+        trims <= plain + 100,
+        "the write that trims read {trims} pages of the requests, another {plain}"
+    );
 }
