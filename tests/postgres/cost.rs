@@ -304,14 +304,20 @@ fn a_long_lived_leader_reads_as_many_pages_a_write_under_a_held_snapshot() {
     );
 }
 
-/// A workspace's write counts are rows only added, and the old ones go 4,096 at a time: after
-/// 8,400 writes the table holds the last 4,096 to 8,192 of them, the newest the count. The
-/// requests of ended sessions that no leader looks at go with them.
-#[test]
-fn the_write_counts_of_a_workspace_stay_few() {
+/// A new store (in `schema`) with one node in workspace `w`, claimed by `me` at generation
+/// `g`, to be renewed in a loop.
+struct Renewed {
+    schema: String,
+    store: Store,
+    id: Id,
+    me: Actor,
+    g: u64,
+}
+
+fn renewed() -> Renewed {
     let base = pg::fresh_url();
     let schema = schema_of(&base);
-    // Writes that do not wait for the disk: the count is what is looked at.
+    // Writes that do not wait for the disk: the counts are what is looked at.
     let url = format!("{base}&options=-c%20synchronous_commit%3Doff");
     let store = Store::open(Some(Path::new(&url))).expect("open");
     let id = store
@@ -323,6 +329,27 @@ fn the_write_counts_of_a_workspace_stay_few() {
         .expect("upsert");
     let me = Actor::from_name("renewer").expect("a name");
     let g = store.claim(id, me, None, None).expect("claim");
+    Renewed {
+        schema,
+        store,
+        id,
+        me,
+        g,
+    }
+}
+
+/// A workspace's write counts are rows only added, and the old ones go 4,096 at a time: after
+/// 8,400 writes the table holds the last 4,096 to 8,192 of them, the newest the count. The
+/// requests of ended sessions that no leader looks at go with them.
+#[test]
+fn the_write_counts_of_a_workspace_stay_few() {
+    let Renewed {
+        schema,
+        store,
+        id,
+        me,
+        g,
+    } = renewed();
     // A request of a session that ended, numbered below where leaders look (it committed
     // after a leader passed its number): no leader takes it, and the trimming drops it.
     psql(&format!(
@@ -361,19 +388,13 @@ fn the_write_counts_of_a_workspace_stay_few() {
 /// were made and answered before the first write the second trim deletes.
 #[test]
 fn the_write_that_trims_the_counts_reads_no_more_under_a_held_snapshot() {
-    let base = pg::fresh_url();
-    let schema = schema_of(&base);
-    let url = format!("{base}&options=-c%20synchronous_commit%3Doff");
-    let store = Store::open(Some(Path::new(&url))).expect("open");
-    let id = store
-        .upsert(Upsert {
-            workspace: "w".into(),
-            summary: "renewed".into(),
-            ..Upsert::default()
-        })
-        .expect("upsert");
-    let me = Actor::from_name("renewer").expect("a name");
-    let g = store.claim(id, me, None, None).expect("claim");
+    let Renewed {
+        schema,
+        store,
+        id,
+        me,
+        g,
+    } = renewed();
     psql(&format!(
         "ALTER TABLE {schema}.asks SET (autovacuum_enabled = off)"
     ));
