@@ -92,12 +92,13 @@ fn plan(n: usize) -> Plan {
     }
 }
 
-/// Processor time, in clock ticks since boot: the machine's busy and total time
-/// (`/proc/stat`) and this process's own (`/proc/self/stat`: the workers, the client side).
-#[derive(Clone, Copy, Default)]
+/// Processor time, in clock ticks since boot, at a moment: the machine's busy time
+/// (`/proc/stat`: user, nice, system, irq and softirq; not idle, iowait or time stolen by a
+/// hypervisor) and this process's own (`/proc/self/stat`: the workers, the client side).
+#[derive(Clone, Copy)]
 struct Ticks {
+    at: Instant,
     busy: u64,
-    total: u64,
     client: u64,
 }
 
@@ -110,27 +111,39 @@ impl Ticks {
             .unwrap_or("")
             .split_whitespace()
             .skip(1)
-            .take(8)
+            .take(7)
             .filter_map(|x| x.parse().ok())
             .collect();
-        let total: u64 = cpu.iter().sum();
-        // idle and iowait
-        let idle = cpu.get(3).copied().unwrap_or(0) + cpu.get(4).copied().unwrap_or(0);
+        let busy = [0, 1, 2, 5, 6]
+            .iter()
+            .map(|&i| cpu.get(i).copied().unwrap_or(0))
+            .sum();
         let own = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
         // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
         let rest = own.rsplit_once(')').map_or("", |(_, r)| r);
-        let f: Vec<u64> = rest
+        let client = rest
             .split_whitespace()
             .skip(11)
             .take(2)
-            .filter_map(|x| x.parse().ok())
-            .collect();
+            .filter_map(|x| x.parse::<u64>().ok())
+            .sum();
         Ticks {
-            busy: total - idle,
-            total,
-            client: f.iter().sum(),
+            at: Instant::now(),
+            busy,
+            client,
         }
     }
+}
+
+/// The processors of the machine (the `cpuN` lines of `/proc/stat`, which the busy time
+/// counts), at least 1.
+fn processors() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let n = stat
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count();
+    n.max(1) as f64
 }
 
 /// Where the processors went in a window: the share of the machine busy, and milliseconds
@@ -144,22 +157,21 @@ struct CpuUse {
 
 impl CpuUse {
     fn between(a: Ticks, b: Ticks, items: f64) -> CpuUse {
-        let (total, busy) = ((b.total - a.total) as f64, (b.busy - a.busy) as f64);
         // Both files count in ticks of one processor.
         // SAFETY: sysconf reads a constant of the system.
         let tick_ms = 1000.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        let client = (b.client - a.client) as f64;
-        let per = |t: f64| {
-            if items > 0.0 {
-                t * tick_ms / items
+        let busy_ms = b.busy.saturating_sub(a.busy) as f64 * tick_ms;
+        let client_ms = b.client.saturating_sub(a.client) as f64 * tick_ms;
+        let wall_ms = (b.at - a.at).as_secs_f64() * 1000.0;
+        let per = |ms: f64| if items > 0.0 { ms / items } else { 0.0 };
+        CpuUse {
+            busy: if wall_ms > 0.0 {
+                busy_ms / (wall_ms * processors())
             } else {
                 0.0
-            }
-        };
-        CpuUse {
-            busy: if total > 0.0 { busy / total } else { 0.0 },
-            client_ms: per(client),
-            server_ms: per((busy - client).max(0.0)),
+            },
+            client_ms: per(client_ms),
+            server_ms: per((busy_ms - client_ms).max(0.0)),
         }
     }
 
@@ -553,8 +565,9 @@ fn long_run(base: &str, secs: f64, n: &mut usize) {
         std::thread::sleep(until.saturating_duration_since(Instant::now()));
         let now = done.load(Ordering::Relaxed);
         let r = (now - last) as f64 / window;
-        let cpu = CpuUse::between(ticks, Ticks::now(), (now - last) as f64);
-        ticks = Ticks::now();
+        let at = Ticks::now();
+        let cpu = CpuUse::between(ticks, at, (now - last) as f64);
+        ticks = at;
         last = now;
         rates.push(r);
         println!(
@@ -654,7 +667,7 @@ fn main() {
     }
     // What the machine's processors allow the 4 workspaces at the 1 workspace's cost a
     // node: every processor busy.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let cores = processors();
     let cost = single_cpu.client_ms + single_cpu.server_ms;
     if cost > 0.0 {
         println!(

@@ -7,12 +7,13 @@
 -- empty. A session that planned its statements then (or whose plans that record renewed)
 -- kept plans that read the whole table, and the table grows until autovacuum comes back
 -- (up to a minute later; without end while another session holds a snapshot open). In the
--- long run of `cargo bench --bench postgres` a leader's answers read 3,600 pages a write in
--- the minute after such a plan was made; a held snapshot took one from 82 to 600 pages
--- a write in 1,100 cycles (tests/postgres/cost.rs). From this version the functions that
--- read that table plan without table scans: each of their statements has an index for what
--- it looks up (the primary key, the waiting requests of a workspace), and the functions
--- they call find their rows by index too.
+-- last minute of the 10-minute run of `cargo bench --bench postgres` a leader's answers
+-- read 3,600 pages a write; a held snapshot took one from 82 to 600 pages a write in 1,100
+-- cycles (tests/postgres/cost.rs). From this version the functions that read that table
+-- plan without table scans: each of its statements there has an index for what it looks
+-- up (the primary key, the waiting requests of a workspace). The functions they call
+-- (catch-up, tamper checks, node writes) plan so too while called from them; each of their
+-- statements has an index that fits it.
 ALTER FUNCTION {schema}.ask8(text, text) SET enable_seqscan = off;
 ALTER FUNCTION {schema}.commit8(text, bigint, bigint, bigint, bigint, text, text)
     SET enable_seqscan = off;
@@ -76,7 +77,8 @@ $$;
 -- As version 10's, the requests of ended sessions looked for only from where leaders
 -- looked at the oldest of the writes deleted with them (the trim before this one looked
 -- below that), not among every request ever made below the mark.
-CREATE OR REPLACE FUNCTION {schema}.wrote10(w text, before bigint, after bigint, at bigint, mark bigint)
+CREATE OR REPLACE FUNCTION {schema}.wrote10(w text, before bigint, after bigint, at bigint,
+                                             mark bigint)
 RETURNS void
 LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
