@@ -319,17 +319,9 @@ fn a_long_lived_leader_reads_as_many_pages_a_write_under_a_held_snapshot() {
     );
 }
 
-/// A new store (in `schema`) with one node in workspace `w`, claimed by `me` at generation
-/// `g`, to be renewed in a loop.
-struct Renewed {
-    schema: String,
-    store: Store,
-    id: Id,
-    me: Actor,
-    g: u64,
-}
-
-fn renewed() -> Renewed {
+/// A new store (its schema) with one node in workspace `w`, claimed by an actor at a
+/// generation, to be renewed in a loop.
+fn renewed() -> (String, Store, Id, Actor, u64) {
     let base = pg::fresh_url();
     let schema = schema_of(&base);
     // Writes that do not wait for the disk: the counts are what is looked at.
@@ -344,13 +336,17 @@ fn renewed() -> Renewed {
         .expect("upsert");
     let me = Actor::from_name("renewer").expect("a name");
     let g = store.claim(id, me, None, None).expect("claim");
-    Renewed {
-        schema,
-        store,
-        id,
-        me,
-        g,
-    }
+    (schema, store, id, me, g)
+}
+
+/// As a leader's write records it: the newest write count of workspace `w` in `schema`
+/// says leaders look for waiting requests from `from` (an SQL expression) up.
+fn leader_passed(schema: &str, from: &str) {
+    psql(&format!(
+        "UPDATE {schema}.ws_writes SET asks_from = {from} \
+          WHERE name = 'w' \
+            AND wseq = (SELECT max(wseq) FROM {schema}.ws_writes WHERE name = 'w')"
+    ));
 }
 
 /// A workspace's write counts are rows only added, and the old ones go 4,096 at a time: after
@@ -358,21 +354,14 @@ fn renewed() -> Renewed {
 /// requests of ended sessions that no leader looks at go with them.
 #[test]
 fn the_write_counts_of_a_workspace_stay_few() {
-    let Renewed {
-        schema,
-        store,
-        id,
-        me,
-        g,
-    } = renewed();
+    let (schema, store, id, me, g) = renewed();
     // A request of a session that ended, numbered below where leaders look (it committed
     // after a leader passed its number): no leader takes it, and the trimming drops it.
     psql(&format!(
         "INSERT INTO {schema}.asks (id, ws, pid, at, body) \
-         VALUES (1, 'w', 0, now() - interval '1 hour', '{{}}'); \
-         UPDATE {schema}.ws_writes SET asks_from = 5 WHERE name = 'w' \
-            AND wseq = (SELECT max(wseq) FROM {schema}.ws_writes WHERE name = 'w')"
+         VALUES (1, 'w', 0, now() - interval '1 hour', '{{}}')"
     ));
+    leader_passed(&schema, "5");
     for _ in 0..8_400 {
         store.renew(id, me, Some(g), None).expect("renew");
     }
@@ -403,25 +392,17 @@ fn the_write_counts_of_a_workspace_stay_few() {
 /// were made and dropped before the first write the second trim deletes.
 #[test]
 fn the_write_that_trims_the_counts_reads_no_more_under_a_held_snapshot() {
-    let Renewed {
-        schema,
-        store,
-        id,
-        me,
-        g,
-    } = renewed();
+    let (schema, store, id, me, g) = renewed();
     psql(&format!(
         "ALTER TABLE {schema}.asks SET (autovacuum_enabled = off)"
     ));
     let _held = Snapshot::hold(&schema);
     // 20,000 requests made and dropped while the snapshot is held, and a leader past them.
     made_and_dropped(&schema, "w", 20_000);
-    psql(&format!(
-        "UPDATE {schema}.ws_writes \
-            SET asks_from = (SELECT last_value + 1 FROM {schema}.asks_id_seq) \
-          WHERE name = 'w' \
-            AND wseq = (SELECT max(wseq) FROM {schema}.ws_writes WHERE name = 'w')"
-    ));
+    leader_passed(
+        &schema,
+        &format!("(SELECT last_value + 1 FROM {schema}.asks_id_seq)"),
+    );
     let count = || -> i64 {
         psql(&format!(
             "SELECT wseq FROM {schema}.ws_now WHERE name = 'w'"
