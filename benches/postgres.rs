@@ -184,15 +184,6 @@ impl CpuUse {
             self.server_ms
         )
     }
-
-    fn show(&self) -> String {
-        format!(
-            "{:.0}% busy, {:.2} ms client + {:.2} ms server a cycle",
-            self.busy * 100.0,
-            self.client_ms,
-            self.server_ms
-        )
-    }
 }
 
 /// Runs one thread per state doing `cycle` (which answers how many items it did, 0 when
@@ -618,9 +609,9 @@ fn main() {
         let (r, cpu) = rate_cpu(handles, secs * 3.0, one_at_a_time);
         println!(
             "{nodes} nodes, {w} workers over {} workspaces: {r:.0} cycles/s \
-             (a handle started in {started:.1} ms; processors: {})",
+             (a handle started in {started:.1} ms; processors, client + server a cycle: {})",
             spaces.len(),
-            cpu.show()
+            cpu.cell()
         );
         return;
     }
