@@ -290,3 +290,63 @@ fn a_request_whose_wait_times_out_is_never_decided_later() {
     );
     assert!(plain.check().unwrap().problems.is_empty());
 }
+
+/// Polls `count(*)` of `schema`'s waiting requests until it is `n` (at most 10 s).
+fn waiting_reach(schema: &str, n: usize) {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while psql(&format!("SELECT count(*) FROM {schema}.asks")) != n.to_string() {
+        assert!(std::time::Instant::now() < end, "{n} requests never waited");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// A request a leader answers costs its handle one round trip: the message that leaves it
+/// and waits is also the one that reads the answer, commits and waits for the disk.
+#[test]
+fn a_request_answered_by_a_leader_costs_its_handle_one_round_trip() {
+    let url = pg::fresh_url();
+    let schema = schema_of(&url);
+    let plain = Store::open(Some(Path::new(&url))).expect("open");
+    let nodes: Vec<Id> = (0..2)
+        .map(|i| {
+            plain
+                .upsert(claimdag::Upsert {
+                    summary: format!("node {i}"),
+                    ..Default::default()
+                })
+                .expect("upsert")
+        })
+        .collect();
+    // Every message of the waiting handle names the store's schema: the proxy counts them.
+    let proxy =
+        super::proxy::Proxy::start(super::server_port(), &[&schema], std::time::Duration::ZERO);
+    let waiter = Store::open(Some(Path::new(&proxy.store_url(&url)))).expect("open");
+    let leader = Store::open(Some(Path::new(&url))).expect("open");
+    for s in [&waiter, &leader] {
+        s.now().expect("load");
+        s.always_combine();
+    }
+    // Another session holds the leader's lock while the leader-to-be and then the waiter
+    // leave their requests: the first in line leads and answers the other.
+    let mut holder = super::psql_meanwhile(&format!(
+        "SELECT pg_advisory_lock({schema}.lead_key('')); SELECT pg_sleep(1.5);"
+    ));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::thread::scope(|scope| {
+        let led = scope.spawn(|| leader.claim(nodes[0], actor(1), None, None));
+        waiting_reach(&schema, 1);
+        let before = proxy.hits();
+        let answered = scope.spawn(|| waiter.claim(nodes[1], actor(2), None, None));
+        waiting_reach(&schema, 2);
+        assert_eq!(led.join().unwrap().ok(), Some(2));
+        assert_eq!(answered.join().unwrap().ok(), Some(2));
+        assert_eq!(proxy.hits() - before, 1, "messages the answered claim sent");
+    });
+    holder.wait().unwrap();
+    // Both claims were written, and nothing waits.
+    let history = plain.history(None).expect("history");
+    let claims: Vec<_> = history.iter().filter(|l| l.event.verb == "claim").collect();
+    assert_eq!(claims.len(), 2, "{history:?}");
+    assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.asks")), "0");
+    assert!(plain.check().unwrap().problems.is_empty());
+}

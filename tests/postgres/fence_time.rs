@@ -9,7 +9,13 @@ use crate::common::actor;
 use std::time::Duration;
 
 /// The texts of the statement that commits a write (any version of the schema).
-const COMMIT_STATEMENT: &[&str] = &[".commit2(", ".commit3(", ".commit4(", ".commit7("];
+const COMMIT_STATEMENT: &[&str] = &[
+    ".commit2(",
+    ".commit3(",
+    ".commit4(",
+    ".commit7(",
+    ".commit13(",
+];
 
 /// The lease runs 3 s; the write's statement is held back 6 s on its way to the server.
 fn late_write(verb: &[&str]) {

@@ -79,7 +79,7 @@ pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result
     let mut led = turn(conn, store, &w, &messages)?;
     loop {
         match led {
-            Led::Answered(answer) => return answered(conn, store, &w, &answer),
+            Led::Answered(answer) => return answered(conn, store, &answer),
             Led::Decided(Answer::Done(result)) => return result.map(Some),
             Led::Decided(Answer::Again) => return Ok(None),
             // Not decided this time: wait (or lead) again.
@@ -112,6 +112,7 @@ fn turn_text(store: &PgStore, conn: &Conn, w: &str) -> String {
         .replace("{since}", &seen.wseq.to_string())
         .replace("{sv}", &conn.settings_version.to_string())
         .replace("{most}", &MOST.to_string())
+        .replace("{durable}", if conn.durable { "true" } else { "false" })
 }
 
 /// Sends `text`; on an error, ends the transaction it left open and gives back the lead of
@@ -155,14 +156,10 @@ fn rows(messages: &[SimpleQueryMessage]) -> impl Iterator<Item = &postgres::Simp
     })
 }
 
-/// A leader's answer to this handle, once it is on disk: the output, the refusal, or `None`
-/// (write it the usual way). The handle's own cache did not see the write: it catches up at
-/// its next use.
-fn answered(conn: &mut Conn, store: &PgStore, w: &str, text: &str) -> Result<Option<Output>> {
-    let end = fill(store, conn, "COMMIT;{flush}", w);
-    conn.client()?
-        .batch_execute(&end)
-        .map_err(|e| store.err(e))?;
+/// A leader's answer to this handle, committed (and on disk when the handle's writes are
+/// durable) by the statement that read it: the output, the refusal, or `None` (write it the
+/// usual way). The handle's own cache did not see the write: it catches up at its next use.
+fn answered(conn: &mut Conn, store: &PgStore, text: &str) -> Result<Option<Output>> {
     conn.contended = true;
     let (batch, answer): (usize, Answer) = serde_json::from_str(text)
         .map_err(|e| store.corrupt(format!("a combined write's answer is garbled: {e}")))?;
@@ -243,7 +240,7 @@ fn decide_and_commit(
         .map_err(|e| Error::Internal(format!("an answer does not serialise: {e}")))?;
     let expected = conn.spaces.get(w).map_or(0, |s| s.wseq);
     let text = format!(
-        "SELECT committed, wseq, now_ms, last_now, settings_version, problem FROM \
+        "BEGIN; SELECT committed, wseq, now_ms, last_now, settings_version, problem FROM \
          {schema}.commit8({w}, {expected}, {sv}, {now}, {valid_until}, {changes}, {answers}); \
          COMMIT; SELECT pg_advisory_unlock({schema}.lead_key({w}));{flush}",
         w = sql::literal(w),

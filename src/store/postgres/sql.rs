@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0010_old_snapshots.sql"),
     include_str!("migrations/0011_node_versions.sql"),
     include_str!("migrations/0012_requests_by_index.sql"),
+    include_str!("migrations/0013_answered_in_one_round_trip.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -40,15 +41,16 @@ pub const SYNC_COMMIT: &str = "SELECT current_setting('synchronous_commit') <> '
 /// Starts a transaction, waits for a workspace's lock and catches up on the workspace under
 /// it, in one round trip (the pessimistic path); `{w}`, `{since}` and `{sv}` are filled in.
 pub const LOCK_WS: &str = "BEGIN; SELECT wseq, now_ms, last_now, version, settings_version, \
-                           settings, nodes FROM {schema}.lock7({w}, {since}, {sv})";
+                           settings, nodes FROM {schema}.lock13({w}, {since}, {sv})";
 /// Leaves a request for the workspace's next leader, then waits in line for its answer or
 /// the lead (migration 8); `{w}`, `{body}` and `{turn}` are filled in.
 pub const ASK: &str = "BEGIN; SELECT {schema}.ask8({w}, {body}); COMMIT; {turn}";
-/// Starts a transaction that waits in line for the request's answer, or leads the workspace
-/// (the transaction then holds the workspace's row).
-pub const TURN: &str = "BEGIN; SELECT outcome, answer, asks, wseq, now_ms, last_now, version, \
-                        settings_version, settings, nodes FROM {schema}.turn8({w}, {since}, \
-                        {sv}, {most})";
+/// Waits in line for the request's answer (committed, and on disk when `{flush}` is true,
+/// once the statement returns), or makes the session the leader of the workspace and
+/// catches it up (migration 13).
+pub const TURN: &str = "SELECT outcome, answer, asks, wseq, now_ms, last_now, version, \
+                        settings_version, settings, nodes FROM {schema}.turn13({w}, {since}, \
+                        {sv}, {most}, {durable})";
 /// Waits for every lock a settings change takes, in the order every locker takes them.
 pub const LOCK_ALL: &str = "SELECT 1 FROM {schema}.store WHERE id = 1 FOR UPDATE; \
                             SELECT 1 FROM {schema}.ws ORDER BY name FOR UPDATE";

@@ -287,7 +287,7 @@ fn commit(
     let schema = sql::ident(&store.target.schema);
     let text = format!(
         "{begin}SELECT committed, wseq, now_ms, last_now, settings_version, settings, nodes, \
-         problem FROM {schema}.commit7({w}, {expected}, {sv}, {decided_at}, {valid_until}, \
+         problem FROM {schema}.commit13({w}, {expected}, {sv}, {decided_at}, {valid_until}, \
          {body}); COMMIT;{flush}",
         begin = if locked { "" } else { "BEGIN; " },
         w = w.as_deref().map_or("NULL".into(), sql::literal),
