@@ -10,6 +10,7 @@
 use super::{pg, psql, psql_at, schema_of};
 use claimdag::{Code, Id, Status, Store};
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::Path;
 
 const NODES: usize = 192;
@@ -328,20 +329,37 @@ fn a_request_answered_by_a_leader_costs_its_handle_one_round_trip() {
     }
     // Another session holds the leader's lock while the leader-to-be and then the waiter
     // leave their requests: the first in line leads and answers the other.
-    let mut holder = super::psql_meanwhile(&format!(
-        "SELECT pg_advisory_lock({schema}.lead_key('')); SELECT pg_sleep(1.5);"
-    ));
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let key = format!("{schema}.lead_key('')");
+    let mut holder = std::process::Command::new("psql")
+        .arg(pg::url())
+        .args(["-X", "-q"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("run psql");
+    let mut to_holder = holder.stdin.take().unwrap();
+    writeln!(to_holder, "SELECT pg_advisory_lock({key});").unwrap();
+    let held = format!(
+        "SELECT count(*) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted \
+         AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
+    );
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while psql(&held) != "1" {
+        assert!(std::time::Instant::now() < end, "the lock was never taken");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     std::thread::scope(|scope| {
         let led = scope.spawn(|| leader.claim(nodes[0], actor(1), None, None));
         waiting_reach(&schema, 1);
         let before = proxy.hits();
         let answered = scope.spawn(|| waiter.claim(nodes[1], actor(2), None, None));
         waiting_reach(&schema, 2);
+        writeln!(to_holder, "SELECT pg_advisory_unlock({key});").unwrap();
         assert_eq!(led.join().unwrap().ok(), Some(2));
         assert_eq!(answered.join().unwrap().ok(), Some(2));
         assert_eq!(proxy.hits() - before, 1, "messages the answered claim sent");
     });
+    drop(to_holder);
     holder.wait().unwrap();
     // Both claims were written, and nothing waits.
     let history = plain.history(None).expect("history");
