@@ -69,26 +69,44 @@ pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result
         .replace("{body}", &sql::literal(&body))
         .replace("{turn}", &turn_text(store, conn, &w));
     // From here the request may be decided by another handle: a broken connection leaves
-    // its outcome unknown.
+    // its outcome unknown. Any failure takes the request back (unless a leader answered
+    // it) and gives back the lead, so that no leader decides it after the call failed.
     conn.sent = true;
-    let messages = send(conn, store, &w, &text)?;
+    match wait_or_lead(conn, store, &w, &text) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            abandon(conn, store, &w);
+            Err(e)
+        }
+    }
+}
+
+/// Leaves the request (`text`) and waits for its answer, or leads (again) until the
+/// request is decided: the verb's outcome, or an error of the exchange itself.
+fn wait_or_lead(
+    conn: &mut Conn,
+    store: &PgStore,
+    w: &str,
+    text: &str,
+) -> Result<Result<Option<Output>>> {
+    let messages = send(conn, store, text)?;
     let id = rows(&messages).next().and_then(|r| r.get(0));
     conn.ask = id
         .and_then(|id| id.parse().ok())
         .ok_or_else(|| store.corrupt("a request was not numbered"))?;
-    let mut led = turn(conn, store, &w, &messages)?;
+    let mut led = turn(conn, store, w, &messages)?;
     loop {
         match led {
-            Led::Answered(answer) => return answered(conn, store, &answer),
-            Led::Decided(Answer::Done(result)) => return result.map(Some),
-            Led::Decided(Answer::Again) => return Ok(None),
+            Led::Answered(answer) => return Ok(answered(conn, store, &answer)),
+            Led::Decided(Answer::Done(result)) => return Ok(result.map(Some)),
+            Led::Decided(Answer::Again) => return Ok(Ok(None)),
             // Not decided this time: wait (or lead) again.
             Led::Again => {
                 if !conn.loaded {
                     conn.sync(store, false)?;
                 }
-                let messages = send(conn, store, &w, &turn_text(store, conn, &w))?;
-                led = turn(conn, store, &w, &messages)?;
+                let messages = send(conn, store, &turn_text(store, conn, w))?;
+                led = turn(conn, store, w, &messages)?;
             }
         }
     }
@@ -115,32 +133,23 @@ fn turn_text(store: &PgStore, conn: &Conn, w: &str) -> String {
         .replace("{durable}", if conn.durable { "true" } else { "false" })
 }
 
-/// Sends `text`; on an error, ends the transaction it left open and gives back the lead of
-/// `w` if it was taken.
-fn send(
-    conn: &mut Conn,
-    store: &PgStore,
-    w: &str,
-    text: &str,
-) -> Result<Vec<SimpleQueryMessage>> {
-    match conn.client()?.simple_query(text) {
-        Ok(m) => Ok(m),
-        Err(e) => {
-            abandon(conn, store, w);
-            Err(store.err(e))
-        }
-    }
+/// Sends `text`.
+fn send(conn: &mut Conn, store: &PgStore, text: &str) -> Result<Vec<SimpleQueryMessage>> {
+    conn.client()?
+        .simple_query(text)
+        .map_err(|e| store.err(e))
 }
 
-/// Ends the open transaction, takes back this session's request if no leader answered it
-/// (the call fails with `io`: its outcome is unknown, but no later leader decides it), and
-/// gives back the lead of `w` if this session holds it.
+/// Ends the transaction left open (if any), takes back this session's request if no leader
+/// answered it (the call fails: its outcome is unknown, but no later leader decides it),
+/// and then gives back the lead of `w` if this session holds it: the request's removal is
+/// committed before the next leader can look.
 fn abandon(conn: &mut Conn, store: &PgStore, w: &str) {
     let text = fill(
         store,
         conn,
-        "ROLLBACK; DELETE FROM {schema}.asks WHERE answer IS NULL \
-         AND id = nullif(current_setting('claimdag.ask', true), '')::bigint; \
+        "ROLLBACK; BEGIN; DELETE FROM {schema}.asks WHERE answer IS NULL \
+         AND id = nullif(current_setting('claimdag.ask', true), '')::bigint; COMMIT; \
          SELECT {schema}.unlead8({w})",
         w,
     );
@@ -176,12 +185,12 @@ enum Led {
     /// This handle led, and decided its own request with the others.
     Decided(Answer),
     /// This handle led, but its own request was not among those it took, or the commit was
-    /// refused by time.
+    /// refused (by time, or because the workspace or the settings moved meanwhile).
     Again,
 }
 
-/// Reads what `turn8` answered (the last row of `messages`): this handle's answer, or the
-/// lead of `w`: then catches up, decides every waiting request and commits them with their
+/// Reads what `turn13` answered (its row of `messages`): this handle's answer, or the lead
+/// of `w`: then catches up, decides every waiting request and commits them with their
 /// answers.
 fn turn(
     conn: &mut Conn,
@@ -213,7 +222,6 @@ fn turn(
         .and_then(|caught| conn.caught_up(store, w, caught))
         .and_then(|now| decide_and_commit(conn, store, w, now, asks?));
     if result.is_err() {
-        abandon(conn, store, w);
         // The cache may hold changes that were not committed: read it afresh next time.
         conn.loaded = false;
     }
@@ -263,8 +271,9 @@ fn decide_and_commit(
         return Err(store.corrupt(problem.to_string()));
     }
     if row.get(0) != Some("t") {
-        // Refused by time (a lease ran out while deciding): nothing was written and the
-        // requests still wait. The cache holds the decided changes: it is read afresh.
+        // Refused (a lease ran out while deciding, or the workspace or the settings moved
+        // since the catch-up): nothing was written and the requests still wait. The cache
+        // holds the decided changes: it is read afresh.
         conn.loaded = false;
         return Ok(Led::Again);
     }

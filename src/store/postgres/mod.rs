@@ -1,7 +1,7 @@
 //! The PostgreSQL backend (docs/postgres.md): the same rules over a database several machines
 //! share. The rules are not in SQL: each handle keeps the state in memory, lets the rules
 //! decide on it at a time read off the server's clock, and commits the change in one round
-//! trip (`commit7` in the migrations) that locks the row of the request's workspace and
+//! trip (`commit13` in the migrations) that locks the row of the request's workspace and
 //! accepts the write only if no other write to that workspace (or to the settings) came in
 //! between and that time lies between the workspace's last write's and the server's clock;
 //! the write commits asynchronously (its lock goes at once) and the same round trip waits

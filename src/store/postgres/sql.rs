@@ -45,7 +45,7 @@ pub const LOCK_WS: &str = "BEGIN; SELECT wseq, now_ms, last_now, version, settin
 /// Leaves a request for the workspace's next leader, then waits in line for its answer or
 /// the lead (migration 8); `{w}`, `{body}` and `{turn}` are filled in.
 pub const ASK: &str = "BEGIN; SELECT {schema}.ask8({w}, {body}); COMMIT; {turn}";
-/// Waits in line for the request's answer (committed, and on disk when `{flush}` is true,
+/// Waits in line for the request's answer (committed, and on disk when `{durable}` is true,
 /// once the statement returns), or makes the session the leader of the workspace and
 /// catches it up (migration 13).
 pub const TURN: &str = "SELECT outcome, answer, asks, wseq, now_ms, last_now, version, \

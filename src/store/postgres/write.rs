@@ -206,8 +206,8 @@ fn optimistic_attempt(
     commit(conn, store, target, scope, change, now, false)
 }
 
-/// Takes the lock of `target` (a transaction holding its row), then catches up, decides and
-/// commits under it: nobody can write there in between.
+/// Takes the lock of `target` (a transaction holding its leader lock and its row), then
+/// catches up, decides and commits under it: nobody can write there in between.
 fn locked_attempt(
     conn: &mut Conn,
     store: &PgStore,
