@@ -292,12 +292,44 @@ fn a_request_whose_wait_times_out_is_never_decided_later() {
     assert!(plain.check().unwrap().problems.is_empty());
 }
 
-/// Polls `count(*)` of `schema`'s waiting requests until it is `n` (at most 10 s).
-fn waiting_reach(schema: &str, n: usize) {
+/// Polls `sql` (a count) until it answers `n` (at most 10 s).
+fn count_reaches(sql: &str, n: usize) {
     let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while psql(&format!("SELECT count(*) FROM {schema}.asks")) != n.to_string() {
-        assert!(std::time::Instant::now() < end, "{n} requests never waited");
+    while psql(sql) != n.to_string() {
+        assert!(std::time::Instant::now() < end, "never {n}: {sql}");
         std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// A psql session holding an advisory lock until dropped (its session then ends).
+struct Holder {
+    psql: std::process::Child,
+    /// Kept open: psql waits on it for more.
+    _input: std::process::ChildStdin,
+}
+
+impl Holder {
+    fn take(key: &str) -> Holder {
+        let mut child = std::process::Command::new("psql")
+            .arg(pg::url())
+            .args(["-X", "-q"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("run psql");
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "SELECT pg_advisory_lock({key});").unwrap();
+        Holder {
+            psql: child,
+            _input: stdin,
+        }
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.psql.kill();
+        let _ = self.psql.wait();
     }
 }
 
@@ -327,40 +359,30 @@ fn a_request_answered_by_a_leader_costs_its_handle_one_round_trip() {
         s.now().expect("load");
         s.always_combine();
     }
-    // Another session holds the leader's lock while the leader-to-be and then the waiter
-    // leave their requests: the first in line leads and answers the other.
     let key = format!("{schema}.lead_key('')");
-    let mut holder = std::process::Command::new("psql")
-        .arg(pg::url())
-        .args(["-X", "-q"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("run psql");
-    let mut to_holder = holder.stdin.take().unwrap();
-    writeln!(to_holder, "SELECT pg_advisory_lock({key});").unwrap();
-    let held = format!(
-        "SELECT count(*) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted \
-         AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
-    );
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while psql(&held) != "1" {
-        assert!(std::time::Instant::now() < end, "the lock was never taken");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let on_key = |granted: bool| {
+        format!(
+            "SELECT count(*) FROM pg_locks l WHERE l.locktype = 'advisory' \
+             AND l.granted = {granted} \
+             AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
+        )
+    };
     std::thread::scope(|scope| {
+        // Another session holds the leader's lock while the leader-to-be and then the
+        // waiter queue for it: the first in line leads and answers the other. (Dropped
+        // first if an assertion fails, so that the claims end.)
+        let holder = Holder::take(&key);
+        count_reaches(&on_key(true), 1);
         let led = scope.spawn(|| leader.claim(nodes[0], actor(1), None, None));
-        waiting_reach(&schema, 1);
+        count_reaches(&on_key(false), 1);
         let before = proxy.hits();
         let answered = scope.spawn(|| waiter.claim(nodes[1], actor(2), None, None));
-        waiting_reach(&schema, 2);
-        writeln!(to_holder, "SELECT pg_advisory_unlock({key});").unwrap();
+        count_reaches(&on_key(false), 2);
+        drop(holder);
         assert_eq!(led.join().unwrap().ok(), Some(2));
         assert_eq!(answered.join().unwrap().ok(), Some(2));
         assert_eq!(proxy.hits() - before, 1, "messages the answered claim sent");
     });
-    drop(to_holder);
-    holder.wait().unwrap();
     // Both claims were written, and nothing waits.
     let history = plain.history(None).expect("history");
     let claims: Vec<_> = history.iter().filter(|l| l.event.verb == "claim").collect();
