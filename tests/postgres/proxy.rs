@@ -20,7 +20,8 @@ pub struct Proxy {
 
 impl Proxy {
     /// Forwards 127.0.0.1:`port` (the returned one) to 127.0.0.1:`server`; client bytes
-    /// that contain any of `texts` wait `delay` before they go on.
+    /// that contain any of `texts` wait `delay` before they go on (an empty text: every
+    /// read of the client's bytes, about one a message the client sends at once).
     pub fn start(server: u16, texts: &[&str], delay: Duration) -> Proxy {
         Proxy::with(server, texts, delay, false)
     }
@@ -120,7 +121,7 @@ fn copy(
         let chunk = &buf[..n];
         let hit = texts
             .iter()
-            .any(|t| chunk.windows(t.len()).any(|w| w == &t[..]));
+            .any(|t| t.is_empty() || chunk.windows(t.len()).any(|w| w == &t[..]));
         if hit {
             if let Some(h) = &hits {
                 h.fetch_add(1, Ordering::SeqCst);

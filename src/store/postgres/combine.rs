@@ -13,7 +13,6 @@ use super::{first_row, int_at, sql, Conn, PgStore};
 use crate::error::{Error, Result};
 use crate::model::Change;
 use crate::rules::{self, NoArchive, Output, Request, Scope};
-use postgres::SimpleQueryMessage;
 use serde::{Deserialize, Serialize};
 
 /// The most waiting requests one leader decides in one transaction.
@@ -65,14 +64,11 @@ pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result
     };
     let body = serde_json::to_string(req)
         .map_err(|e| Error::Internal(format!("a request does not serialise: {e}")))?;
-    let text = fill(store, conn, sql::ASK, &w)
-        .replace("{body}", &sql::literal(&body))
-        .replace("{turn}", &turn_text(store, conn, &w));
     // From here the request may be decided by another handle: a broken connection leaves
     // its outcome unknown. Any failure takes the request back (unless a leader answered
     // it) and gives back the lead, so that no leader decides it after the call failed.
     conn.sent = true;
-    match wait_or_lead(conn, store, &w, &text) {
+    match wait_or_lead(conn, store, &w, &body) {
         Ok(outcome) => outcome,
         Err(e) => {
             abandon(conn, store, &w);
@@ -81,20 +77,21 @@ pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result
     }
 }
 
-/// Leaves the request (`text`) and waits for its answer, or leads (again) until the
+/// Leaves the request (`body`) and waits for its answer, or leads (again) until the
 /// request is decided: the verb's outcome, or an error of the exchange itself.
 fn wait_or_lead(
     conn: &mut Conn,
     store: &PgStore,
     w: &str,
-    text: &str,
+    body: &str,
 ) -> Result<Result<Option<Output>>> {
-    let messages = send(conn, store, text)?;
-    let id = rows(&messages).next().and_then(|r| r.get(0));
-    conn.ask = id
-        .and_then(|id| id.parse().ok())
+    let row = wait(conn, store, w, Some(body))?;
+    conn.ask = row
+        .try_get::<_, Option<i64>>(0)
+        .ok()
+        .flatten()
         .ok_or_else(|| store.corrupt("a request was not numbered"))?;
-    let mut led = turn(conn, store, w, &messages)?;
+    let mut led = turn(conn, store, w, &row)?;
     loop {
         match led {
             Led::Answered(answer) => return Ok(answered(conn, store, &answer)),
@@ -105,8 +102,8 @@ fn wait_or_lead(
                 if !conn.loaded {
                     conn.sync(store, false)?;
                 }
-                let messages = send(conn, store, &turn_text(store, conn, w))?;
-                led = turn(conn, store, w, &messages)?;
+                let row = wait(conn, store, w, None)?;
+                led = turn(conn, store, w, &row)?;
             }
         }
     }
@@ -123,21 +120,24 @@ fn fill(store: &PgStore, conn: &Conn, template: &str, w: &str) -> String {
         .replace("{w}", &sql::literal(w))
 }
 
-/// The statement that waits for this handle's answer or makes it the leader of `w`.
-fn turn_text(store: &PgStore, conn: &Conn, w: &str) -> String {
-    let seen = conn.spaces.get(w).copied().unwrap_or_default();
-    fill(store, conn, sql::TURN, w)
-        .replace("{since}", &seen.wseq.to_string())
-        .replace("{sv}", &conn.settings_version.to_string())
-        .replace("{most}", &MOST.to_string())
-        .replace("{durable}", if conn.durable { "true" } else { "false" })
-}
-
-/// Sends `text`.
-fn send(conn: &mut Conn, store: &PgStore, text: &str) -> Result<Vec<SimpleQueryMessage>> {
-    conn.client()?
-        .simple_query(text)
-        .map_err(|e| store.err(e))
+/// Leaves the request `body` for the leader of `w` and waits ([`sql::ASK`]), or (no body)
+/// waits again ([`sql::TURN`]): the row answered, the request's number first.
+fn wait(conn: &mut Conn, store: &PgStore, w: &str, body: Option<&str>) -> Result<postgres::Row> {
+    let since = conn.spaces.get(w).copied().unwrap_or_default().wseq;
+    let (sv, durable) = (conn.settings_version, conn.durable);
+    let row = match body {
+        Some(body) => {
+            let ask = conn.stmt(store, sql::ASK)?;
+            conn.client()?
+                .query_one(&ask, &[&w, &body, &since, &sv, &MOST, &durable])
+        }
+        None => {
+            let again = conn.stmt(store, sql::TURN)?;
+            conn.client()?
+                .query_one(&again, &[&w, &since, &sv, &MOST, &durable])
+        }
+    };
+    row.map_err(|e| store.err(e))
 }
 
 /// Ends the transaction left open (if any), takes back this session's request if no leader
@@ -156,13 +156,6 @@ fn abandon(conn: &mut Conn, store: &PgStore, w: &str) {
     if let Ok(client) = conn.client() {
         let _ = client.batch_execute(&text);
     }
-}
-
-fn rows(messages: &[SimpleQueryMessage]) -> impl Iterator<Item = &postgres::SimpleQueryRow> {
-    messages.iter().filter_map(|m| match m {
-        SimpleQueryMessage::Row(r) => Some(r),
-        _ => None,
-    })
 }
 
 /// A leader's answer to this handle, committed (and on disk when the handle's writes are
@@ -192,32 +185,35 @@ enum Led {
 /// Reads what `turn13` answered (its row of `messages`): this handle's answer, or the lead
 /// of `w`: then catches up, decides every waiting request and commits them with their
 /// answers.
-fn turn(
-    conn: &mut Conn,
-    store: &PgStore,
-    w: &str,
-    messages: &[SimpleQueryMessage],
-) -> Result<Led> {
-    let row = rows(messages)
-        .find(|r| r.len() == 10)
-        .ok_or_else(|| store.corrupt("the wait for a combined write answered no row"))?;
-    if row.get(0) == Some("answered") {
-        return Ok(Led::Answered(row.get(1).unwrap_or_default().to_string()));
+fn turn(conn: &mut Conn, store: &PgStore, w: &str, row: &postgres::Row) -> Result<Led> {
+    let garbled = |e: postgres::Error| store.corrupt(format!("a combined write's turn: {e}"));
+    let text = |i: usize| row.try_get::<_, Option<String>>(i).map_err(garbled);
+    let int = |i: usize| {
+        row.try_get::<_, Option<i64>>(i)
+            .map_err(garbled)
+            .map(Option::unwrap_or_default)
+    };
+    if text(1)?.as_deref() == Some("answered") {
+        return Ok(Led::Answered(text(2)?.unwrap_or_default()));
     }
-    let int = |i: usize| int_at(store, row, i);
     let caught = (|| {
         Ok(WsRow {
-            wseq: int(3)?,
-            now: int(4)?,
-            last_now: int(5)?,
-            version: int(6)? as i32,
-            settings_version: int(7)?,
-            settings: row.get(8).map(str::to_string),
-            nodes: row.get(9).unwrap_or("[]").to_string(),
+            wseq: int(4)?,
+            now: int(5)?,
+            last_now: int(6)?,
+            version: row
+                .try_get::<_, Option<i32>>(7)
+                .map_err(garbled)?
+                .unwrap_or_default(),
+            settings_version: int(8)?,
+            settings: text(9)?,
+            nodes: text(10)?.unwrap_or_else(|| "[]".into()),
         })
     })();
-    let asks = serde_json::from_str::<Vec<(i64, String)>>(row.get(2).unwrap_or("[]"))
-        .map_err(|e| store.corrupt(format!("the waiting requests are garbled: {e}")));
+    let asks = text(3).and_then(|a| {
+        serde_json::from_str::<Vec<(i64, String)>>(a.as_deref().unwrap_or("[]"))
+            .map_err(|e| store.corrupt(format!("the waiting requests are garbled: {e}")))
+    });
     let result = caught
         .and_then(|caught| conn.caught_up(store, w, caught))
         .and_then(|now| decide_and_commit(conn, store, w, now, asks?));

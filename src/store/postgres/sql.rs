@@ -42,15 +42,19 @@ pub const SYNC_COMMIT: &str = "SELECT current_setting('synchronous_commit') <> '
 /// it, in one round trip (the pessimistic path); `{w}`, `{since}` and `{sv}` are filled in.
 pub const LOCK_WS: &str = "BEGIN; SELECT wseq, now_ms, last_now, version, settings_version, \
                            settings, nodes FROM {schema}.lock13({w}, {since}, {sv})";
-/// Leaves a request for the workspace's next leader, then waits in line for its answer or
-/// the lead (migration 8); `{w}`, `{body}` and `{turn}` are filled in.
-pub const ASK: &str = "BEGIN; SELECT {schema}.ask8({w}, {body}); COMMIT; {turn}";
-/// Waits in line for the request's answer (committed, and on disk when `{durable}` is true,
-/// once the statement returns), or makes the session the leader of the workspace and
-/// catches it up (migration 13).
-pub const TURN: &str = "SELECT outcome, answer, asks, wseq, now_ms, last_now, version, \
-                        settings_version, settings, nodes FROM {schema}.turn13({w}, {since}, \
-                        {sv}, {most}, {durable})";
+/// Leaves a request for the workspace's next leader, commits it, then waits in line for its
+/// answer or the lead (migration 13), prepared once a connection: the request's number and
+/// the row of [`TURN`].
+pub const ASK: &str = "CALL {schema}.ask13($1::text, $2::text, $3::bigint, $4::bigint, $5::int, \
+                       $6::boolean, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+                       NULL, NULL)";
+/// Waits in line for the request's answer (committed, and on disk when `$5` is true, once
+/// the statement returns), or makes the session the leader of the workspace and catches it
+/// up (migration 13): `outcome`, `answer`, `asks`, then the workspace's row as a catch-up
+/// answers it. Prepared once a connection.
+pub const TURN: &str = "SELECT NULL::bigint, outcome, answer, asks, wseq, now_ms, last_now, \
+                        version, settings_version, settings, nodes FROM \
+                        {schema}.turn13($1::text, $2::bigint, $3::bigint, $4::int, $5::boolean)";
 /// Waits for every lock a settings change takes, in the order every locker takes them.
 pub const LOCK_ALL: &str = "SELECT 1 FROM {schema}.store WHERE id = 1 FOR UPDATE; \
                             SELECT 1 FROM {schema}.ws ORDER BY name FOR UPDATE";

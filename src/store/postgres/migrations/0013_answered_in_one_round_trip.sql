@@ -102,3 +102,24 @@ BEGIN
                                                 change);
 END
 $$;
+
+-- Leaves a request for the next leader of workspace `w` (`ask8`), commits it, and waits for
+-- its answer or the lead (`turn13`): one call, which a session prepares once (its answer:
+-- the request's number and `turn13`'s row).
+CREATE PROCEDURE {schema}.ask13(w text, body text, since bigint, sv bigint, most int,
+                                flush boolean, INOUT ask bigint, INOUT outcome text,
+                                INOUT answer text, INOUT asks text, INOUT wseq bigint,
+                                INOUT now_ms bigint, INOUT last_now bigint,
+                                INOUT version int, INOUT settings_version bigint,
+                                INOUT settings text, INOUT nodes text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    ask := {schema}.ask8(w, body);
+    COMMIT;
+    SELECT t.outcome, t.answer, t.asks, t.wseq, t.now_ms, t.last_now, t.version,
+           t.settings_version, t.settings, t.nodes
+      INTO outcome, answer, asks, wseq, now_ms, last_now, version, settings_version,
+           settings, nodes
+      FROM {schema}.turn13(w, since, sv, most, flush) t;
+END
+$$;
