@@ -9,7 +9,7 @@
 //! to its handle to be written the usual way.
 
 use super::cache::{Space, WsRow};
-use super::{first_row, int_at, sql, Conn, PgStore};
+use super::{sql, Conn, PgStore};
 use crate::error::{Error, Result};
 use crate::model::Change;
 use crate::rules::{self, NoArchive, Output, Request, Scope};
@@ -237,43 +237,46 @@ fn decide_and_commit(
     let others = asks.iter().filter(|(id, _)| *id != me).count();
     let batch = asks.len();
     let decided = decide(conn, w, now, asks)?;
-    let schema = sql::ident(&store.target.schema);
     let changes = serde_json::to_string(&decided.changes)
         .map_err(|e| Error::Internal(format!("a change does not serialise: {e}")))?;
     let answers = serde_json::to_string(&decided.answers)
         .map_err(|e| Error::Internal(format!("an answer does not serialise: {e}")))?;
     let expected = conn.spaces.get(w).map_or(0, |s| s.wseq);
-    let text = format!(
-        "BEGIN; SELECT committed, wseq, now_ms, last_now, settings_version, problem FROM \
-         {schema}.commit8({w}, {expected}, {sv}, {now}, {valid_until}, {changes}, {answers}); \
-         COMMIT; SELECT pg_advisory_unlock({schema}.lead_key({w}));{flush}",
-        w = sql::literal(w),
-        sv = conn.settings_version,
-        valid_until = decided.valid_until.map_or("NULL".into(), |t| t.to_string()),
-        changes = sql::literal(&changes),
-        answers = sql::literal(&answers),
-        flush = if conn.durable {
-            format!(" SELECT {schema}.flush_write();")
-        } else {
-            String::new()
-        },
-    );
-    let messages = conn
+    let (sv, durable) = (conn.settings_version, conn.durable);
+    let valid_until = decided.valid_until.map(|t| t as i64);
+    let lead = conn.stmt(store, sql::LEAD)?;
+    let row = conn
         .client()?
-        .simple_query(&text)
+        .query_one(
+            &lead,
+            &[
+                &w,
+                &expected,
+                &sv,
+                &(now as i64),
+                &valid_until,
+                &changes,
+                &answers,
+                &durable,
+            ],
+        )
         .map_err(|e| store.err(e))?;
-    let row = first_row(store, &messages, "combined commit")?;
-    if let Some(problem) = row.get(5) {
-        return Err(store.corrupt(problem.to_string()));
+    let garbled = |e: postgres::Error| store.corrupt(format!("a combined commit: {e}"));
+    if let Some(problem) = row.try_get::<_, Option<String>>(5).map_err(garbled)? {
+        return Err(store.corrupt(problem));
     }
-    if row.get(0) != Some("t") {
+    if row.try_get::<_, Option<bool>>(0).map_err(garbled)? != Some(true) {
         // Refused (a lease ran out while deciding, or the workspace or the settings moved
         // since the catch-up): nothing was written and the requests still wait. The cache
         // holds the decided changes: it is read afresh.
         conn.loaded = false;
         return Ok(Led::Again);
     }
-    let int = |i: usize| int_at(store, row, i);
+    let int = |i: usize| {
+        row.try_get::<_, Option<i64>>(i)
+            .map_err(garbled)
+            .map(Option::unwrap_or_default)
+    };
     let (wseq, server_now, last_now, sv) = (int(1)?, int(2)?, int(3)?, int(4)?);
     conn.spaces.insert(w.to_string(), Space { wseq, last_now });
     conn.settings_version = sv;

@@ -55,6 +55,12 @@ pub const ASK: &str = "CALL {schema}.ask13($1::text, $2::text, $3::bigint, $4::b
 pub const TURN: &str = "SELECT NULL::bigint, outcome, answer, asks, wseq, now_ms, last_now, \
                         version, settings_version, settings, nodes FROM \
                         {schema}.turn13($1::text, $2::bigint, $3::bigint, $4::int, $5::boolean)";
+/// A leader's commit, the lead given back, then the wait for the flush (migration 13),
+/// prepared once a connection: `committed`, `wseq`, `now_ms`, `last_now`,
+/// `settings_version`, `problem`.
+pub const LEAD: &str = "CALL {schema}.lead13($1::text, $2::bigint, $3::bigint, $4::bigint, \
+                        $5::bigint, $6::text, $7::text, $8::boolean, NULL, NULL, NULL, NULL, \
+                        NULL, NULL)";
 /// Waits for every lock a settings change takes, in the order every locker takes them.
 pub const LOCK_ALL: &str = "SELECT 1 FROM {schema}.store WHERE id = 1 FOR UPDATE; \
                             SELECT 1 FROM {schema}.ws ORDER BY name FOR UPDATE";

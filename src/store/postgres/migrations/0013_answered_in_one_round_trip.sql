@@ -123,3 +123,25 @@ BEGIN
       FROM {schema}.turn13(w, since, sv, most, flush) t;
 END
 $$;
+
+-- A leader's commit (`commit8`, asynchronous), then the lead given back, then (`flush`) the
+-- wait for the log to reach the disk past it (`flush_write`): one call, which a session
+-- prepares once; the lock is never held through the flush.
+CREATE PROCEDURE {schema}.lead13(w text, expected bigint, sv bigint, decided_at bigint,
+                                 valid_until bigint, changes text, answers text,
+                                 flush boolean, INOUT committed boolean,
+                                 INOUT wseq bigint, INOUT now_ms bigint,
+                                 INOUT last_now bigint, INOUT settings_version bigint,
+                                 INOUT problem text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    SELECT c.committed, c.wseq, c.now_ms, c.last_now, c.settings_version, c.problem
+      INTO committed, wseq, now_ms, last_now, settings_version, problem
+      FROM {schema}.commit8(w, expected, sv, decided_at, valid_until, changes, answers) c;
+    COMMIT;
+    PERFORM pg_advisory_unlock({schema}.lead_key(w));
+    IF flush THEN
+        PERFORM {schema}.flush_write();
+    END IF;
+END
+$$;
