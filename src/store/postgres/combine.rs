@@ -86,10 +86,7 @@ fn wait_or_lead(
     body: &str,
 ) -> Result<Result<Option<Output>>> {
     let row = wait(conn, store, w, Some(body))?;
-    conn.ask = row
-        .try_get::<_, Option<i64>>(0)
-        .ok()
-        .flatten()
+    conn.ask = col::<i64>(store, &row, 0, "a request's number")?
         .ok_or_else(|| store.corrupt("a request was not numbered"))?;
     let mut led = turn(conn, store, w, &row)?;
     loop {
@@ -109,15 +106,16 @@ fn wait_or_lead(
     }
 }
 
-/// `template` with the schema, the workspace and the flush filled in.
-fn fill(store: &PgStore, conn: &Conn, template: &str, w: &str) -> String {
-    let flush = if conn.durable {
-        " SELECT {schema}.flush_write();"
-    } else {
-        ""
-    };
-    sql::q(&template.replace("{flush}", flush), &store.target.schema)
-        .replace("{w}", &sql::literal(w))
+/// Column `i` of `row` (NULL reads as `None`); one of another type is `corrupt`, naming
+/// `what` answered it.
+fn col<'r, T: postgres::types::FromSql<'r>>(
+    store: &PgStore,
+    row: &'r postgres::Row,
+    i: usize,
+    what: &str,
+) -> Result<Option<T>> {
+    row.try_get::<_, Option<T>>(i)
+        .map_err(|e| store.corrupt(format!("{what}: {e}")))
 }
 
 /// Leaves the request `body` for the leader of `w` and waits ([`sql::ASK`]), or (no body)
@@ -145,14 +143,13 @@ fn wait(conn: &mut Conn, store: &PgStore, w: &str, body: Option<&str>) -> Result
 /// and then gives back the lead of `w` if this session holds it: the request's removal is
 /// committed before the next leader can look.
 fn abandon(conn: &mut Conn, store: &PgStore, w: &str) {
-    let text = fill(
-        store,
-        conn,
+    let text = sql::q(
         "ROLLBACK; BEGIN; DELETE FROM {schema}.asks WHERE answer IS NULL \
          AND id = nullif(current_setting('claimdag.ask', true), '')::bigint; COMMIT; \
          SELECT {schema}.unlead8({w})",
-        w,
-    );
+        &store.target.schema,
+    )
+    .replace("{w}", &sql::literal(w));
     if let Ok(client) = conn.client() {
         let _ = client.batch_execute(&text);
     }
@@ -182,17 +179,13 @@ enum Led {
     Again,
 }
 
-/// Reads what `turn13` answered (its row of `messages`): this handle's answer, or the lead
-/// of `w`: then catches up, decides every waiting request and commits them with their
-/// answers.
+/// Reads what `turn13` answered (`row`, laid out as [`sql::TURN`]'s): this handle's answer,
+/// or the lead of `w`: then catches up, decides every waiting request and commits them with
+/// their answers.
 fn turn(conn: &mut Conn, store: &PgStore, w: &str, row: &postgres::Row) -> Result<Led> {
-    let garbled = |e: postgres::Error| store.corrupt(format!("a combined write's turn: {e}"));
-    let text = |i: usize| row.try_get::<_, Option<String>>(i).map_err(garbled);
-    let int = |i: usize| {
-        row.try_get::<_, Option<i64>>(i)
-            .map_err(garbled)
-            .map(Option::unwrap_or_default)
-    };
+    const WHAT: &str = "a combined write's turn";
+    let text = |i: usize| col::<String>(store, row, i, WHAT);
+    let int = |i: usize| col::<i64>(store, row, i, WHAT).map(Option::unwrap_or_default);
     if text(1)?.as_deref() == Some("answered") {
         return Ok(Led::Answered(text(2)?.unwrap_or_default()));
     }
@@ -201,10 +194,7 @@ fn turn(conn: &mut Conn, store: &PgStore, w: &str, row: &postgres::Row) -> Resul
             wseq: int(4)?,
             now: int(5)?,
             last_now: int(6)?,
-            version: row
-                .try_get::<_, Option<i32>>(7)
-                .map_err(garbled)?
-                .unwrap_or_default(),
+            version: col::<i32>(store, row, 7, WHAT)?.unwrap_or_default(),
             settings_version: int(8)?,
             settings: text(9)?,
             nodes: text(10)?.unwrap_or_else(|| "[]".into()),
@@ -261,22 +251,18 @@ fn decide_and_commit(
             ],
         )
         .map_err(|e| store.err(e))?;
-    let garbled = |e: postgres::Error| store.corrupt(format!("a combined commit: {e}"));
-    if let Some(problem) = row.try_get::<_, Option<String>>(5).map_err(garbled)? {
+    const WHAT: &str = "a combined commit";
+    if let Some(problem) = col::<String>(store, &row, 5, WHAT)? {
         return Err(store.corrupt(problem));
     }
-    if row.try_get::<_, Option<bool>>(0).map_err(garbled)? != Some(true) {
+    if col::<bool>(store, &row, 0, WHAT)? != Some(true) {
         // Refused (a lease ran out while deciding, or the workspace or the settings moved
         // since the catch-up): nothing was written and the requests still wait. The cache
         // holds the decided changes: it is read afresh.
         conn.loaded = false;
         return Ok(Led::Again);
     }
-    let int = |i: usize| {
-        row.try_get::<_, Option<i64>>(i)
-            .map_err(garbled)
-            .map(Option::unwrap_or_default)
-    };
+    let int = |i: usize| col::<i64>(store, &row, i, WHAT).map(Option::unwrap_or_default);
     let (wseq, server_now, last_now, sv) = (int(1)?, int(2)?, int(3)?, int(4)?);
     conn.spaces.insert(w.to_string(), Space { wseq, last_now });
     conn.settings_version = sv;
