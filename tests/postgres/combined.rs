@@ -5,7 +5,8 @@
 //! write of its own in the history, and nothing is left waiting. The same race with the
 //! server killing the connections every 150 ms (leaders and waiters among them) never
 //! grants a node's generation twice, and a request whose wait in line times out is taken
-//! back, never decided by a later leader.
+//! back, never decided by a later leader. A request a leader answers costs its handle one
+//! message, and a write made the usual way waits while the leader lock is held.
 
 use super::{pg, psql, psql_at, schema_of};
 use claimdag::{Code, Id, Status, Store};
@@ -390,4 +391,42 @@ fn a_request_answered_by_a_leader_costs_its_handle_one_round_trip() {
     assert_eq!(claims.len(), 3, "{history:?}");
     assert_eq!(psql(&format!("SELECT count(*) FROM {schema}.asks")), "0");
     assert!(plain.check().unwrap().problems.is_empty());
+}
+
+/// A write made the usual way (not left for a leader) waits while its workspace's leader
+/// lock is held, so it never lands between a leader's catch-up and its commit; it goes on
+/// once the lock is given back.
+#[test]
+fn a_write_made_the_usual_way_waits_for_the_leader() {
+    let url = pg::fresh_url();
+    let schema = schema_of(&url);
+    let plain = Store::open(Some(Path::new(&url))).expect("open");
+    plain
+        .upsert(claimdag::Upsert {
+            summary: "before the leader".into(),
+            ..Default::default()
+        })
+        .expect("upsert");
+    let key = format!("{schema}.lead_key('')");
+    let waiting = format!(
+        "SELECT count(*) FROM pg_locks l WHERE l.locktype = 'advisory' AND NOT l.granted \
+         AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
+    );
+    std::thread::scope(|scope| {
+        let holder = Holder::take(&key);
+        count_reaches(&waiting.replace("NOT l.granted", "l.granted"), 1);
+        let wrote = scope.spawn(|| {
+            plain.upsert(claimdag::Upsert {
+                summary: "after the leader".into(),
+                ..Default::default()
+            })
+        });
+        // The write's session waits in line for the lock.
+        count_reaches(&waiting, 1);
+        drop(holder);
+        assert!(wrote.join().unwrap().is_ok());
+    });
+    let other = Store::open(Some(Path::new(&url))).expect("open");
+    let nodes = other.list(&claimdag::ListFilter::default()).expect("list");
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
 }
