@@ -430,3 +430,61 @@ fn the_write_that_trims_the_counts_reads_no_more_under_a_held_snapshot() {
         "the write that trims read {trims} pages of the requests, another {plain}"
     );
 }
+
+/// A session whose first committed write is one it leads (combined: in a fleet, a worker
+/// whose earlier attempts under the workspace's lock wrote nothing) runs the tamper checks
+/// first inside the leader's commit, which plans with sequential scans off. The one check
+/// that can only scan (it reads the write counter, a sequence) was then planned at a cost
+/// past `jit_above_cost`, and the server compiled it again at every later write of that
+/// session, about 9 ms each. The server log (every plan, the nested ones too) shows no
+/// statement compiled.
+#[test]
+fn a_leaders_first_commit_leaves_no_statement_the_server_compiles() {
+    let (base, dir, _turn) = pg::fresh_own();
+    let ids: Vec<Id> = {
+        let maker = Store::open(Some(Path::new(&base))).expect("open");
+        (0..6)
+            .map(|i| {
+                maker
+                    .upsert(Upsert {
+                        summary: format!("node {i}"),
+                        ..Upsert::default()
+                    })
+                    .expect("upsert")
+            })
+            .collect()
+    };
+    let log = dir.join("server.log");
+    let from = std::fs::metadata(&log).expect("the server's log").len() as usize;
+    let url = format!(
+        "{base}&options=-c%20session_preload_libraries%3Dauto_explain\
+         %20-c%20auto_explain.log_min_duration%3D0\
+         %20-c%20auto_explain.log_nested_statements%3Don"
+    );
+    {
+        let store = Store::open(Some(Path::new(&url))).expect("open");
+        store.always_combine();
+        // Loaded: its first write is then left for the workspace's leader, itself.
+        store.now().expect("the first load");
+        let me = Actor::from_name("leader").expect("a name");
+        for &id in &ids {
+            let g = store.claim(id, me, None, None).expect("claim");
+            store
+                .complete(id, Status::Done, g, Some(me), None)
+                .expect("complete");
+        }
+    }
+    let text = std::fs::read(&log).expect("the server's log");
+    let text = String::from_utf8_lossy(&text[from..]);
+    assert!(
+        text.contains("commit8("),
+        "no plan of the leader's commit was logged"
+    );
+    let compiled: Vec<&str> = text.lines().filter(|l| l.contains("JIT:")).collect();
+    assert!(
+        compiled.is_empty(),
+        "the server compiled {} plans of the store's statements:\n{}",
+        compiled.len(),
+        text.chars().take(3000).collect::<String>()
+    );
+}

@@ -20,6 +20,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0011_node_versions.sql"),
     include_str!("migrations/0012_requests_by_index.sql"),
     include_str!("migrations/0013_answered_in_one_round_trip.sql"),
+    include_str!("migrations/0014_nothing_compiled.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
