@@ -302,6 +302,16 @@ fn count_reaches(sql: &str, n: usize) {
     }
 }
 
+/// The query counting the sessions that hold (`granted`) or wait for the advisory lock
+/// `key` (an SQL expression).
+fn on_lock(key: &str, granted: bool) -> String {
+    format!(
+        "SELECT count(*) FROM pg_locks l WHERE l.locktype = 'advisory' \
+         AND l.granted = {granted} \
+         AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
+    )
+}
+
 /// A psql session holding an advisory lock until dropped (its session then ends).
 struct Holder {
     psql: std::process::Child,
@@ -362,13 +372,7 @@ fn a_request_answered_by_a_leader_costs_its_handle_one_round_trip() {
     // A first combined write (led by the waiter itself) prepares its statements.
     assert_eq!(waiter.claim(nodes[2], actor(3), None, None).ok(), Some(2));
     let key = format!("{schema}.lead_key('')");
-    let on_key = |granted: bool| {
-        format!(
-            "SELECT count(*) FROM pg_locks l WHERE l.locktype = 'advisory' \
-             AND l.granted = {granted} \
-             AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
-        )
-    };
+    let on_key = |granted: bool| on_lock(&key, granted);
     std::thread::scope(|scope| {
         // Another session holds the leader's lock while the leader-to-be and then the
         // waiter queue for it: the first in line leads and answers the other. (Dropped
@@ -408,13 +412,9 @@ fn a_write_made_the_usual_way_waits_for_the_leader() {
         })
         .expect("upsert");
     let key = format!("{schema}.lead_key('')");
-    let waiting = format!(
-        "SELECT count(*) FROM pg_locks l WHERE l.locktype = 'advisory' AND NOT l.granted \
-         AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
-    );
     std::thread::scope(|scope| {
         let holder = Holder::take(&key);
-        count_reaches(&waiting.replace("NOT l.granted", "l.granted"), 1);
+        count_reaches(&on_lock(&key, true), 1);
         let wrote = scope.spawn(|| {
             plain.upsert(claimdag::Upsert {
                 summary: "after the leader".into(),
@@ -422,7 +422,7 @@ fn a_write_made_the_usual_way_waits_for_the_leader() {
             })
         });
         // The write's session waits in line for the lock.
-        count_reaches(&waiting, 1);
+        count_reaches(&on_lock(&key, false), 1);
         drop(holder);
         assert!(wrote.join().unwrap().is_ok());
     });
