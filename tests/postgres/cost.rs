@@ -454,10 +454,17 @@ fn a_leaders_first_commit_leaves_no_statement_the_server_compiles() {
             })
             .collect()
     };
+    // The server can compile (else nothing here could fail).
+    assert_eq!(
+        super::psql_at(pg::own_url(), "SELECT pg_jit_available()"),
+        "t",
+        "the test server has no JIT compiler"
+    );
     let log = dir.join("server.log");
     let from = std::fs::metadata(&log).expect("the server's log").len() as usize;
     let url = format!(
-        "{base}&options=-c%20session_preload_libraries%3Dauto_explain\
+        "{base}&options=-c%20jit%3Don\
+         %20-c%20session_preload_libraries%3Dauto_explain\
          %20-c%20auto_explain.log_min_duration%3D0\
          %20-c%20auto_explain.log_nested_statements%3Don"
     );
