@@ -19,7 +19,8 @@
 //! with its goal. It never fails on a time.
 //!
 //!     cargo bench --bench postgres -- [--quick] [--url URL] [--long SECONDS]
-//!     cargo bench --bench postgres -- --one NODES WORKERS [--spaces K]   (one run of ours)
+//!     cargo bench --bench postgres -- --one NODES WORKERS [--spaces K] [--count N]
+//!                                                         (one run of ours; N a write)
 //!     cargo bench --bench postgres -- --only-long SECONDS                 (section 4 alone)
 //!
 //! Without `--url` it starts a throwaway server with scripts/pg.sh. Prints Markdown on
@@ -45,6 +46,8 @@ struct Args {
     one: Option<(usize, usize)>,
     /// `--spaces K`: the workers of `--one` spread over K workspaces of NODES nodes each.
     spaces: usize,
+    /// `--count N`: the workers of `--one` claim up to N nodes a write and finish them in one.
+    count: u32,
     /// `--only-long SECONDS`: the long run alone.
     only_long: bool,
 }
@@ -56,6 +59,7 @@ fn args() -> Args {
         long: None,
         one: None,
         spaces: 1,
+        count: 1,
         only_long: false,
     };
     let mut it = std::env::args().skip(1);
@@ -69,6 +73,7 @@ fn args() -> Args {
                 a.only_long = true;
             }
             "--spaces" => a.spaces = it.next().and_then(|s| s.parse().ok()).unwrap_or(1),
+            "--count" => a.count = it.next().and_then(|s| s.parse().ok()).unwrap_or(1),
             "--one" => {
                 let n = it.next().and_then(|s| s.parse().ok());
                 let w = it.next().and_then(|s| s.parse().ok());
@@ -300,12 +305,18 @@ fn one_at_a_time(w: &mut Worker, i: usize) -> u64 {
 
 /// claim_next_many of up to 10 + complete_many, 2 durable writes for up to 10 nodes.
 fn ten_at_a_time(w: &mut Worker, i: usize) -> u64 {
+    many_at_a_time(w, i, 10)
+}
+
+/// claim_next_many of up to `count` + complete_many, 2 durable writes for up to `count`
+/// nodes.
+fn many_at_a_time(w: &mut Worker, i: usize, count: u32) -> u64 {
     let got = match w.store.claim_next_many(
         &w.workspace,
         actor(i),
         None,
         Some(600_000),
-        10,
+        count,
         Duration::ZERO,
     ) {
         Ok(g) if !g.is_empty() => g,
@@ -606,9 +617,14 @@ fn main() {
         };
         let url = pg_store(&base, "bench_one", nodes, &spaces, true);
         let (handles, started) = started_workers(&url, w, &spaces);
-        let (r, cpu) = rate_cpu(handles, secs * 3.0, one_at_a_time);
+        let count = a.count;
+        let (r, cpu) = rate_cpu(handles, secs * 3.0, move |w, i| match count {
+            0 | 1 => one_at_a_time(w, i),
+            _ => many_at_a_time(w, i, count),
+        });
+        let unit = if count > 1 { "nodes" } else { "cycles" };
         println!(
-            "{nodes} nodes, {w} workers over {} workspaces: {r:.0} cycles/s \
+            "{nodes} nodes, {w} workers over {} workspaces: {r:.0} {unit}/s \
              (a handle started in {started:.1} ms; processors, client + server a cycle: {})",
             spaces.len(),
             cpu.cell()
