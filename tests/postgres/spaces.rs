@@ -243,7 +243,10 @@ fn a_version_6_store_with_two_workspaces_is_migrated_and_goes_on() {
         listed.contains("node 2 in [b]") && listed.contains("node 3"),
         "{listed}"
     );
-    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "14");
+    assert_eq!(
+        psql(&format!("SELECT version FROM {schema}.store")),
+        latest()
+    );
     assert_eq!(
         psql(&format!(
             "SELECT string_agg(name || '=' || wseq, ',' ORDER BY name) FROM {schema}.ws_now"
@@ -335,7 +338,10 @@ fn migrated_during_an_older_write(v: usize, change: String, ok: &str) {
     // This claimdag's first call migrates the store meanwhile.
     let listed = cli(&url, &["list"]).ok().to_string();
     assert!(older.wait().expect("psql").success());
-    assert_eq!(psql(&format!("SELECT version FROM {schema}.store")), "14");
+    assert_eq!(
+        psql(&format!("SELECT version FROM {schema}.store")),
+        latest()
+    );
     assert_eq!(
         psql(&format!("SELECT wseq FROM {schema}.ws_now WHERE name = ''")),
         "2",
@@ -360,6 +366,11 @@ fn at_version(schema: &str, v: usize) {
         psql(&m.replace("{schema}", schema));
         psql(&format!("UPDATE {schema}.store SET version = {}", i + 1));
     }
+}
+
+/// The schema version this claimdag brings a store to: one a migration.
+pub fn latest() -> String {
+    MIGRATIONS.len().to_string()
 }
 
 /// Every migration's text, in order.
