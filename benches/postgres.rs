@@ -303,11 +303,6 @@ fn one_at_a_time(w: &mut Worker, i: usize) -> u64 {
     }
 }
 
-/// claim_next_many of up to 10 + complete_many, 2 durable writes for up to 10 nodes.
-fn ten_at_a_time(w: &mut Worker, i: usize) -> u64 {
-    many_at_a_time(w, i, 10)
-}
-
 /// claim_next_many of up to `count` + complete_many, 2 durable writes for up to `count`
 /// nodes.
 fn many_at_a_time(w: &mut Worker, i: usize, count: u32) -> u64 {
@@ -651,7 +646,9 @@ fn main() {
     // Section 3: batches of 10.
     n += 1;
     let url = pg_store(&base, &format!("bench_{n}"), 20_000, &one, true);
-    let (batched, batched_cpu) = rate_cpu(workers(&url, 16, &one), secs, ten_at_a_time);
+    let (batched, batched_cpu) = rate_cpu(workers(&url, 16, &one), secs, |w, i| {
+        many_at_a_time(w, i, 10)
+    });
     let (_, queue16, _, queue16_cpu) = rates[&(true, 1_000, 16)];
 
     println!("\n### Workspaces and batches (fsync on, 16 workers)\n");
