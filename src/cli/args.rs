@@ -281,14 +281,17 @@ Examples:
   curl -s -X POST localhost:7878/v1/list -d '{\"status\": \"ready\"}'
 
 POST /v1/VERB takes the JSON the MCP tool of that verb takes and answers the verb's
-JSON; a refusal is the error body ({\"code\", \"message\", ...}) with status 404
+JSON; a refusal is the error body ({\"error\": {\"code\", \"message\", ...}}) with status 404
 (not_found), 409 (refused by the node's state, a stale generation, not the holder),
 400 (invalid_input, cycle), 503 (io, corrupt) or 500 (internal). GET
 /v1/openapi.json describes every verb. Requests that write need Authorization:
 Bearer TOKEN: without --token-file a token is made (mode 0600) beside the store and
-its path printed. Listening beyond loopback needs --token-file, and then reads need
-the token too. copy and diff_check are not served. The server stops on SIGINT or
-SIGTERM.";
+its path printed. The dashboard is opened through the link the server prints
+(/?token=TOKEN: it starts a session; no page carries the token). Listening beyond
+loopback needs --token-file, and then reads need the token too. Watch streams and
+waiting claim_next calls are bounded by --max-streams (503 past it). copy and
+diff_check are not served. The server stops on SIGINT or SIGTERM: waits are answered
+at once and grant nothing.";
 
 /// `claimdag serve` options.
 #[derive(clap::Args, Debug)]
@@ -306,6 +309,11 @@ pub struct ServeArgs {
     /// The largest request body taken, in bytes
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
     pub max_body: usize,
+    /// The most watch streams and waiting claim_next calls held open at once (a quarter of
+    /// them for one client address); past it a new one is answered 503 at once
+    #[arg(long, value_name = "N", default_value_t = 1024,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_streams: u32,
 }
 
 /// `claimdag mcp` options.

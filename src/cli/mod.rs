@@ -166,6 +166,7 @@ fn execute(cli: Cli) -> Result<Ran> {
                 workspace: cx.workspace.clone(),
                 max_wait_ms: a.max_wait.ms()?,
                 max_body: a.max_body,
+                max_streams: a.max_streams as usize,
             };
             serve::serve(store.clone(), setup)?;
             return Ok(Ran::Exited(0));

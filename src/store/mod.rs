@@ -505,6 +505,19 @@ impl Store {
         self.backend.history(node, since)
     }
 
+    /// At most `most` history lines (every node) that come after the line at `after`
+    /// (`(seq, i)`: `(seq, u32::MAX)` is after the whole write `seq`), oldest first: a
+    /// reader that goes on from the last line it got misses nothing and never holds more
+    /// than a page.
+    pub fn history_page(&self, after: (u64, u32), most: usize) -> Result<Vec<HistoryLine>> {
+        let lines = self.backend.history(None, after.0.saturating_sub(1))?;
+        Ok(lines
+            .into_iter()
+            .filter(|l| (l.seq, l.i) > after)
+            .take(most)
+            .collect())
+    }
+
     /// The number of the last committed write, by any process: compare it with an earlier
     /// one to know cheaply whether anything changed since.
     pub fn version(&self) -> Result<u64> {

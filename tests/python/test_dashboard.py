@@ -94,7 +94,9 @@ def test_the_dashboard_in_a_browser(store_dir: pathlib.Path, browser: WebDriver)
     run(store_dir, "claim", parse, "--assignee", "name:worker-1", "--ttl", "10m")
     run(store_dir, "upsert", "--summary", "rebuild at night", "--not-before", "+2h")
     with served(store_dir) as s:
-        browser.get(s.url)
+        # The link the server printed: a session, then the page without the token.
+        browser.get(f"{s.url}?token={s.token}")
+        assert "token" not in browser.current_url and s.token not in browser.page_source
         until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
         rows = browser.find_elements(By.CSS_SELECTOR, "tr[data-id]")
         assert len(rows) == 4
@@ -169,3 +171,26 @@ def test_the_dashboard_in_a_browser(store_dir: pathlib.Path, browser: WebDriver)
         out.parent.mkdir(exist_ok=True)
         browser.save_screenshot(str(out))
         assert out.stat().st_size > 10_000
+
+
+def test_a_page_opened_without_the_link_shows_and_cannot_act(store_dir: pathlib.Path,
+                                                              browser: WebDriver) -> None:
+    node = run(store_dir, "upsert", "--summary", "seen by anyone on this machine")
+    with served(store_dir) as s:
+        browser.get(s.url)
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        assert s.token not in browser.page_source
+        before = run(store_dir, "--json", "show", node)
+        actor = browser.find_element(By.NAME, "actor")
+        actor.send_keys("name:scraper")
+        click(browser, node, 'button[data-verb="claim"]')
+        message = browser.find_element(By.ID, "message")
+        until("the refusal", lambda: "only shows the store" in message.text)
+        assert "/?token=" in message.text
+        # Even a script on the page, calling the API itself, is refused.
+        status = browser.execute_script(
+            "const r = await fetch('/v1/claim', {method: 'POST', headers: {'Content-Type': "
+            "'application/json'}, body: JSON.stringify({node: arguments[0], assignee: "
+            "'name:scraper'})}); return r.status", node)
+        assert status == 401
+        assert run(store_dir, "--json", "show", node) == before

@@ -142,7 +142,7 @@ def test_a_stale_complete_is_409_and_changes_nothing(store_dir: pathlib.Path) ->
         before = files(store_dir)
         r = s.post("complete", {"node": n, "status": "done", "gen": old})
         assert r.status_code == 409
-        body = r.json()
+        body = r.json()["error"]
         assert body["code"] == "stale_generation" and body["generation"] == new
         assert files(store_dir) == before
         assert s.ok("show", {"node": n})["status"] == "claimed"
@@ -157,8 +157,8 @@ def test_a_write_without_the_token_is_refused_and_changes_nothing(store_dir: pat
             r = httpx.post(f"{s.url}v1/upsert", json={"summary": "second"}, headers=headers)
             assert r.status_code == 401, headers
             assert r.headers["www-authenticate"] == "Bearer"
-            assert r.json()["code"] == "invalid_input"
-            assert "Authorization: Bearer" in r.json()["message"]
+            assert r.json()["error"]["code"] == "invalid_input"
+            assert "Authorization: Bearer" in r.json()["error"]["message"]
         assert files(store_dir) == before
         # Reads need no token on loopback.
         assert len(s.post("list", {}, token=False).json()) == 1
@@ -168,7 +168,7 @@ def test_bad_bodies_are_refused_with_a_clear_error(store_dir: pathlib.Path) -> N
     with served(store_dir, "--max-body", "1000") as s:
         big = {"summary": "x" * 2000}
         r = s.post("upsert", big)
-        assert r.status_code == 413 and "over 1000 bytes" in r.json()["message"]
+        assert r.status_code == 413 and "over 1000 bytes" in r.json()["error"]["message"]
         # Without a length: sent in chunks, cut at the limit.
         def chunks() -> Iterator[bytes]:
             yield b'{"summary": "'
@@ -178,12 +178,12 @@ def test_bad_bodies_are_refused_with_a_clear_error(store_dir: pathlib.Path) -> N
         r = httpx.post(f"{s.url}v1/upsert", content=chunks(), headers=s.auth())
         assert r.status_code == 413
         r = httpx.post(f"{s.url}v1/upsert", content=b'{"summary": ', headers=s.auth())
-        assert r.status_code == 400 and "not JSON" in r.json()["message"]
+        assert r.status_code == 400 and "not JSON" in r.json()["error"]["message"]
         r = s.post("upsert", {"summary": "x", "priority": "high"})
-        assert r.status_code == 400 and "priority" in r.json()["message"]
+        assert r.status_code == 400 and "priority" in r.json()["error"]["message"]
         r = s.post("no_such_verb", {})
-        assert r.status_code == 404 and r.json()["code"] == "not_found"
-        assert "claim_next" in r.json()["message"]
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+        assert "claim_next" in r.json()["error"]["message"]
         for verb in ("copy", "diff_check"):
             assert s.post(verb, {}).status_code == 404
         r = httpx.get(f"{s.url}v1/list")
@@ -298,7 +298,7 @@ def test_curl_writes_with_the_token_and_sees_the_fence(store_dir: pathlib.Path) 
         code, got = curl("claim", {"node": n, "assignee": A})
         assert code == 200
         code, err = curl("complete", {"node": n, "status": "done", "gen": got["generation"] - 1})
-        assert code == 409 and err["code"] == "stale_generation"
+        assert code == 409 and err["error"]["code"] == "stale_generation"
         code, _ = curl("complete", {"node": n, "status": "done", "gen": got["generation"]})
         assert code == 200
         code, shown = curl("show", {"node": n}, token=False)
@@ -318,7 +318,8 @@ def test_the_openapi_document_describes_every_served_verb(store_dir: pathlib.Pat
         assert claim["security"] == [{"bearer": []}]
         assert "security" not in paths["/v1/list"]["post"]
         assert "409" in claim["responses"]
-        codes = doc["components"]["schemas"]["Error"]["properties"]["code"]["enum"]
+        error = doc["components"]["schemas"]["Error"]["properties"]["error"]
+        codes = error["properties"]["code"]["enum"]
         assert "stale_generation" in codes
 
 
@@ -446,7 +447,7 @@ def test_a_request_for_another_host_name_is_refused(store_dir: pathlib.Path) -> 
     with served(store_dir) as s:
         for path in ("", "v1/openapi.json", "metrics"):
             r = httpx.get(f"{s.url}{path}", headers={"Host": "attacker.example:80"})
-            assert r.status_code == 403 and "loopback name" in r.json()["message"]
+            assert r.status_code == 403 and "loopback name" in r.json()["error"]["message"]
         assert httpx.get(s.url, headers={"Host": "localhost"}).status_code == 200
 
 
@@ -470,14 +471,19 @@ def test_beyond_loopback_every_read_needs_the_token(store_dir: pathlib.Path,
             assert httpx.get(f"{url}{path}").status_code == 401, path
         assert httpx.post(f"{url}v1/list", json={}).status_code == 401
         assert httpx.post(f"{url}v1/list", json={}, headers=auth).status_code == 200
-        # The dashboard, opened once with the token, keeps a cookie for its reads.
-        with httpx.Client() as c:
+        for path in ("v1/openapi.json", "dashboard.js", "dashboard.css"):
+            assert httpx.get(f"{url}{path}").status_code == 401, path
+            assert httpx.get(f"{url}{path}", headers=auth).status_code == 200, path
+        # The dashboard, opened once with the token, keeps a session cookie for its reads.
+        with httpx.Client(follow_redirects=True) as c:
             page = c.get(f"{url}?token=a-secret-of-the-operator")
             assert page.status_code == 200 and "claimdag" in page.text
-            assert "HttpOnly" in page.headers["set-cookie"]
-            assert "SameSite=Strict" in page.headers["set-cookie"]
-            assert c.get(f"{url}rows").status_code == 200
-            # A write needs the bearer header, whatever the cookie.
+            assert "a-secret-of-the-operator" not in page.text
+            cookie = page.history[0].headers["set-cookie"]
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+            for path in ("rows", "dashboard.js", "v1/openapi.json"):
+                assert c.get(f"{url}{path}").status_code == 200, path
+            # A write needs the bearer header or the session's CSRF secret too.
             assert c.post(f"{url}v1/upsert", json={"summary": "x"}).status_code == 401
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -3,7 +3,7 @@
 //! status of its code (`http.rs`).
 
 use super::http::{
-    authorized, error, json, not_allowed, refusal, reply, unauthorized, Body, Shared, NOT_SERVED,
+    busy, error, json, not_allowed, refusal, reply, unauthorized, Body, Shared, NOT_SERVED,
 };
 use crate::error::{Code, Error};
 use crate::verbs::{self, Bounds, Ctx};
@@ -13,11 +13,13 @@ use hyper::header;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 /// Answers one request.
 pub async fn handle(
     shared: Arc<Shared>,
+    client: IpAddr,
     req: Request<Incoming>,
 ) -> std::result::Result<Response<Body>, Infallible> {
     let path = req.uri().path().to_string();
@@ -37,14 +39,17 @@ pub async fn handle(
         }
     }
     let reply = match (req.method(), path.as_str()) {
+        (&Method::GET, "/v1/openapi.json") if !shared.may_read(&req) => {
+            unauthorized("openapi.json", false)
+        }
         (&Method::GET, "/v1/openapi.json") => json(StatusCode::OK, &shared.openapi),
-        (&Method::GET, "/v1/watch") => watch(&shared, &req),
+        (&Method::GET, "/v1/watch") => watch(&shared, client, &req),
         (&Method::GET, "/metrics") if !shared.may_read(&req) => unauthorized("metrics", false),
         (&Method::GET, "/metrics") => metrics(shared.clone()).await,
         (_, "/v1/watch") | (_, "/metrics") => not_allowed("GET"),
         (&Method::POST, p) if p.starts_with("/v1/") => {
             let verb = p["/v1/".len()..].replace('-', "_");
-            call(&shared, verb, req).await
+            call(&shared, client, verb, req).await
         }
         (_, "/v1/openapi.json") => not_allowed("GET"),
         (_, p) if p.starts_with("/v1/") => not_allowed("POST"),
@@ -58,7 +63,12 @@ pub async fn handle(
 }
 
 /// `POST /v1/VERB`.
-async fn call(shared: &Shared, verb: String, req: Request<Incoming>) -> Response<Body> {
+async fn call(
+    shared: &Arc<Shared>,
+    client: IpAddr,
+    verb: String,
+    req: Request<Incoming>,
+) -> Response<Body> {
     let Some(about) = verbs::CATALOG
         .iter()
         .find(|a| a.verb == verb && !NOT_SERVED.contains(&a.verb))
@@ -78,13 +88,24 @@ async fn call(shared: &Shared, verb: String, req: Request<Incoming>) -> Response
         );
     };
     let writes = !about.read_only;
-    if (writes || !shared.open_reads) && !authorized(shared, &req) {
+    let allowed = if writes {
+        shared.may_write(&req)
+    } else {
+        shared.may_read(&req)
+    };
+    if !allowed {
         return unauthorized(&verb, writes);
     }
     let args = match body_json(shared.max_body, req).await {
         Ok(v) => v,
         Err(r) => return r,
     };
+    if shared.stopping() {
+        return busy(&format!("{verb}: the server is stopping; nothing was done"));
+    }
+    if let Some(wait_ms) = super::wait::asks_to_wait(&verb, &args, shared.max_wait_ms) {
+        return long_poll(shared, client, &verb, args, wait_ms).await;
+    }
     let store = shared.store.clone();
     let workspace = shared.workspace.clone();
     let max_wait_ms = shared.max_wait_ms;
@@ -112,14 +133,49 @@ async fn call(shared: &Shared, verb: String, req: Request<Incoming>) -> Response
     }
 }
 
+/// A `claim_next` that waits for work: a task holding one of the server's stream places.
+async fn long_poll(
+    shared: &Arc<Shared>,
+    client: IpAddr,
+    verb: &str,
+    args: Value,
+    wait_ms: u64,
+) -> Response<Body> {
+    let slot = match shared.streams.take(client) {
+        Ok(slot) => slot,
+        Err(why) => return busy(&format!("{verb}: {why}")),
+    };
+    let started = std::time::Instant::now();
+    let ran = super::wait::claim_next(shared.clone(), args, wait_ms).await;
+    drop(slot);
+    let outcome = ran.as_ref().map(|_| ()).map_err(|e| match e {
+        super::wait::Ended::Refused(e) => e.code(),
+        super::wait::Ended::Stopping => Code::Io,
+    });
+    shared.metrics.request(verb, outcome, started.elapsed());
+    match ran {
+        Ok(answer) => json(StatusCode::OK, &answer.json),
+        Err(super::wait::Ended::Refused(e)) => error(&e),
+        Err(super::wait::Ended::Stopping) => busy(&format!(
+            "{verb}: the server is stopping; nothing was granted"
+        )),
+    }
+}
+
 /// `GET /v1/watch`: a read (the token only beyond loopback).
-fn watch(shared: &Shared, req: &Request<Incoming>) -> Response<Body> {
+fn watch(shared: &Arc<Shared>, client: IpAddr, req: &Request<Incoming>) -> Response<Body> {
     if !shared.may_read(req) {
         return unauthorized("watch", false);
     }
+    if shared.stopping() {
+        return busy("watch: the server is stopping");
+    }
     let last = req.headers().get("last-event-id");
     match super::events::since(req.uri().query(), last) {
-        Ok(since) => super::events::stream(shared.store.clone(), since),
+        Ok(since) => match shared.streams.take(client) {
+            Ok(slot) => super::events::stream(shared.clone(), since, slot),
+            Err(why) => busy(&format!("watch: {why}")),
+        },
         Err(why) => refusal(
             StatusCode::BAD_REQUEST,
             Code::InvalidInput,

@@ -5,7 +5,9 @@
 "use strict";
 (function () {
   const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
-  const token = meta("claimdag-token");
+  // The session's secret for writes: empty on a page opened without the dashboard's link,
+  // which shows the store and cannot act. The session itself is an HttpOnly cookie.
+  const csrf = meta("claimdag-csrf");
   const workspace = meta("claimdag-workspace");
   const rows = document.getElementById("rows");
   const message = document.getElementById("message");
@@ -67,7 +69,7 @@
   async function refresh() {
     pending = null;
     const r = await fetch(`/rows?workspace=${encodeURIComponent(workspace)}`,
-      { headers: { Authorization: `Bearer ${token}` } });
+      { credentials: "same-origin" });
     if (!r.ok) { say(`could not reload: ${r.status}`, true); return; }
     rows.innerHTML = await r.text(); // the server's own rendering, escaped there
     clock(); tick(); filter();
@@ -77,10 +79,13 @@
   async function call(verb, body) {
     const r = await fetch(`/v1/${verb}`, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Claimdag-Csrf": csrf },
       body: JSON.stringify(body),
     });
-    const reply = await r.json().catch(() => null);
+    const answer = await r.json().catch(() => null);
+    // A refusal is {"error": {"code", "message", ...}}, as at every door.
+    const reply = !r.ok && answer && answer.error ? answer.error : answer;
     return { ok: r.ok, status: r.status, reply };
   }
 
@@ -92,6 +97,11 @@
 
   async function act(tr, verb) {
     const id = tr.dataset.id, gen = Number(tr.dataset.gen);
+    if (!csrf) {
+      say(`${verb}: this page only shows the store; to act, open the dashboard through the ` +
+        "link claimdag serve printed when it started (/?token=...)", true);
+      return false;
+    }
     const who = actor();
     let body = { node: id, gen };
     if (verb === "claim") {

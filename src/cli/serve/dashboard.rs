@@ -1,8 +1,10 @@
 //! The dashboard's routes: `GET /` (the page), `GET /rows` (its rows, for a live update),
-//! `GET /dashboard.js` and `/dashboard.css`. The page carries the token (so that its script
-//! can write); a page from another site cannot read it. Beyond loopback the page needs the
-//! token too: opened once as `/?token=TOKEN`, it sets a cookie (HttpOnly, SameSite=Strict)
-//! that later reads carry; writes need the bearer header whatever the cookie says.
+//! `GET /dashboard.js` and `/dashboard.css`. No page carries a credential. The dashboard is
+//! opened once through the link `claimdag serve` printed, `/?token=TOKEN`: that starts a
+//! session (`session.rs`: an HttpOnly, SameSite=Strict cookie) and sends the browser on to
+//! `/`; pages served to a session carry its CSRF secret, which the dashboard's writes send
+//! back with the cookie. On loopback a page asked for without a session is shown read-only;
+//! beyond loopback every route here needs the session (or the bearer token).
 
 use super::http::{refusal, reply, Body, Shared};
 use super::page;
@@ -20,6 +22,19 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 /// A `GET` of the dashboard, or `None` for another path.
 pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Response<Body>> {
     let path = req.uri().path();
+    let query = req.uri().query().unwrap_or("");
+    let given = param(query, "token");
+    if path == "/" && given.is_some() {
+        return Some(open_session(shared, given.as_deref(), query));
+    }
+    if matches!(path, "/" | "/rows" | "/dashboard.js" | "/dashboard.css") && !shared.may_read(req) {
+        return Some(refusal(
+            StatusCode::UNAUTHORIZED,
+            Code::InvalidInput,
+            "the dashboard needs the token here: open the link `claimdag serve` printed \
+             (/?token=TOKEN, the token in the file it named) once",
+        ));
+    }
     match path {
         "/dashboard.js" => {
             return Some(reply(
@@ -36,24 +51,14 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
         "/" | "/rows" => {}
         _ => return None,
     }
-    let query = req.uri().query().unwrap_or("");
-    let given = param(query, "token");
-    let by_link = given.as_deref().is_some_and(|t| shared.is_token(t));
-    if !by_link && !shared.may_read(req) {
-        return Some(refusal(
-            StatusCode::UNAUTHORIZED,
-            Code::InvalidInput,
-            "the dashboard needs the token here: open /?token=TOKEN once (the token is in the \
-             file `claimdag serve` printed when it started)",
-        ));
-    }
+    let csrf = shared.sessions.csrf_of(req).unwrap_or_default();
     let workspace = param(query, "workspace").unwrap_or_else(|| shared.workspace.clone());
     let whole = path == "/";
     let shared2 = shared.clone();
     let rendered = tokio::task::spawn_blocking(move || {
         let s = page::read(&shared2.store, &workspace)?;
         Ok::<_, crate::Error>(if whole {
-            page::page(&s, &shared2.store.location(), &workspace, &shared2.token)
+            page::page(&s, &shared2.store.location(), &workspace, &csrf)
         } else {
             page::rows(&s)
         })
@@ -82,16 +87,52 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
-    if by_link {
-        let cookie = format!(
-            "claimdag_token={}; Path=/; HttpOnly; SameSite=Strict",
-            shared.token
-        );
-        if let Ok(v) = HeaderValue::from_str(&cookie) {
-            h.insert(header::SET_COOKIE, v);
-        }
-    }
     Some(r)
+}
+
+/// `GET /?token=TOKEN`: a new session, and the browser sent on to the page without the
+/// token in its address (or history); a wrong token is refused.
+fn open_session(shared: &Shared, given: Option<&str>, query: &str) -> Response<Body> {
+    if !given.is_some_and(|t| shared.is_token(t)) {
+        return refusal(
+            StatusCode::UNAUTHORIZED,
+            Code::InvalidInput,
+            "the dashboard's link carries a token that is not this server's: use the link \
+             `claimdag serve` printed, or the token in the file it named",
+        );
+    }
+    let cookie = match shared.sessions.open() {
+        Ok(c) => c,
+        Err(e) => return super::http::error(&e),
+    };
+    let to = match param(query, "workspace") {
+        Some(w) => format!("/?workspace={}", encode(&w)),
+        None => "/".to_string(),
+    };
+    let mut r = reply(Full::new(Bytes::new()).boxed(), "text/plain; charset=utf-8");
+    *r.status_mut() = StatusCode::SEE_OTHER;
+    let h = r.headers_mut();
+    if let (Ok(c), Ok(to)) = (HeaderValue::from_str(&cookie), HeaderValue::from_str(&to)) {
+        h.insert(header::SET_COOKIE, c);
+        h.insert(header::LOCATION, to);
+    }
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    r
+}
+
+/// A query value, percent-encoded but for the unreserved characters.
+fn encode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            b => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// A query parameter, percent-decoded.

@@ -2,26 +2,35 @@
 //! history line (`event: history`, `data:` its JSON, as `claimdag watch --json` prints it);
 //! the last event of each write carries `id:` its `seq`, so a client that reconnects with
 //! `Last-Event-ID` (or `?since=SEQ`) gets what it missed. A comment every 15 s keeps idle
-//! connections open through proxies. The store's watch runs on the blocking pool and ends
-//! when the client goes away.
+//! connections open through proxies.
+//!
+//! A stream is a task, not a thread: live writes come from the server's one history
+//! follower (`hub.rs`); what a client asks to see of the past is read from the store a page
+//! at a time, the next page only once the client has taken the last (backpressure), so a
+//! client that never reads holds a few pages at most. A client that falls too far behind
+//! the live writes reads them from the store the same way. The stream ends when the client
+//! goes away or the server stops.
 
-use super::http::{reply, Body};
+use super::http::{reply, Body, Shared};
+use super::limits::Slot;
 use crate::model::HistoryLine;
-use crate::store::Store;
 use http_body_util::BodyExt;
 use hyper::body::{Bytes, Frame};
 use hyper::header::HeaderValue;
 use hyper::Response;
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
-/// How often the watch looks for new writes when nothing came, and checks its client.
-const TICK: Duration = Duration::from_secs(1);
-/// Ticks between keep-alive comments.
-const KEEPALIVE_TICKS: u32 = 15;
+/// How long a stream may be idle before a keep-alive comment.
+const KEEPALIVE: Duration = Duration::from_secs(15);
+/// History lines read from the store at a time.
+const PAGE: usize = 512;
+/// Pages waiting for a client that does not read.
+const BUFFERED: usize = 2;
 
 /// A response body fed by a channel.
 struct Events(mpsc::Receiver<Bytes>);
@@ -38,36 +47,117 @@ impl hyper::body::Body for Events {
     }
 }
 
-/// The stream of history from after `since` (`None`: from now on).
-pub fn stream(store: Store, since: Option<u64>) -> Response<Body> {
-    let (tx, rx) = mpsc::channel::<Bytes>(64);
-    tokio::task::spawn_blocking(move || {
-        let _ = tx.blocking_send(Bytes::from_static(b": claimdag history\n\n"));
-        let mut idle = 0u32;
-        // An error of the store (a lost connection) ends the stream: the client reconnects
-        // with Last-Event-ID and loses nothing.
-        let _ = store.watch(since, TICK, |lines: &[HistoryLine]| {
-            if lines.is_empty() {
-                idle += 1;
-                if idle.is_multiple_of(KEEPALIVE_TICKS) {
-                    return Ok(tx
-                        .blocking_send(Bytes::from_static(b": keep-alive\n\n"))
-                        .is_ok());
-                }
-                return Ok(!tx.is_closed());
-            }
-            idle = 0;
-            Ok(tx.blocking_send(Bytes::from(frames(lines))).is_ok())
-        });
+/// The stream of history from after `since` (`None`: from now on), holding `slot`.
+pub fn stream(shared: Arc<Shared>, since: Option<u64>, slot: Slot) -> Response<Body> {
+    let (tx, rx) = mpsc::channel::<Bytes>(BUFFERED);
+    tokio::spawn(async move {
+        let _slot = slot;
+        Feed { shared, tx }.run(since).await;
     });
     reply(Events(rx).boxed(), "text/event-stream")
 }
 
-/// The events of `lines`: each line's JSON, the last of each write with its `seq` as id.
-fn frames(lines: &[HistoryLine]) -> String {
+struct Feed {
+    shared: Arc<Shared>,
+    tx: mpsc::Sender<Bytes>,
+}
+
+impl Feed {
+    async fn run(self, since: Option<u64>) {
+        // Subscribed before the head is read: nothing published after it is missed.
+        let mut live = self.shared.hub.lines();
+        // The last line sent: (its write's seq, its place in the write).
+        let mut at = (since.unwrap_or_else(|| self.shared.hub.head()), u32::MAX);
+        let mut behind = since.is_some();
+        if !self
+            .put(Bytes::from_static(b": claimdag history\n\n"))
+            .await
+        {
+            return;
+        }
+        loop {
+            if behind {
+                match self.page(at).await {
+                    Some(mut lines) => {
+                        // One line more than a page was asked for: it tells whether the
+                        // page's last line ends its write.
+                        let next = (lines.len() > PAGE).then(|| lines.remove(PAGE).seq);
+                        behind = next.is_some();
+                        let Some(last) = lines.last() else {
+                            continue;
+                        };
+                        at = (last.seq, last.i);
+                        if !self.put(Bytes::from(frames(&lines, next))).await {
+                            return;
+                        }
+                    }
+                    // The store could not be read: the client reconnects with
+                    // Last-Event-ID and loses nothing.
+                    None => return,
+                }
+                continue;
+            }
+            let got = tokio::select! {
+                got = live.recv() => got,
+                _ = self.tx.closed() => return,
+                _ = self.shared.stopped() => return,
+                _ = tokio::time::sleep(KEEPALIVE) => {
+                    if !self.put(Bytes::from_static(b": keep-alive\n\n")).await {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            match got {
+                Ok(lines) => {
+                    let new: Vec<HistoryLine> = lines
+                        .iter()
+                        .filter(|l| (l.seq, l.i) > at)
+                        .cloned()
+                        .collect();
+                    if let Some(last) = new.last() {
+                        at = (last.seq, last.i);
+                        // The follower publishes whole writes.
+                        if !self.put(Bytes::from(frames(&new, None))).await {
+                            return;
+                        }
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => behind = true,
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Sends `bytes` once the client has room for them; false when the client went away or
+    /// the server is stopping.
+    async fn put(&self, bytes: Bytes) -> bool {
+        tokio::select! {
+            sent = self.tx.send(bytes) => sent.is_ok(),
+            _ = self.shared.stopped() => false,
+        }
+    }
+
+    /// The next page of history after `at`, read on the blocking pool by at most a few
+    /// streams at once.
+    async fn page(&self, at: (u64, u32)) -> Option<Vec<HistoryLine>> {
+        let _turn = self.shared.readers.acquire().await.ok()?;
+        let store = self.shared.store.clone();
+        tokio::task::spawn_blocking(move || store.history_page(at, PAGE + 1))
+            .await
+            .ok()?
+            .ok()
+    }
+}
+
+/// The events of `lines`: each line's JSON, the last of each write with its `seq` as id
+/// (`next`: the seq of the line after the last, when one is known to follow), so that a
+/// client that reconnects from an id never misses the rest of a write.
+fn frames(lines: &[HistoryLine], next: Option<u64>) -> String {
     let mut out = String::new();
     for (k, l) in lines.iter().enumerate() {
-        let last_of_write = lines.get(k + 1).is_none_or(|next| next.seq != l.seq);
+        let follows = lines.get(k + 1).map(|n| n.seq).or(next);
+        let last_of_write = follows.is_none_or(|seq| seq != l.seq);
         if last_of_write {
             out.push_str(&format!("id: {}\n", l.seq));
         }

@@ -13,6 +13,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use serde_json::Value;
 use std::convert::Infallible;
+use std::sync::Arc;
 
 pub type Body = BoxBody<Bytes, Infallible>;
 
@@ -27,7 +28,19 @@ pub struct Shared {
     pub max_body: usize,
     /// `GET /v1/openapi.json`, made once.
     pub openapi: Value,
-    pub metrics: super::metrics::Metrics,
+    pub metrics: Arc<super::metrics::Metrics>,
+    /// The dashboard's sessions.
+    pub sessions: super::session::Sessions,
+    /// The history follower every stream and wait takes its writes from.
+    pub hub: Arc<super::hub::Hub>,
+    /// The streams and waits held open.
+    pub streams: Arc<super::limits::Streams>,
+    /// Turns at reading the history's past from the store (a few at once, whatever the
+    /// number of streams catching up).
+    pub readers: tokio::sync::Semaphore,
+    /// True once the server is stopping: streams end, waits answer at once, nothing more is
+    /// granted.
+    pub stop: tokio::sync::watch::Sender<bool>,
 }
 
 /// Verbs that need a store path or a work tree of the server's machine: not served.
@@ -53,35 +66,51 @@ pub fn unauthorized(verb: &str, writes: bool) -> Response<Body> {
     r
 }
 
-/// The request's bearer token is the server's.
+/// The request's bearer token is the server's (the scheme's name in any case, RFC 9110
+/// section 11.1).
 pub fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
     req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| shared.is_token(t.trim()))
+        .and_then(|v| v.trim_start().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .is_some_and(|(_, t)| shared.is_token(t.trim()))
 }
 
 impl Shared {
     /// `given` is the token (compared in constant time).
     pub fn is_token(&self, given: &str) -> bool {
-        let (a, b) = (given.as_bytes(), self.token.as_bytes());
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+        super::token::same_secret(given, &self.token)
     }
 
     /// A read is allowed: on loopback always; beyond it with the bearer token, or the
-    /// dashboard's cookie (which a browser sends only from this server's own pages).
+    /// dashboard's session cookie (which a browser sends only from this server's own pages).
     pub fn may_read(&self, req: &Request<Incoming>) -> bool {
-        self.open_reads
-            || authorized(self, req)
-            || req
-                .headers()
-                .get_all(header::COOKIE)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(';'))
-                .filter_map(|kv| kv.trim().strip_prefix("claimdag_token="))
-                .any(|t| self.is_token(t))
+        self.open_reads || authorized(self, req) || self.sessions.reads(req)
+    }
+
+    /// A write is allowed: with the bearer token, or from the dashboard of a session with
+    /// that session's CSRF secret.
+    pub fn may_write(&self, req: &Request<Incoming>) -> bool {
+        authorized(self, req) || self.sessions.writes(req)
+    }
+
+    /// The server is stopping.
+    pub fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Ends once the server is stopping.
+    pub async fn stopped(&self) {
+        let mut stop = self.stop.subscribe();
+        loop {
+            if *stop.borrow_and_update() {
+                return;
+            }
+            if stop.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+        }
     }
 }
 
@@ -97,16 +126,28 @@ pub fn status_of(code: Code) -> StatusCode {
     }
 }
 
+/// A verb's refusal: the one error body of every door, `{"error": {"code", "message",
+/// ...}}`.
 pub fn error(e: &Error) -> Response<Body> {
-    json(status_of(e.code()), &verbs::error_body(e))
+    json(status_of(e.code()), &verbs::error_json(e))
 }
 
-/// An error body made here (routing, authorization, the body), not by a verb.
+/// An error body made here (routing, authorization, the body), not by a verb: the same
+/// shape.
 pub fn refusal(status: StatusCode, code: Code, message: &str) -> Response<Body> {
     json(
         status,
-        &serde_json::json!({"code": code.as_str(), "message": message}),
+        &serde_json::json!({"error": {"code": code.as_str(), "message": message}}),
     )
+}
+
+/// 503 for a stream or wait past the server's bounds, or one the stopping server will not
+/// start: try again later.
+pub fn busy(message: &str) -> Response<Body> {
+    let mut r = refusal(StatusCode::SERVICE_UNAVAILABLE, Code::Io, message);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }
 
 pub fn not_allowed(allow: &'static str) -> Response<Body> {

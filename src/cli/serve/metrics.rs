@@ -2,8 +2,8 @@
 //! - the store's state at the scrape: nodes by workspace and display word, the age of every
 //!   live lease and how long its node waited to be claimed, the store's size on disk;
 //! - the history since the server started (every process's writes, not only this server's),
-//!   read at each scrape from where the last one stopped: claims granted and hand-backs by
-//!   cause;
+//!   counted as the server's history follower (`hub.rs`) reads it: claims granted and
+//!   hand-backs by cause;
 //! - this server's requests: by verb and outcome, stale refusals by verb, and their latency.
 
 use crate::error::Code;
@@ -104,32 +104,27 @@ impl Metrics {
             .observe(LATENCY, took.as_secs_f64());
     }
 
-    /// Counts the history from the store's last write on (the server starts).
-    pub fn start(&self, store: &Store) {
+    /// Counts the history from write `seen` on (the server starts).
+    pub fn start(&self, seen: u64) {
         let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        c.seen = store.version().unwrap_or(0);
+        c.seen = seen;
     }
 
-    /// The history lines written since the last scrape, by anyone, counted.
-    fn catch_up(&self, store: &Store) {
-        let seen = self.counts.lock().unwrap_or_else(|p| p.into_inner()).seen;
-        let Ok(lines) = store.history_since(seen, None) else {
-            return;
-        };
+    /// Counts the lines of writes not counted yet (the history follower calls it with every
+    /// write, by anyone).
+    pub fn count(&self, lines: &[crate::model::HistoryLine]) {
         let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        // Another scrape may have counted them meanwhile.
         let from = c.seen;
         for l in lines.iter().filter(|l| l.seq > from) {
             *c.events.entry(l.event.verb.clone()).or_default() += 1;
         }
-        c.seen = c.seen.max(lines.last().map_or(seen, |l| l.seq));
+        c.seen = c.seen.max(lines.last().map_or(from, |l| l.seq));
     }
 
     /// The whole text of one scrape (the store read now).
     pub fn render(&self, store: &Store) -> String {
         let mut out = String::new();
         self.state(store, &mut out);
-        self.catch_up(store);
         let c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         let ev = |v: &str| c.events.get(v).copied().unwrap_or(0);
         head(

@@ -88,7 +88,7 @@ fn refusals(read_only: bool) -> Vec<(u16, String)> {
 /// The error body of docs/reference.md ("Exit codes and errors").
 fn error_schema() -> Value {
     let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
-    json!({
+    let body = json!({
         "type": "object",
         "required": ["code", "message"],
         "properties": {
@@ -102,5 +102,11 @@ fn error_schema() -> Value {
                      "description": "The nodes the actor holds (assignee_busy)."},
             "path": {"type": "string", "description": "The file the error is about."},
         },
+    });
+    json!({
+        "type": "object",
+        "required": ["error"],
+        "properties": {"error": body},
+        "description": "A refusal: the error body of every door, as the CLI writes it with --json.",
     })
 }

@@ -63,21 +63,23 @@ pub fn read(store: &Store, workspace: &str) -> Result<Snapshot> {
     })
 }
 
-/// The whole page.
-pub fn page(s: &Snapshot, location: &str, workspace: &str, token: &str) -> String {
+/// The whole page. `csrf` is the session's secret for the dashboard's writes (empty for a
+/// page served without a session: it shows, and cannot act). The page carries no
+/// credential: the session's cookie is HttpOnly.
+pub fn page(s: &Snapshot, location: &str, workspace: &str, csrf: &str) -> String {
     let mut out = String::with_capacity(256 * s.nodes.len() + 4096);
     let _ = write!(
         out,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>claimdag: {loc}</title>\
-         <meta name=\"claimdag-token\" content=\"{tok}\">\
+         <meta name=\"claimdag-csrf\" content=\"{csrf}\">\
          <meta name=\"claimdag-workspace\" content=\"{ws}\">\
          <link rel=\"stylesheet\" href=\"/dashboard.css\"></head><body>\
          <header><h1>claimdag</h1><span class=\"store\">{loc}</span>\
          <span id=\"live\" class=\"off\">connecting</span></header>",
         loc = html(location),
-        tok = html(token),
+        csrf = html(csrf),
         ws = html(workspace),
     );
     out.push_str(&summary(s));
