@@ -18,7 +18,7 @@ inner! {
 
 pub use crate::model::HistoryLine;
 pub use backend::{Clock, Dump, Report, SystemClock};
-pub use open::is_database;
+pub use open::{is_database, without_password};
 pub use query::{ListFilter, STATUS_WORDS};
 inner_item! { use backend::{Backend, Need, Reading}; }
 #[cfg(feature = "internals")]

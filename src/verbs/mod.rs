@@ -30,7 +30,7 @@ mod replies;
 mod talk;
 pub mod text;
 
-pub use args::{parse_finish_status, parse_json_arg, Dur};
+pub use args::{check_role, parse_finish_status, parse_json_arg, Dur};
 pub use catalog::{About, CATALOG};
 pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
 pub use diff::DiffCheck;
