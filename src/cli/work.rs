@@ -121,19 +121,12 @@ struct Tally {
 }
 
 /// The store for the command's `CLAIMDAG_DIR`: a database's connection string without its
-/// password (the command's environment is visible to others; it finds the password where
-/// this process did when the string had none: `PGPASSWORD` or a password file, inherited).
-#[cfg(feature = "postgres")]
+/// password (the command's environment is visible to others), through the store's facade.
 fn handed_on(dir: OsString) -> Result<OsString> {
-    match dir.to_str().filter(|d| crate::store::is_database(d)) {
-        Some(d) => Ok(crate::store::postgres::Target::without_password(d)?.into()),
+    match dir.to_str() {
+        Some(d) => Ok(crate::store::without_password(d)?.into()),
         None => Ok(dir),
     }
-}
-
-#[cfg(not(feature = "postgres"))]
-fn handed_on(dir: OsString) -> Result<OsString> {
-    Ok(dir)
 }
 
 /// Runs the worker loop; returns the exit status.

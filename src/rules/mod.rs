@@ -23,7 +23,7 @@ mod validate;
 mod pick_tests;
 
 pub use crate::schedule::ready::{readiness_at, Readiness};
-pub use plan::{Plan, PlanNode};
+pub use plan::{unknown_reference, Plan, PlanNode};
 pub use scope::{valid_until_in, Scope};
 use validate::{check_line, check_list, check_ttl};
 pub use validate::{

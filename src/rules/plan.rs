@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::Status;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A plan: `{"nodes": [...]}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -48,6 +48,23 @@ pub struct PlanNode {
 }
 
 impl Plan {
+    /// The plan with each reference to an existing node (a parent, dep or soft dep that is
+    /// not a key of the plan) replaced by what `f(key, reference)` answers, `key` being the
+    /// plan node's.
+    pub fn with_refs(&self, mut f: impl FnMut(&str, &str) -> Result<String>) -> Result<Plan> {
+        let keys: HashSet<&str> =
+            self.nodes.iter().map(|n| n.key.as_str()).collect();
+        let mut plan = self.clone();
+        for n in &mut plan.nodes {
+            let key = n.key.clone();
+            let refs = n.parent.iter_mut().chain(&mut n.deps).chain(&mut n.soft_deps);
+            for r in refs.filter(|r| !keys.contains(r.as_str())) {
+                *r = f(&key, r)?;
+            }
+        }
+        Ok(plan)
+    }
+
     /// Parses plan JSON; a malformed node is refused naming its key (or its position).
     pub fn parse(bytes: &[u8]) -> Result<Plan> {
         let v: serde_json::Value = serde_json::from_slice(bytes)
@@ -76,6 +93,19 @@ impl Plan {
         }
         Ok(Plan { nodes })
     }
+}
+
+/// A plan reference that names neither a key of the plan nor an existing node.
+fn no_such_ref(text: &str) -> Error {
+    Error::NotFound {
+        what: format!("reference {text:?} (neither a key of the plan nor an existing node)"),
+        node: None,
+    }
+}
+
+/// The refusal of plan node `key`'s reference `text` to no node, as `import` words it.
+pub fn unknown_reference(key: &str, text: &str) -> Error {
+    named(key, no_such_ref(text))
 }
 
 fn named(key: &str, e: Error) -> Error {
@@ -119,10 +149,7 @@ impl Tx<'_> {
                 return Ok(Ref::Id(id));
             }
         }
-        Err(Error::NotFound {
-            what: format!("reference {text:?} (neither a key of the plan nor an existing node)"),
-            node: None,
-        })
+        Err(no_such_ref(text))
     }
 
     pub(super) fn import(&mut self, workspace: &str, plan: &Plan) -> Result<Output> {

@@ -18,7 +18,7 @@ inner! {
 
 pub use crate::model::HistoryLine;
 pub use backend::{Clock, Dump, Report, SystemClock};
-pub use open::is_database;
+pub use open::{is_database, without_password};
 pub use query::{ListFilter, STATUS_WORDS};
 inner_item! { use backend::{Backend, Need, Reading}; }
 #[cfg(feature = "internals")]
@@ -162,6 +162,14 @@ impl Store {
             query::Prefix::Full(id) => Ok(id),
             query::Prefix::Part(p) => self.query(Need::default(), |v| query::resolve(v, &p))?,
         }
+    }
+
+    /// Resolves a node argument as [`Store::resolve`] does, among the nodes of `workspace`
+    /// only: a node of another workspace answers `not_found` as a node that does not exist
+    /// does (a door bound to one workspace, [`crate::verbs::Bounds`]).
+    pub fn resolve_in(&self, text: &str, workspace: &str) -> Result<Id> {
+        let arg = query::prefix(text)?;
+        self.query(Need::default(), |v| query::resolve_in(v, &arg, workspace))?
     }
 
     pub fn upsert(&self, u: Upsert) -> Result<Id> {
@@ -516,6 +524,19 @@ impl Store {
             .filter(|l| (l.seq, l.i) > after)
             .take(most)
             .collect())
+    }
+
+    /// The history of the writes after `since` that a door bound to `workspace` sees: the
+    /// events of its nodes, and those of no node (the settings).
+    pub fn history_in(&self, since: u64, workspace: &str) -> Result<Vec<HistoryLine>> {
+        let lines = self.backend.history(None, since)?;
+        self.query(Need::default(), |v| {
+            let here = |n: &Id| v.state.workspace_of(n) == Some(workspace);
+            lines
+                .into_iter()
+                .filter(|l| l.event.node.as_ref().is_none_or(here))
+                .collect()
+        })
     }
 
     /// The number of the last committed write, by any process: compare it with an earlier

@@ -41,6 +41,27 @@ pub fn is_database(location: &str) -> bool {
         || location.starts_with("postgres:")
 }
 
+/// A store location as it may be handed on to another process (the `CLAIMDAG_DIR` of the
+/// command `work` runs, whose environment others can see): a database's connection string
+/// without its password (the process finds it where this one did when the string had none:
+/// `PGPASSWORD` or a password file, inherited), anything else as it is.
+pub fn without_password(location: &str) -> Result<String> {
+    if !is_database(location) {
+        return Ok(location.to_string());
+    }
+    database_without_password(location)
+}
+
+#[cfg(feature = "postgres")]
+fn database_without_password(url: &str) -> Result<String> {
+    super::postgres::Target::without_password(url)
+}
+
+#[cfg(not(feature = "postgres"))]
+fn database_without_password(url: &str) -> Result<String> {
+    Ok(url.to_string())
+}
+
 #[cfg(feature = "postgres")]
 fn open_database(url: &str) -> Result<Store> {
     Ok(Store::from_backend(Arc::new(

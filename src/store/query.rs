@@ -175,6 +175,33 @@ pub(super) fn resolve(v: &Reading<'_>, prefix: &str) -> Result<Id> {
             .filter(|id| id.starts_with_hex(prefix))
             .take(2),
     );
+    the_one(m, prefix)
+}
+
+/// The one live or archived node of `workspace` the argument names: a node of another
+/// workspace is not there, and answers as a node that does not exist.
+pub(super) fn resolve_in(v: &Reading<'_>, arg: &Prefix, workspace: &str) -> Result<Id> {
+    let here = |id: &Id| v.state.workspace_of(id) == Some(workspace);
+    match arg {
+        Prefix::Full(id) if here(id) => Ok(*id),
+        Prefix::Full(id) => Err(Error::node_not_found(*id)),
+        Prefix::Part(prefix) => {
+            let archived = v.state.archived().keys().copied();
+            let m: Vec<Id> = v
+                .state
+                .ids_with_prefix(prefix, usize::MAX)
+                .into_iter()
+                .chain(archived.filter(|id| id.starts_with_hex(prefix)))
+                .filter(here)
+                .take(2)
+                .collect();
+            the_one(m, prefix)
+        }
+    }
+}
+
+/// The one id of `m` (the nodes found for `prefix`, at most two needed).
+fn the_one(mut m: Vec<Id>, prefix: &str) -> Result<Id> {
     m.truncate(2);
     m.dedup();
     match m.as_slice() {

@@ -1,10 +1,17 @@
-//! Arguments as users write them that are more than a string: durations and the status a
-//! node is finished with. Node and actor arguments are strings resolved by [`super::Ctx`].
+//! Arguments as users write them that are more than a string: durations, roles and the
+//! status a node is finished with. Node and actor arguments are strings resolved by [`super::Ctx`].
 
 use crate::error::{Error, Result};
 use crate::model::Status;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A role argument (`--role R` of `ready`, `claim-next`, the pane): a word of
+/// `[a-z0-9_-]` of at most 32 characters, or "" (any role), checked as the verbs that take
+/// one check it.
+pub fn check_role(role: &str) -> Result<()> {
+    crate::rules::validate_word("role", role, 0)
+}
 
 /// A duration as a user wrote it: `500ms`, `30s`, `15m`, `2h`, `1d`, or a bare number of
 /// seconds (in JSON, a string in that form or a whole number of seconds). It is read when

@@ -163,12 +163,30 @@ impl Verb for Import {
     type Reply = Imported;
     fn run(&self, cx: &Ctx<'_>) -> Result<Imported> {
         let ws = cx.workspace(self.workspace.as_deref())?;
-        let ids = cx.store.import(&ws, self.plan.clone())?;
+        let plan = match cx.bounds.bound {
+            true => self.plan.with_refs(|key, text| bound_ref(cx, key, text))?,
+            false => self.plan.clone(),
+        };
+        let ids = cx.store.import(&ws, plan)?;
         Ok(Imported(
             ids.into_iter()
                 .map(|(id, key)| ImportedNode { id, key })
                 .collect(),
         ))
+    }
+}
+
+/// A plan's reference to an existing node, for a bound context: the full id of the node of
+/// the context's workspace it names. A node id (or prefix) that names none there, a node of
+/// another workspace included, is refused as the rules refuse a reference to no node; any
+/// other text is left to the rules.
+fn bound_ref(cx: &Ctx<'_>, key: &str, text: &str) -> Result<String> {
+    match cx.node(text) {
+        Ok(id) => Ok(id.to_string()),
+        Err(e) if e.code() == crate::error::Code::NotFound => {
+            Err(crate::rules::unknown_reference(key, text))
+        }
+        Err(_) => Ok(text.to_string()),
     }
 }
 

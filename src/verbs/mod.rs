@@ -30,7 +30,7 @@ mod replies;
 mod talk;
 pub mod text;
 
-pub use args::{parse_finish_status, parse_json_arg, Dur};
+pub use args::{check_role, parse_finish_status, parse_json_arg, Dur};
 pub use catalog::{About, CATALOG};
 pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
 pub use diff::DiffCheck;
@@ -71,7 +71,9 @@ pub struct Ctx<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Bounds {
     /// Requests act as the context's actor (when it has one) and in its workspace only: an
-    /// argument naming another is `invalid_input`; naming the same one is fine.
+    /// argument naming another is `invalid_input`; naming the same one is fine. A node of
+    /// another workspace is not there: named by any verb, in any form, it answers
+    /// `not_found` as a node that does not exist; `log` reads the workspace's events only.
     pub bound: bool,
     /// `complete` ends only a live claim of the actor: cancelling a `todo` node (a planner's
     /// act) is refused as for `done`.
@@ -143,8 +145,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// A node argument resolved to its id.
+    /// A node argument resolved to its id; when the context is bound, among the nodes of
+    /// its workspace only. Every verb resolves its node arguments here.
     pub fn node(&self, text: &str) -> Result<Id> {
+        if self.bounds.bound {
+            return self.store.resolve_in(text, &self.workspace);
+        }
         self.store.resolve(text)
     }
 

@@ -152,9 +152,11 @@ impl Verb for Log {
     type Reply = History;
     fn run(&self, cx: &Ctx<'_>) -> Result<History> {
         let id = self.node.as_deref().map(|n| cx.node(n)).transpose()?;
-        Ok(History(
-            cx.store.history_since(self.since.unwrap_or(0), id)?,
-        ))
+        let since = self.since.unwrap_or(0);
+        Ok(History(match id {
+            None if cx.bounds.bound => cx.store.history_in(since, &cx.workspace)?,
+            id => cx.store.history_since(since, id)?,
+        }))
     }
 }
 

@@ -4,6 +4,7 @@
 //! directory, `postgres::*` on a real PostgreSQL server (tests/common/pg.rs). A new backend
 //! adds one `every_scenario!` line and inherits all of them.
 
+mod bound;
 #[path = "../common/pg.rs"]
 mod pg;
 mod scenarios;
@@ -46,7 +47,7 @@ pub fn postgres_combined() -> Fresh {
 /// One `#[test]` per scenario for `backend`: `embedded::fence`, ...
 macro_rules! scenarios {
     ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* ;
-     spaces: $($spaces:ident),* $(,)?) => {
+     spaces: $($spaces:ident),* ; bound: $($bound:ident),* $(,)?) => {
         mod $backend {
             $(
                 #[test]
@@ -67,6 +68,13 @@ macro_rules! scenarios {
                 fn $spaces() {
                     let fresh = super::$backend();
                     crate::spaces::$spaces(&fresh.store);
+                }
+            )*
+            $(
+                #[test]
+                fn $bound() {
+                    let fresh = super::$backend();
+                    crate::bound::$bound(&fresh.store);
                 }
             )*
         }
@@ -107,7 +115,9 @@ macro_rules! every_scenario {
             claim_next_many_grants_in_pick_order_within_the_rules;
             spaces:
             a_write_hands_back_only_its_own_workspaces_expired_claims,
-            batches_and_named_archives_stay_in_one_workspace,
+            batches_and_named_archives_stay_in_one_workspace;
+            bound:
+            a_bound_door_finds_no_node_of_another_workspace,
         );
     };
 }

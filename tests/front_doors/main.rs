@@ -1,6 +1,6 @@
 //! The front doors: the command line (node arguments, `list` filters, `--json`,
 //! `--help`), every error code with its exit code and message, bad input of every kind,
-//! and the example workers.
+//! the example workers, and the MCP server held to its workspace.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -9,3 +9,4 @@ mod bad_input;
 mod cli_surface;
 mod errors;
 mod examples;
+mod mcp_bounds;

@@ -8,7 +8,8 @@
 //! (an unknown tool, params that are not a call) is a protocol error.
 //!
 //! The server holds an agent to what it was started with ([`verbs::Bounds`]): its actor and
-//! its workspace (an argument naming another is `invalid_input`), with the worker profile
+//! its workspace (an argument naming another is `invalid_input`; a node of another
+//! workspace answers `not_found`, as one that does not exist), with the worker profile
 //! the claims it holds (it cannot cancel a node it does not hold), and `diff_check` to git
 //! work trees under the directory it was started in (and those the operator allows).
 

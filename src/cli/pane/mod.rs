@@ -60,7 +60,7 @@ pub struct PaneArgs {
 /// The filters the options ask for.
 fn filters(cx: &Ctx<'_>, a: &PaneArgs) -> Result<Filters> {
     if let Some(r) = &a.role {
-        crate::rules::validate_word("role", r, 0)?;
+        crate::verbs::check_role(r)?;
     }
     Ok(Filters {
         workspace: cx.workspace.clone(),

@@ -4,8 +4,8 @@
 use super::app::{App, Key, Mode};
 use super::board::Filters;
 use super::draw;
-use crate::verbs::Ctx;
-use crate::{Actor, Id, Status, Store, Upsert};
+use crate::verbs::{Ctx, Upsert, Verb};
+use crate::{Actor, Id, Status, Store};
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -26,14 +26,21 @@ fn fixture() -> Fixture {
     }
 }
 
+/// A node made as a door makes one: through the verb layer.
+fn upsert(s: &Store, u: Upsert) -> Id {
+    u.run(&Ctx::new(s, "").unwrap()).unwrap().id
+}
+
 fn node(s: &Store, summary: &str, estimate: u64, parent: Option<Id>) -> Id {
-    s.upsert(Upsert {
-        summary: summary.into(),
-        estimate: Some(estimate),
-        parent,
-        ..Upsert::default()
-    })
-    .unwrap()
+    upsert(
+        s,
+        Upsert {
+            summary: summary.into(),
+            estimate: Some(estimate),
+            parent: parent.map(|p| p.to_string()),
+            ..Upsert::default()
+        },
+    )
 }
 
 fn app<'a>(fx: &'a Fixture) -> App<'a> {
@@ -165,13 +172,14 @@ fn filters_search_and_toggles() {
     let fx = fixture();
     let s = &fx.store;
     let a = node(s, "parse the header", 1, None);
-    let b = s
-        .upsert(Upsert {
+    let b = upsert(
+        s,
+        Upsert {
             summary: "review the parser".into(),
             role: Some("reviewer".into()),
             ..Upsert::default()
-        })
-        .unwrap();
+        },
+    );
     let done = node(s, "already finished", 1, None);
     let g = s.claim(done, fx.other, None, None).unwrap();
     s.complete(done, Status::Done, g, None, None).unwrap();
