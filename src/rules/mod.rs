@@ -562,11 +562,14 @@ impl<'a> Tx<'a> {
     }
 
     /// Hands back `node`: `todo`, holder cleared, generation + 1, attempts kept; not
-    /// granted again for `retry_in` ms when given, else for the store's backoff.
+    /// granted again for `retry_in` ms when given (0: ready at once, whatever `not_before`
+    /// was set while it was held), else for the store's backoff.
     fn hand_back(&mut self, mut node: Node, verb: &str, retry_in: Option<u64>) -> u64 {
         let delay = retry_in.unwrap_or_else(|| self.settings().backoff_ms(node.attempts));
         if delay > 0 {
             node.not_before = Some(self.now.saturating_add(delay));
+        } else if retry_in.is_some() {
+            node.not_before = None;
         }
         let holder = node.holder.take();
         node.last_holder = holder;
