@@ -1,8 +1,29 @@
-//! Arguments refused naming what was given: a whole number of seconds too large for a
-//! duration in a JSON request names its field.
+//! Arguments refused naming what was given: `--output` that is not JSON under `--json`
+//! gives the JSON error body, and a whole number of seconds too large for a duration in a
+//! JSON request names its field.
 
+use crate::common::{actor, Store};
 use claimdag::verbs::{self, Ctx};
 use serde_json::json;
+
+#[test]
+fn an_output_that_is_not_json_is_a_json_error_under_json() {
+    let s = Store::new();
+    let n = s.upsert("count the rows", &[]);
+    s.claim(&n, &actor(1), &[]);
+    for bad in ["nope", "{\"rows\": 3", ""] {
+        let e = s.refused(
+            &[
+                "complete", &n, "--status", "done", "--gen", "2", "--output", bad,
+            ],
+            2,
+            "output is not valid JSON",
+            "invalid_input",
+        );
+        assert!(e["message"].as_str().unwrap().contains("output"), "{e}");
+    }
+    assert_eq!(s.node(&n)["status"], "claimed");
+}
 
 #[test]
 fn a_duration_too_large_in_json_names_its_field() {

@@ -1,5 +1,6 @@
-//! Values given back as they were given, and refusals that name what was given: a duration
-//! too large in a JSON request refused naming its field.
+//! Values given back as they were given, and refusals that name what was given: `--output`
+//! that is not JSON refused as a JSON error under `--json`; a duration too large in a JSON
+//! request refused naming its field.
 
 #[path = "../common/mod.rs"]
 mod common;
