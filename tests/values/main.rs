@@ -1,6 +1,7 @@
-//! Values given back as they were given, and refusals that name what was given: `--output`
-//! that is not JSON refused as a JSON error under `--json`; a duration too large in a JSON
-//! request refused naming its field.
+//! Values given back as they were given, and refusals that name what was given: an output's
+//! numbers kept digit for digit through the command line, the verb layer and the history on
+//! both backends; `--output` that is not JSON refused as a JSON error under `--json`; a
+//! duration too large in a JSON request refused naming its field.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -8,6 +9,7 @@ mod common;
 mod pg;
 
 mod arguments;
+mod outputs;
 
 use common::{run_limited, Run};
 use std::time::Duration;
