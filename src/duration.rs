@@ -3,6 +3,11 @@
 
 use crate::error::{Error, Result};
 
+/// The latest time a store keeps: year 9999's last millisecond, so that every time it keeps
+/// prints as RFC 3339 and nothing added to it overflows. A time given past it is refused,
+/// and a delay that would reach past it (a backoff) ends at it.
+pub const LATEST_TIME: u64 = 253_402_300_799_999;
+
 /// Parses a duration into milliseconds.
 pub fn parse_ms(text: &str) -> Result<u64> {
     let t = text.trim();
@@ -91,9 +96,15 @@ pub fn parse_time(text: &str, now: u64) -> Result<u64> {
     let t = text.trim();
     if let Some(d) = t.strip_prefix('+') {
         let ms = parse_ms(d)?;
-        return now.checked_add(ms).ok_or_else(|| {
-            Error::invalid(format!("time {text:?} overflows the clock (now + {d})"))
-        });
+        return now
+            .checked_add(ms)
+            .filter(|t| *t <= LATEST_TIME)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "time {text:?} is past the latest time the clock can reach ({})",
+                    format_time(LATEST_TIME)
+                ))
+            });
     }
     parse_rfc3339(t).ok_or_else(|| {
         Error::invalid(format!(
@@ -197,7 +208,11 @@ mod tests {
             assert!(e.contains("bad time") || e.contains("bad duration"), "{bad}: {e}");
         }
         let e = parse_time("+18446744073709551s", 1000).unwrap_err().to_string();
-        assert!(e.contains("overflows") || e.contains("too large"), "{e}");
+        assert!(e.contains("+18446744073709551s") && e.contains("latest time"), "{e}");
+        // The last millisecond of year 9999 is the latest time; one past it is named as given.
+        assert_eq!(parse_time("+1ms", LATEST_TIME - 1).unwrap(), LATEST_TIME);
+        let e = parse_time("+2ms", LATEST_TIME - 1).unwrap_err().to_string();
+        assert!(e.contains("\"+2ms\"") && e.contains("9999-12-31T23:59:59.999Z"), "{e}");
     }
 
     #[test]

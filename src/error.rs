@@ -309,6 +309,24 @@ impl Error {
     }
 }
 
+/// Reads a `T` from a JSON value by way of its text, as a request's JSON is read: with
+/// serde_json's `arbitrary_precision` a value hands a number over as its text, so read from
+/// the value itself a `-0` would become `0` and a mistyped number would say only "invalid
+/// number". The message has no position (the text is not the user's).
+pub fn from_json_value<T: serde::de::DeserializeOwned>(
+    value: &serde_json::Value,
+) -> std::result::Result<T, (String, String)> {
+    let text = value.to_string();
+    let mut de = serde_json::Deserializer::from_str(&text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.inner();
+        let message = inner.to_string();
+        let at = format!(" at line {} column {}", inner.line(), inner.column());
+        let message = message.strip_suffix(&at).unwrap_or(&message).to_string();
+        (e.path().to_string(), message)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::Code;

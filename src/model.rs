@@ -284,6 +284,14 @@ fn is_default_retry_delay_max(v: &u64) -> bool {
     *v == DEFAULT_RETRY_DELAY_MAX_MS
 }
 
+/// A duration setting's value in milliseconds; a bad one is refused naming the setting.
+fn duration(key: &str, text: &str) -> crate::Result<u64> {
+    crate::duration::parse_ms(text).map_err(|e| match e {
+        crate::Error::InvalidInput(m) => crate::Error::InvalidInput(format!("{key}: {m}")),
+        e => e,
+    })
+}
+
 /// Store settings (docs/reference.md, "Nodes").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
@@ -358,14 +366,14 @@ impl Settings {
         let whole =
             |what: &str| crate::Error::invalid(format!("{key} must be {what}, got {value:?}"));
         match key {
-            "default_ttl" => self.default_ttl_ms = crate::duration::parse_ms(v)?,
+            "default_ttl" => self.default_ttl_ms = duration(key, v)?,
             "max_held" => {
                 self.max_held = v
                     .parse()
                     .map_err(|_| whole("a whole number (0 = no limit)"))?
             }
-            "retry_delay" => self.retry_delay_ms = crate::duration::parse_ms(v)?,
-            "retry_delay_max" => self.retry_delay_max_ms = crate::duration::parse_ms(v)?,
+            "retry_delay" => self.retry_delay_ms = duration(key, v)?,
+            "retry_delay_max" => self.retry_delay_max_ms = duration(key, v)?,
             _ => {
                 self.max_attempts = match v {
                     "none" => None,

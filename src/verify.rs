@@ -70,6 +70,12 @@ pub fn problems(state: &State) -> Vec<String> {
                 n.status
             ));
         }
+        if let Some(t) = n.not_before.filter(|t| *t > crate::duration::LATEST_TIME) {
+            out.push(format!(
+                "node {id} has not_before {t}, past the latest time a store keeps ({})",
+                crate::duration::format_time(crate::duration::LATEST_TIME)
+            ));
+        }
         if n.created_at > n.updated_at {
             out.push(format!("node {id} was updated before it was created"));
         }

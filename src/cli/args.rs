@@ -93,7 +93,7 @@ pub enum Verb {
     #[command(
         after_help = "Example:\n  claimdag complete 092dca29 --status done --gen 2 --note \"merged\"\n  claimdag complete 092dca29 --status done --gen 2 --output '{\"tables\": 12}'\n\nA todo node may be cancelled at its current generation without a claim.\nWith --output, the JSON value is stored and handed to the nodes that depend on\nthis one, as inputs in their claims."
     )]
-    Complete(Described<verbs::Complete>),
+    Complete(Described<CompleteArgs>),
     /// Finish several claims in one write: all of them, or none
     #[command(
         name = "complete-many",
@@ -197,6 +197,32 @@ pub enum Verb {
     /// blocked and why; keys claim, renew, release and complete with the current generation
     #[command(after_help = PANE_HELP)]
     Pane(Described<PaneArgs>),
+}
+
+/// `complete`'s arguments: the request, with `--output` kept as the text given until the
+/// verb runs, so that text that is not JSON is `invalid_input` like any other bad argument
+/// (the JSON error body under `--json`), not a usage error of the parser's.
+#[derive(clap::Args, Debug)]
+pub struct CompleteArgs {
+    #[command(flatten)]
+    pub request: verbs::Complete,
+    /// What the node produced: any JSON value (at most 64 KiB serialised). Its dependents
+    /// receive it as an input when they are claimed.
+    #[arg(long, value_name = "JSON")]
+    pub output: Option<String>,
+}
+
+impl CompleteArgs {
+    /// The request, its output read.
+    pub fn request(&self) -> crate::Result<verbs::Complete> {
+        let mut r = self.request.clone();
+        r.output = self
+            .output
+            .as_deref()
+            .map(verbs::parse_json_arg)
+            .transpose()?;
+        Ok(r)
+    }
 }
 
 /// A verb's arguments under the description its variant gives: the arguments' own

@@ -124,9 +124,10 @@ fn execute(cli: Cli) -> Result<Ran> {
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
     let answer = match_verb!(&cli.verb, &cx, cli.json;
         printed: [
-            Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Complete, Cancel,
-            Reopen, Next, Ready, Log, Archive, Unarchive, Graph, Config, Check, Actor, Copy,
+            Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Cancel, Reopen,
+            Next, Ready, Log, Archive, Unarchive, Graph, Config, Check, Actor, Copy,
         ];
+        Verb::Complete(Described(a)) => verbs::run_printed(&cx, &a.request()?, cli.json),
         // docs/reference.md ("Environment"): $CLAIMDAG_ACTOR is claim-next's default actor.
         Verb::ClaimNext(Described(r)) => {
             verbs::run_printed(&env_actor(cx, &r.assignee)?, r, cli.json)

@@ -562,11 +562,15 @@ impl<'a> Tx<'a> {
     }
 
     /// Hands back `node`: `todo`, holder cleared, generation + 1, attempts kept; not
-    /// granted again for `retry_in` ms when given, else for the store's backoff.
+    /// granted again for `retry_in` ms when given (0: ready at once, whatever `not_before`
+    /// was set while it was held), else for the store's backoff; never past the latest time
+    /// the store keeps.
     fn hand_back(&mut self, mut node: Node, verb: &str, retry_in: Option<u64>) -> u64 {
         let delay = retry_in.unwrap_or_else(|| self.settings().backoff_ms(node.attempts));
         if delay > 0 {
-            node.not_before = Some(self.now.saturating_add(delay));
+            node.not_before = Some(self.now.saturating_add(delay).min(validate::LATEST_TIME));
+        } else if retry_in.is_some() {
+            node.not_before = None;
         }
         let holder = node.holder.take();
         node.last_holder = holder;
@@ -601,6 +605,18 @@ impl<'a> Tx<'a> {
         let mut s = self.settings().clone();
         for (key, value) in changes {
             s.set(key, value)?;
+            let delay = match key.as_str() {
+                "retry_delay" => s.retry_delay_ms,
+                "retry_delay_max" => s.retry_delay_max_ms,
+                _ => continue,
+            };
+            if validate::check_delay(self.now, delay, key).is_err() {
+                return Err(Error::invalid(format!(
+                    "{key} {value:?} is too long: from now it reaches past the latest time \
+                     the clock can reach ({})",
+                    crate::duration::format_time(validate::LATEST_TIME)
+                )));
+            }
         }
         self.configure(&s)?;
         Ok(Output::Settings(s))
@@ -621,9 +637,8 @@ impl<'a> Tx<'a> {
                 crate::duration::format_ms(s.retry_delay_ms)
             )));
         }
-        if s.retry_delay_max_ms > 0 {
-            check_ttl(self.now, s.retry_delay_max_ms, "retry_delay_max")?;
-        }
+        validate::check_delay(self.now, s.retry_delay_ms, "retry_delay")?;
+        validate::check_delay(self.now, s.retry_delay_max_ms, "retry_delay_max")?;
         if s != self.settings() {
             self.settings = Some(s.clone());
             self.event("config", None, None, None);

@@ -87,8 +87,8 @@ impl Plan {
                 Some(k) => format!("plan node {k:?}"),
                 None => format!("plan node #{}", i + 1),
             };
-            let node: PlanNode = serde_json::from_value(item.clone())
-                .map_err(|e| Error::invalid(format!("{name}: {e}")))?;
+            let node: PlanNode = crate::error::from_json_value(item)
+                .map_err(|(_, e)| Error::invalid(format!("{name}: {e}")))?;
             nodes.push(node);
         }
         Ok(Plan { nodes })

@@ -109,9 +109,7 @@ pub(super) fn check_list(what: &str, items: &[String], max: usize) -> Result<()>
     Ok(())
 }
 
-/// The latest time a `not_before` may name: year 9999's last millisecond, so that every
-/// time the store keeps prints as RFC 3339 and nothing added to it overflows.
-pub const LATEST_TIME: Millis = 253_402_300_799_999;
+pub use crate::duration::LATEST_TIME;
 
 /// A delay from now (0 allowed) that the clock can reach.
 pub(super) fn check_delay(now: Millis, delay: u64, what: &str) -> Result<()> {

@@ -31,12 +31,9 @@ impl Dur {
     pub fn ms(&self) -> Result<u64> {
         match self {
             Dur::Text(t) => crate::duration::parse_ms(t),
-            Dur::Seconds(s) => s.checked_mul(1000).ok_or_else(|| {
-                Error::invalid(format!(
-                    "duration of {s} s is too large (at most {} ms)",
-                    u64::MAX
-                ))
-            }),
+            Dur::Seconds(s) => s
+                .checked_mul(1000)
+                .ok_or_else(|| Error::invalid(too_large(*s))),
             Dur::Ms(ms) => Ok(*ms),
         }
     }
@@ -80,7 +77,17 @@ impl<'de> Deserialize<'de> for Dur {
                 }
             }
             fn visit_u64<E: serde::de::Error>(self, secs: u64) -> std::result::Result<Dur, E> {
-                Ok(Dur::Seconds(secs))
+                // Read now too, so that one too large is refused naming its field.
+                match Dur::Seconds(secs).ms() {
+                    Ok(_) => Ok(Dur::Seconds(secs)),
+                    Err(e) => Err(E::custom(e)),
+                }
+            }
+            fn visit_u128<E: serde::de::Error>(self, secs: u128) -> std::result::Result<Dur, E> {
+                match u64::try_from(secs) {
+                    Ok(s) => self.visit_u64(s),
+                    Err(_) => Err(E::custom(too_large(secs))),
+                }
             }
             fn visit_i64<E: serde::de::Error>(self, secs: i64) -> std::result::Result<Dur, E> {
                 match u64::try_from(secs) {
@@ -109,6 +116,14 @@ impl JsonSchema for Dur {
             ]
         })
     }
+}
+
+/// The refusal of a whole number of seconds too large for a duration in milliseconds.
+fn too_large(secs: impl std::fmt::Display) -> String {
+    format!(
+        "duration of {secs} s is too large (at most {} ms)",
+        u64::MAX
+    )
 }
 
 /// What a duration argument should be, in the words of an error.

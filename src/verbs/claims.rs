@@ -233,7 +233,8 @@ pub struct Complete {
     /// What the node produced: any JSON value (at most 64 KiB serialised). Its dependents
     /// receive it as an input when they are claimed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "cli", arg(long, value_name = "JSON", value_parser = super::parse_json_arg))]
+    // The command line reads it as text when the verb runs (`cli::args::CompleteArgs`).
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub output: Option<serde_json::Value>,
 }
 

@@ -302,9 +302,9 @@ pub fn parse<V: Verb>(args: Value) -> Result<V> {
         Value::Null => Value::Object(Default::default()),
         a => a,
     };
-    serde_path_to_error::deserialize(args).map_err(|e| {
-        let what = args::plain_expectation(&e.inner().to_string());
-        match e.path().to_string().as_str() {
+    crate::error::from_json_value(&args).map_err(|(path, message)| {
+        let what = args::plain_expectation(&message);
+        match path.as_str() {
             "." | "" => Error::invalid(format!("{}: {what}", V::NAME)),
             field => Error::invalid(format!("{}: {field}: {what}", V::NAME)),
         }

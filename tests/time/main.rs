@@ -8,6 +8,7 @@ mod common;
 #[path = "../common/pg.rs"]
 mod pg;
 
+mod bounds;
 mod scheduled;
 mod waiting;
 mod watch;

@@ -138,8 +138,9 @@ pub fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
 }
 
 /// A value argument (`output`) as JSON, the way `json.dumps` maps it; errors name `what`.
-/// A value `json.dumps` refuses (a set, an object) is a `TypeError`; NaN, an infinity, an
-/// int beyond 64 bits or nesting deeper than 64 levels is `InvalidInput`.
+/// A value `json.dumps` refuses (a set, an object) is a `TypeError`; NaN, an infinity or
+/// nesting deeper than 64 levels is `InvalidInput`. An int of any size is kept digit for
+/// digit, as `json.dumps` writes it.
 pub fn json_arg(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     to_json(obj, what, 0)
 }
@@ -165,7 +166,16 @@ fn to_json(obj: &Bound<'_, PyAny>, what: &str, depth: usize) -> PyResult<Value> 
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(invalid(py, format!("{what} number {obj} is too large")));
+        // Beyond 64 bits: its decimal digits, kept as written (serde_json's
+        // arbitrary_precision, which the claimdag crate turns on).
+        let digits = obj.str()?.to_cow()?.into_owned();
+        return match serde_json::from_str::<Value>(&digits) {
+            Ok(v @ Value::Number(_)) => Ok(v),
+            _ => Err(invalid(
+                py,
+                format!("{what} number {obj} is not a JSON number"),
+            )),
+        };
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         let f = f.value();

@@ -4,6 +4,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList};
 use serde_json::Value;
 
+/// True when a number is written as an integer (no fraction, no exponent): `json.loads`
+/// makes an int of it, whatever its size.
+fn is_integer(n: &serde_json::Number) -> bool {
+    let text = n.to_string();
+    let digits = text.strip_prefix('-').unwrap_or(&text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// A JSON value as the Python value `json.loads` would give.
 pub fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
@@ -14,6 +22,10 @@ pub fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, Py
                 u.into_pyobject(py)?.into_any()
             } else if let Some(i) = n.as_i64() {
                 i.into_pyobject(py)?.into_any()
+            } else if is_integer(n) {
+                // Beyond 64 bits: an int, from its digits, as json.loads gives it.
+                py.get_type::<pyo3::types::PyInt>()
+                    .call1((n.to_string(),))?
             } else {
                 n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
             }
