@@ -231,7 +231,6 @@ impl Target {
     /// and every `password=` parameter or word go, everything else stays as written. That
     /// process finds the password as this one did when it was not in the string:
     /// `PGPASSWORD` or a password file.
-    #[cfg(feature = "cli")]
     pub fn without_password(arg: &str) -> Result<String> {
         let read = syntax::read(arg).map_err(invalid)?;
         Ok(syntax::without_password(arg, &read))

@@ -351,7 +351,6 @@ fn words(arg: &str, start: usize) -> Result<Read, Refusal> {
 /// `arg` without its password: the URL without `:password` in front of its `@` and
 /// without `password=` parameters, or the key=value words without `password=...`. Every
 /// other byte stays as it was written (the words are joined by one space).
-#[cfg(feature = "cli")]
 pub fn without_password(arg: &str, read: &Read) -> String {
     let kept = read.settings.iter().filter(|s| s.key != "password");
     if let Some(at) = read.words_at {
