@@ -114,6 +114,25 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// when given.
     fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>>;
 
+    /// At most `most` history lines (every node) after the line at `after` (`(seq, i)`),
+    /// oldest first. `hint` is where this reader's last call ended, as this backend counts
+    /// (0 at first): a backend may start from it instead of reading what came before, and
+    /// moves it past what it read. By default: [`Backend::history`] from `after`'s write.
+    fn history_from(
+        &self,
+        after: (u64, u32),
+        hint: &mut u64,
+        most: usize,
+    ) -> Result<Vec<HistoryLine>> {
+        let _ = hint;
+        let lines = self.history(None, after.0.saturating_sub(1))?;
+        Ok(lines
+            .into_iter()
+            .filter(|l| (l.seq, l.i) > after)
+            .take(most)
+            .collect())
+    }
+
     /// The number of the last history line's write a reader may start after: every write
     /// numbered up to it has ended, so none will appear below it later.
     fn history_head(&self) -> Result<u64> {

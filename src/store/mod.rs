@@ -4,6 +4,7 @@
 //! sees the state itself.
 
 mod backend;
+mod history;
 pub mod lease;
 mod open;
 mod query;
@@ -18,6 +19,7 @@ inner! {
 
 pub use crate::model::HistoryLine;
 pub use backend::{Clock, Dump, Report, SystemClock};
+pub use history::HistoryCursor;
 pub use open::{is_database, without_password};
 pub use query::{ListFilter, STATUS_WORDS};
 inner_item! { use backend::{Backend, Need, Reading}; }
@@ -511,19 +513,6 @@ impl Store {
     /// The history of the writes after `since` (a [`Store::version`] seen before).
     pub fn history_since(&self, since: u64, node: Option<Id>) -> Result<Vec<HistoryLine>> {
         self.backend.history(node, since)
-    }
-
-    /// At most `most` history lines (every node) that come after the line at `after`
-    /// (`(seq, i)`: `(seq, u32::MAX)` is after the whole write `seq`), oldest first: a
-    /// reader that goes on from the last line it got misses nothing and never holds more
-    /// than a page.
-    pub fn history_page(&self, after: (u64, u32), most: usize) -> Result<Vec<HistoryLine>> {
-        let lines = self.backend.history(None, after.0.saturating_sub(1))?;
-        Ok(lines
-            .into_iter()
-            .filter(|l| (l.seq, l.i) > after)
-            .take(most)
-            .collect())
     }
 
     /// The history of the writes after `since` that a door bound to `workspace` sees: the

@@ -4,7 +4,7 @@
 //! built on. A wake-up never grants anything by itself: every look is a whole write under
 //! the store's lock, so a ready node is granted once however many waiters wake.
 
-use super::{Need, Store};
+use super::{HistoryCursor, Need, Store};
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
 use crate::model::HistoryLine;
@@ -109,21 +109,20 @@ impl Store {
     /// committed after `since` (the current version when `None`), as soon as it is
     /// committed, by any process or host; and at least every `tick` with no lines, so that
     /// a caller whose reader went away can tell. Ends when `f` answers `false` or fails.
+    /// Each look reads only what was written since the last (a [`HistoryCursor`]).
     pub fn watch(
         &self,
         since: Option<u64>,
         tick: Duration,
         mut f: impl FnMut(&[HistoryLine]) -> Result<bool>,
     ) -> Result<()> {
-        let mut at = match since {
+        let at = match since {
             Some(s) => s,
             None => self.backend.history_head()?,
         };
+        let mut cur = HistoryCursor::after_write(at);
         loop {
-            let lines = self.history_after(at, tick)?;
-            if let Some(last) = lines.last() {
-                at = at.max(last.seq);
-            }
+            let lines = self.history_wait(&mut cur, tick)?;
             if !f(&lines)? {
                 return Ok(());
             }
@@ -131,17 +130,9 @@ impl Store {
     }
 
     /// The history lines of the writes after `at` (as [`Store::history_since`]), waiting up
-    /// to `wait` for one to be committed when there is none yet; empty when none came.
+    /// to `wait` for one to be committed when there is none yet; empty when none came. A
+    /// reader that calls again and again reads more cheaply with [`Store::history_wait`].
     pub fn history_after(&self, at: u64, wait: Duration) -> Result<Vec<HistoryLine>> {
-        let end = deadline(wait)?;
-        loop {
-            // Read before the history: a write after it shows as a new version.
-            let seen = self.version()?;
-            let lines = self.history_since(at, None)?;
-            if !lines.is_empty() || Instant::now() >= end {
-                return Ok(lines);
-            }
-            self.backend.wait_change(seen, end)?;
-        }
+        self.history_wait(&mut HistoryCursor::after_write(at), wait)
     }
 }

@@ -13,6 +13,7 @@ mod crash;
 mod crash_loop;
 mod group_commit;
 mod histories;
+mod history_tail;
 mod hostile;
 mod layered;
 mod powerloss;

@@ -5,14 +5,15 @@
 use crate::error::detach_waiting;
 use crate::types::Event;
 use claimdag::model::HistoryLine;
+use claimdag::store::HistoryCursor;
 use pyo3::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-/// What the iterator has read: the last event number seen, and events read but not yet
-/// yielded.
+/// What the iterator has read: where it is in the history (each step reads only what was
+/// written since), and events read but not yet yielded.
 struct Position {
-    at: u64,
+    cursor: HistoryCursor,
     pending: VecDeque<HistoryLine>,
 }
 
@@ -32,7 +33,7 @@ impl Watch {
             core,
             timeout_ms,
             position: Mutex::new(Position {
-                at,
+                cursor: HistoryCursor::after_write(at),
                 pending: VecDeque::new(),
             }),
         }
@@ -54,25 +55,31 @@ impl Watch {
         if let Some(e) = self.pop() {
             return Ok(Some(e));
         }
-        let at = self.position.lock().map(|p| p.at).unwrap_or(0);
+        let start = self.position.lock().map(|p| p.cursor).unwrap_or_default();
         let core = &self.core;
         let wait_ms = self.timeout_ms.unwrap_or(u64::MAX / 4);
+        let mut cursor = start;
         let lines = detach_waiting(py, wait_ms, |piece| {
-            let lines = core.history_after(at, std::time::Duration::from_millis(piece))?;
+            let lines = core.history_wait(&mut cursor, std::time::Duration::from_millis(piece))?;
             Ok(Some(lines).filter(|l| !l.is_empty()))
         })?;
         let Some(lines) = lines else {
             return Ok(None);
         };
         if let Ok(mut p) = self.position.lock() {
-            p.at = lines.iter().map(|l| l.seq).max().unwrap_or(at).max(p.at);
-            p.pending.extend(lines);
+            // Another thread's step may have moved on meanwhile: keep what is new to it.
+            let seen = p.cursor.position();
+            p.pending
+                .extend(lines.into_iter().filter(|l| (l.seq, l.i) > seen));
+            if cursor.position() > seen {
+                p.cursor = cursor;
+            }
         }
         Ok(self.pop())
     }
 
     fn __repr__(&self) -> String {
-        let at = self.position.lock().map(|p| p.at).unwrap_or(0);
+        let at = self.position.lock().map(|p| p.cursor.seq()).unwrap_or(0);
         format!("Watch(after={at})")
     }
 }

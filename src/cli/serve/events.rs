@@ -14,6 +14,7 @@
 use super::http::{reply, Body, Shared};
 use super::limits::Slot;
 use crate::model::HistoryLine;
+use crate::store::HistoryCursor;
 use http_body_util::BodyExt;
 use hyper::body::{Bytes, Frame};
 use hyper::header::HeaderValue;
@@ -31,6 +32,9 @@ const KEEPALIVE: Duration = Duration::from_secs(15);
 const PAGE: usize = 512;
 /// Pages waiting for a client that does not read.
 const BUFFERED: usize = 2;
+
+/// A page of the history: the cursor after it, its lines, the seq of the line after it.
+type Page = (HistoryCursor, Vec<HistoryLine>, Option<u64>);
 
 /// A response body fed by a channel.
 struct Events(mpsc::Receiver<Bytes>);
@@ -66,8 +70,8 @@ impl Feed {
     async fn run(self, since: Option<u64>) {
         // Subscribed before the head is read: nothing published after it is missed.
         let mut live = self.shared.hub.lines();
-        // The last line sent: (its write's seq, its place in the write).
-        let mut at = (since.unwrap_or_else(|| self.shared.hub.head()), u32::MAX);
+        // After the last line sent.
+        let mut at = HistoryCursor::after_write(since.unwrap_or_else(|| self.shared.hub.head()));
         let mut behind = since.is_some();
         if !self
             .put(Bytes::from_static(b": claimdag history\n\n"))
@@ -78,16 +82,10 @@ impl Feed {
         loop {
             if behind {
                 match self.page(at).await {
-                    Some(mut lines) => {
-                        // One line more than a page was asked for: it tells whether the
-                        // page's last line ends its write.
-                        let next = (lines.len() > PAGE).then(|| lines.remove(PAGE).seq);
+                    Some((cur, lines, next)) => {
+                        at = cur;
                         behind = next.is_some();
-                        let Some(last) = lines.last() else {
-                            continue;
-                        };
-                        at = (last.seq, last.i);
-                        if !self.put(Bytes::from(frames(&lines, next))).await {
+                        if !lines.is_empty() && !self.put(Bytes::from(frames(&lines, next))).await {
                             return;
                         }
                     }
@@ -112,11 +110,11 @@ impl Feed {
                 Ok(lines) => {
                     let new: Vec<HistoryLine> = lines
                         .iter()
-                        .filter(|l| (l.seq, l.i) > at)
+                        .filter(|l| (l.seq, l.i) > at.position())
                         .cloned()
                         .collect();
                     if let Some(last) = new.last() {
-                        at = (last.seq, last.i);
+                        at.passed(last);
                         // The follower publishes whole writes.
                         if !self.put(Bytes::from(frames(&new, None))).await {
                             return;
@@ -139,14 +137,28 @@ impl Feed {
     }
 
     /// The next page of history after `at`, read on the blocking pool by at most a few
-    /// streams at once.
-    async fn page(&self, at: (u64, u32)) -> Option<Vec<HistoryLine>> {
+    /// streams at once: the cursor after it, its lines, and the seq of the line after the
+    /// page when there is one (it tells whether the page's last line ends its write).
+    async fn page(&self, at: HistoryCursor) -> Option<Page> {
         let _turn = self.shared.readers.acquire().await.ok()?;
         let store = self.shared.store.clone();
-        tokio::task::spawn_blocking(move || store.history_page(at, PAGE + 1))
-            .await
-            .ok()?
-            .ok()
+        tokio::task::spawn_blocking(move || {
+            let mut next = at;
+            let mut lines = store.history_next(&mut next, PAGE + 1)?;
+            if lines.len() <= PAGE {
+                return Ok((next, lines, None));
+            }
+            // The line looked at beyond the page is read again with the next page.
+            let peek = lines.pop().map(|l| l.seq);
+            let mut kept = at;
+            if let Some(last) = lines.last() {
+                kept.passed(last);
+            }
+            Ok::<_, crate::Error>((kept, lines, peek))
+        })
+        .await
+        .ok()?
+        .ok()
     }
 }
 

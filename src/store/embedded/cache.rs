@@ -337,6 +337,20 @@ impl Embedded {
         result
     }
 
+    /// Runs `f` under a shared lock without reading the state: a reader of the side files
+    /// only. `None` when the store does not exist yet.
+    pub fn locked<R>(&mut self, dir: &Path, f: impl FnOnce() -> Result<R>) -> Result<Option<R>> {
+        let Some(lock) = self.acquire(dir, false)? else {
+            return Ok(None);
+        };
+        let result = {
+            let _held = Held(&lock);
+            f()
+        };
+        self.lock = Some(lock);
+        result.map(Some)
+    }
+
     /// The history (oldest first) and the archived nodes (last value of each), from the
     /// side files and the journal records not yet moved there.
     pub fn logs(&mut self, dir: &Path) -> Result<Logs> {

@@ -107,3 +107,118 @@ impl Archive for ArchiveFiles<'_> {
         Ok(read_logs(self.0, false)?.archive.remove(id))
     }
 }
+
+/// At most `most` history lines after `after` (`(seq, i)`), oldest first: from the history
+/// file at byte `hint` on (where this reader's last call ended; a file now shorter than that
+/// was replaced, and is read from its start), then from the journal records not yet moved
+/// there. `hint` moves past the complete lines of the file read. A line of the file at or
+/// before `after` (one written again by a compaction that was cut short) is passed over, as
+/// [`journal::parse_history`] does. The caller holds the lock.
+pub(super) fn tail(
+    dir: &Path,
+    after: (u64, u32),
+    hint: &mut u64,
+    most: usize,
+) -> Result<Vec<HistoryLine>> {
+    let mut out = Vec::new();
+    let mut last = after;
+    let hpath = dir.join(HISTORY);
+    if let Some(f) = fsutil::open_existing(&hpath)? {
+        tail_file(f, &hpath, &mut last, hint, most, &mut out)?;
+    }
+    if out.len() >= most {
+        return Ok(out);
+    }
+    let jpath = dir.join(JOURNAL);
+    let journal_bytes = match fsutil::open_existing(&jpath)? {
+        Some(f) => read_all(f, &jpath)?,
+        None => return Ok(out),
+    };
+    if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
+        let body = &journal_bytes[HEADER_LEN as usize..];
+        for rec in journal::scan(body, &jpath, HEADER_LEN, None)?.records {
+            for (i, event) in rec.change.events.into_iter().enumerate() {
+                let line = HistoryLine {
+                    seq: rec.seq,
+                    i: i as u32,
+                    event,
+                };
+                if (line.seq, line.i) > last && out.len() < most {
+                    last = (line.seq, line.i);
+                    out.push(line);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The history file's lines after `last`, from byte `hint` on, up to `most` in `out`.
+fn tail_file(
+    f: std::fs::File,
+    path: &Path,
+    last: &mut (u64, u32),
+    hint: &mut u64,
+    most: usize,
+    out: &mut Vec<HistoryLine>,
+) -> Result<()> {
+    use std::io::{BufRead, Seek, SeekFrom};
+    let describe = |e: &std::io::Error| fsutil::describe(path, e);
+    let len = f.metadata().map_err(|e| describe(&e))?.len();
+    if *hint > len {
+        *hint = 0;
+    }
+    let mut f = f;
+    f.seek(SeekFrom::Start(*hint)).map_err(|e| describe(&e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, f.take(len - *hint));
+    let mut line = Vec::new();
+    while out.len() < most {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| describe(&e))?;
+        // The end, or a torn last line (a crash mid-append): read again next time.
+        if n == 0 || line.last() != Some(&b'\n') {
+            break;
+        }
+        let at = *hint;
+        *hint += n as u64;
+        let place = match place_of(&line) {
+            Some(p) => p,
+            None => {
+                let h: HistoryLine = parse_line(&line, path, at)?;
+                (h.seq, h.i)
+            }
+        };
+        if place > *last {
+            *last = place;
+            out.push(parse_line(&line, path, at)?);
+        }
+    }
+    Ok(())
+}
+
+fn parse_line(line: &[u8], path: &Path, at: u64) -> Result<HistoryLine> {
+    serde_json::from_slice(line).map_err(|e| {
+        crate::error::Error::corrupt(path, format!("the line at byte {at} is garbled: {e}"))
+    })
+}
+
+/// A history line's `(seq, i)` read from its first bytes, as this crate writes them
+/// (`{"seq":N,"i":M,`), without parsing the rest; `None` for any other spelling.
+fn place_of(line: &[u8]) -> Option<(u64, u32)> {
+    let rest = line.strip_prefix(b"{\"seq\":")?;
+    let (seq, rest) = digits(rest)?;
+    let rest = rest.strip_prefix(b",\"i\":")?;
+    let (i, rest) = digits(rest)?;
+    matches!(rest.first(), Some(b',' | b'}')).then_some((seq, u32::try_from(i).ok()?))
+}
+
+fn digits(b: &[u8]) -> Option<(u64, &[u8])> {
+    let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if n == 0 || n > 19 {
+        return None;
+    }
+    let v = std::str::from_utf8(&b[..n]).ok()?.parse().ok()?;
+    Some((v, &b[n..]))
+}

@@ -214,6 +214,18 @@ impl Backend for EmbeddedStore {
             .collect())
     }
 
+    fn history_from(
+        &self,
+        after: (u64, u32),
+        hint: &mut u64,
+        most: usize,
+    ) -> Result<Vec<HistoryLine>> {
+        let read = group::quiet(self)
+            .cache
+            .locked(&self.dir, || logs::tail(&self.dir, after, hint, most))?;
+        Ok(read.unwrap_or_default())
+    }
+
     fn version(&self) -> Result<u64> {
         group::quiet(self).cache.version(&self.dir)
     }
