@@ -437,6 +437,10 @@ pub struct Event {
     /// The output a completion stored, as compact JSON text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// Who acted, when that was not `actor`: a lead who released or completed a worker's
+    /// claim for it (the dashboard), or cancelled it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Actor>,
 }
 
 /// One transition in the history, with the committed write it came from (`seq`, which
@@ -471,6 +475,9 @@ struct HistoryWire {
     /// The output a completion stored.
     #[serde(default)]
     output: Option<serde_json::Value>,
+    /// Who acted, when that was not `actor`.
+    #[serde(default)]
+    by: Option<Id>,
 }
 
 impl schemars::JsonSchema for HistoryLine {
@@ -496,6 +503,7 @@ impl From<HistoryWire> for HistoryLine {
                 generation: w.generation,
                 detail: w.detail,
                 output: w.output.map(|v| v.to_string()),
+                by: w.by,
             },
         }
     }
@@ -524,6 +532,9 @@ impl Serialize for HistoryLine {
         }
         if let Some(o) = &e.output {
             m.serialize_entry("output", &json_value(o))?;
+        }
+        if let Some(b) = &e.by {
+            m.serialize_entry("by", b)?;
         }
         m.end()
     }
@@ -635,6 +646,7 @@ mod tests {
                 generation: Some(2),
                 detail: Some("done".into()),
                 output: Some(r#"{"b":1,"a":[true,null]}"#.into()),
+                by: None,
             },
         };
         let text = serde_json::to_string(&h).unwrap();

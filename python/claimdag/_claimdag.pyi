@@ -313,6 +313,10 @@ class Event:
     def actor(self) -> Optional[str]:
         """The actor that made it, when one is known, or None."""
     @property
+    def by(self) -> Optional[str]:
+        """Who acted, when that was not ``actor`` (a lead who released or completed a
+        worker's claim for it), or None."""
+    @property
     def generation(self) -> Optional[int]:
         """The node's generation after the transition, or None."""
     @property

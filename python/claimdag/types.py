@@ -275,6 +275,7 @@ class EventDict(_EventDictRequired, total=False):
     generation: int
     detail: str
     output: Json
+    by: str
 
 class PickDict(TypedDict):
     """``Pick.to_dict()``, as ``claimdag ready --json`` gives each node."""

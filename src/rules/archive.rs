@@ -57,6 +57,7 @@ impl Tx<'_> {
                 generation: Some(n.generation),
                 detail: Some(n.status.to_string()),
                 output: None,
+                by: None,
             });
         }
         let count = picked.len();

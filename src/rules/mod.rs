@@ -120,6 +120,10 @@ pub enum Request {
     },
     /// Brings an archived node back, exactly as it was archived (its last value, which the
     /// backend reads from the archive inside the same locked step).
+    /// `request`, done by `by` on behalf of the actor it names (a lead releasing or
+    /// completing a worker's claim from the dashboard): the rules are `request`'s, and its
+    /// events record `by` beside their actor.
+    Acting { by: Actor, request: Box<Request> },
     Unarchive {
         node: Id,
     },
@@ -274,10 +278,28 @@ fn no_generation_zero(req: &Request) -> Result<()> {
 
 /// Evaluates `req` against `state` (whose archived nodes `archive` holds) at time `now`.
 pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -> Result<Effect> {
+    if let Request::Acting { by, request } = req {
+        return acting(*by, apply(state, archive, request, now)?);
+    }
     no_generation_zero(req)?;
     let scope = req.scope(state);
     let mut tx = Tx::begin(state, now, Some(&scope));
-    let output = match req {
+    let output = decide(&mut tx, archive, req)?;
+    Ok(Effect {
+        change: tx.finish(),
+        output,
+    })
+}
+
+/// What `req` does in `tx`: the verb's own rule.
+fn decide(tx: &mut Tx<'_>, archive: &dyn Archive, req: &Request) -> Result<Output> {
+    Ok(match req {
+        // Answered above.
+        Request::Acting { .. } => {
+            return Err(Error::Internal(
+                "an acting request is applied as the request it carries".into(),
+            ))
+        }
         Request::Unarchive { node } => tx.unarchive(*node, archive)?,
         Request::Upsert(u) => tx.upsert(u)?,
         Request::Link {
@@ -342,11 +364,18 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
             nodes,
             older_than_ms,
         } => tx.archive(workspace, nodes, *older_than_ms)?,
-    };
-    Ok(Effect {
-        change: tx.finish(),
-        output,
     })
+}
+
+/// `effect`, done by `by`: each event it made records `by` where its actor is another
+/// (claims that ran out and were handed back on the way are the store's doing, not `by`'s).
+fn acting(by: Actor, mut effect: Effect) -> Result<Effect> {
+    for e in &mut effect.change.events {
+        if e.verb != "expire" && e.actor != Some(by) {
+            e.by = Some(by);
+        }
+    }
+    Ok(effect)
 }
 
 /// The first time after `now` at which the rules would see `state` differently by time
@@ -543,6 +572,7 @@ impl<'a> Tx<'a> {
             generation: node.map(|n| n.generation),
             detail,
             output: None,
+            by: None,
         });
     }
 

@@ -55,6 +55,7 @@ impl Request {
                 None => Scope::Unknown,
             },
             Request::Configure(_) | Request::SetSettings { .. } => Scope::Settings,
+            Request::Acting { request, .. } => request.scope(state),
         }
     }
 }

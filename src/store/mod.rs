@@ -84,6 +84,9 @@ pub fn default_workspace() -> Result<String> {
 #[derive(Clone)]
 pub struct Store {
     backend: Arc<dyn Backend>,
+    /// Who acts through this handle when it is not the actor a request names
+    /// ([`Store::acting_as`]).
+    by: Option<Actor>,
 }
 
 impl std::fmt::Debug for Store {
@@ -97,7 +100,7 @@ impl Store {
     inner_item! {
         /// A store over any backend.
         fn from_backend(backend: Arc<dyn Backend>) -> Store {
-            Store { backend }
+            Store { backend, by: None }
         }
     }
 
@@ -116,12 +119,29 @@ impl Store {
         self.backend.now()
     }
 
+    /// The same store, where `by` does every write: the history records `by` beside the
+    /// actor of each event it makes for another (a lead releasing or completing a worker's
+    /// claim for it). The rules are unchanged: a release still names the holder and its
+    /// generation.
+    pub fn acting_as(&self, by: Actor) -> Store {
+        Store {
+            backend: self.backend.clone(),
+            by: Some(by),
+        }
+    }
+
     /// Runs one request through the rules and commits what it changes, in one locked step.
     pub fn execute(&self, req: &Request) -> Result<Output> {
         if matches!(req, Request::ClaimNext { .. }) {
             self.backend.before_pick();
         }
-        self.backend.execute(req)
+        match self.by {
+            Some(by) => self.backend.execute(&Request::Acting {
+                by,
+                request: Box::new(req.clone()),
+            }),
+            None => self.backend.execute(req),
+        }
     }
     /// For tests: every request the backend may hand to another handle goes that way, even
     /// without contention (PostgreSQL's combined writes; nothing on the embedded store).

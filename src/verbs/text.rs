@@ -167,6 +167,9 @@ pub fn log(lines: &[HistoryLine]) -> String {
         if let Some(a) = e.actor {
             let _ = write!(out, "  actor={a}");
         }
+        if let Some(b) = e.by {
+            let _ = write!(out, "  by={b}");
+        }
         if let Some(d) = &e.detail {
             let _ = write!(out, "  {}", one_line(d));
         }

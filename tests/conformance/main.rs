@@ -103,6 +103,7 @@ macro_rules! every_scenario {
             claim_next_picks_by_critical_path_priority_role_and_age,
             claim_next_resumes_an_actors_claim,
             every_transition_is_in_the_history,
+            a_lead_acting_for_a_worker_is_recorded_beside_it,
             refused_calls_change_nothing,
             settings_are_one_write_each;
             talk:

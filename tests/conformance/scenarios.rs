@@ -540,6 +540,53 @@ pub fn claim_next_resumes_an_actors_claim(s: &Store) {
     assert!(!resumed && other != a);
 }
 
+/// A lead acting for a worker (`Store::acting_as`, the dashboard's "act as"): the rules
+/// are the worker's (a release names the holder and its generation), and each event records
+/// the lead beside the worker; `completed_by` stays the holder. A write by the worker itself
+/// records no one beside it.
+pub fn a_lead_acting_for_a_worker_is_recorded_beside_it(s: &Store) {
+    let (worker, lead) = (actor(1), actor(9));
+    let a = node(s, "a");
+    let b = node(s, "b");
+    let as_lead = s.acting_as(lead);
+    let g = s.claim(a, worker, None, None).unwrap();
+    let released = as_lead.release(a, worker, g).unwrap();
+    let g = s.claim(a, worker, Some(released), None).unwrap();
+    as_lead.complete(a, Status::Done, g, None, None).unwrap();
+    let gb = s.claim(b, worker, None, None).unwrap();
+    s.release(b, worker, gb).unwrap();
+    // A refused call is refused as the worker's would be, and records nothing.
+    let before = s.history(None).unwrap();
+    let err = as_lead.release(b, worker, gb).unwrap_err();
+    assert_eq!(err.code(), Code::StaleGeneration);
+    assert_eq!(s.history(None).unwrap(), before);
+    let seen: Vec<(String, Option<Actor>, Option<Actor>)> = s
+        .history(Some(a))
+        .unwrap()
+        .iter()
+        .map(|h| (h.event.verb.clone(), h.event.actor, h.event.by))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("create".to_string(), None, None),
+            ("claim".into(), Some(worker), None),
+            ("release".into(), Some(worker), Some(lead)),
+            ("claim".into(), Some(worker), None),
+            ("complete".into(), Some(worker), Some(lead)),
+        ]
+    );
+    assert_eq!(s.get(a).unwrap().node.completed_by, Some(worker));
+    assert!(s
+        .history(Some(b))
+        .unwrap()
+        .iter()
+        .all(|h| h.event.by.is_none()));
+    // The JSON of the history carries it as `by`.
+    let line = serde_json::to_value(&s.history(Some(a)).unwrap()[2]).unwrap();
+    assert_eq!(line["by"], serde_json::json!(lead.hex()));
+}
+
 pub fn every_transition_is_in_the_history(s: &Store) {
     let v0 = s.version().unwrap();
     let a = node(s, "a");

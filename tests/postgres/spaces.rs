@@ -374,7 +374,7 @@ pub fn latest() -> String {
 }
 
 /// Every migration's text, in order.
-const MIGRATIONS: [&str; 14] = [
+const MIGRATIONS: [&str; 15] = [
     include_str!("../../src/store/postgres/migrations/0001_init.sql"),
     include_str!("../../src/store/postgres/migrations/0002_commit_in_one_round_trip.sql"),
     include_str!("../../src/store/postgres/migrations/0003_clock_never_goes_back.sql"),
@@ -389,4 +389,5 @@ const MIGRATIONS: [&str; 14] = [
     include_str!("../../src/store/postgres/migrations/0012_requests_by_index.sql"),
     include_str!("../../src/store/postgres/migrations/0013_answered_in_one_round_trip.sql"),
     include_str!("../../src/store/postgres/migrations/0014_nothing_compiled.sql"),
+    include_str!("../../src/store/postgres/migrations/0015_who_acted.sql"),
 ];

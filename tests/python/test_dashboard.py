@@ -194,3 +194,21 @@ def test_a_page_opened_without_the_link_shows_and_cannot_act(store_dir: pathlib.
             "'name:scraper'})}); return r.status", node)
         assert status == 401
         assert run(store_dir, "--json", "show", node) == before
+
+
+def test_a_release_from_the_dashboard_records_who_acted(store_dir: pathlib.Path,
+                                                        browser: WebDriver) -> None:
+    node = run(store_dir, "upsert", "--summary", "held by a worker that stalled")
+    run(store_dir, "claim", node, "--assignee", "name:worker-1", "--ttl", "10m")
+    with served(store_dir) as s:
+        browser.get(f"{s.url}?token={s.token}")
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        actor = browser.find_element(By.NAME, "actor")
+        actor.clear()
+        actor.send_keys("name:lead")
+        click(browser, node, 'button[data-verb="release"]')
+        until("the release", lambda: status_of(browser, node) == "ready")
+    worker = run(store_dir, "actor", "worker-1")
+    lead = run(store_dir, "actor", "lead")
+    release = [line for line in run(store_dir, "log", node).splitlines() if " release " in line]
+    assert len(release) == 1 and f"actor={worker}  by={lead}" in release[0], release

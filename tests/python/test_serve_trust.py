@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+import claimdag
 from conftest import cli
 from test_serve import served
 
@@ -231,3 +232,30 @@ def test_sigterm_ends_a_pending_long_poll_at_once_and_grants_nothing(
     nodes = subprocess.run([cli(), "--dir", str(store_dir), "--json", "list", "--all"],
                            capture_output=True, text=True, check=True).stdout
     assert all(n["holder"] is None for n in json.loads(nodes))
+
+
+def test_a_lead_acting_from_the_dashboard_is_recorded_beside_the_holder(
+        store_dir: pathlib.Path) -> None:
+    lead, worker = claimdag.actor("lead"), claimdag.actor("worker-1")
+    with served(store_dir) as s:
+        as_lead = {**s.auth(), "X-Claimdag-Actor": LEAD}
+        a = s.ok("upsert", {"summary": "released by the lead"})["id"]
+        b = s.ok("upsert", {"summary": "completed by the lead"})["id"]
+        g = s.ok("claim", {"node": a, "assignee": WORKER})["generation"]
+        r = httpx.post(f"{s.url}v1/release", json={"node": a, "actor": WORKER, "gen": g},
+                       headers=as_lead)
+        assert r.status_code == 200, r.text
+        g = s.ok("claim", {"node": b, "assignee": WORKER})["generation"]
+        r = httpx.post(f"{s.url}v1/complete", json={"node": b, "status": "done", "gen": g},
+                       headers=as_lead)
+        assert r.status_code == 200, r.text
+        for node, verb in ((a, "release"), (b, "complete")):
+            events = [e for e in s.ok("log", {"node": node}) if e["verb"] == verb]
+            assert [(e["actor"], e.get("by")) for e in events] == [(worker, lead)], events
+        assert s.ok("show", {"node": b})["completed_by"] == worker
+        bad = httpx.post(f"{s.url}v1/cancel", json={"node": a},
+                         headers={**s.auth(), "X-Claimdag-Actor": "nobody at all"})
+        assert bad.status_code == 400 and "X-Claimdag-Actor" in bad.json()["error"]["message"]
+    text = subprocess.run([cli(), "--dir", str(store_dir), "log", a],
+                          capture_output=True, text=True, check=True).stdout
+    assert f"actor={worker}  by={lead}" in text

@@ -254,6 +254,11 @@ impl Event {
     fn actor(&self) -> Option<String> {
         self.0.event.actor.map(|a| a.hex())
     }
+    /// Who acted, when that was not `actor`, or None.
+    #[getter]
+    fn by(&self) -> Option<String> {
+        self.0.event.by.map(|a| a.hex())
+    }
     #[getter]
     fn generation(&self) -> Option<u64> {
         self.0.event.generation

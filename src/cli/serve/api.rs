@@ -6,6 +6,8 @@ use super::http::{
     busy, error, json, not_allowed, refusal, reply, unauthorized, Body, Shared, NOT_SERVED,
 };
 use crate::error::{Code, Error};
+use crate::id::Actor;
+use crate::store::Store;
 use crate::verbs::{self, Bounds, Ctx};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
@@ -73,19 +75,7 @@ async fn call(
         .iter()
         .find(|a| a.verb == verb && !NOT_SERVED.contains(&a.verb))
     else {
-        let served: Vec<&str> = verbs::CATALOG
-            .iter()
-            .map(|a| a.verb)
-            .filter(|v| !NOT_SERVED.contains(v))
-            .collect();
-        return refusal(
-            StatusCode::NOT_FOUND,
-            Code::NotFound,
-            &format!(
-                "no verb {verb:?} here: the verbs served are {}",
-                served.join(", ")
-            ),
-        );
+        return unknown_verb(&verb);
     };
     let writes = !about.read_only;
     let allowed = if writes {
@@ -96,6 +86,13 @@ async fn call(
     if !allowed {
         return unauthorized(&verb, writes);
     }
+    // Who acts, when the request says (the dashboard's "act as"): the history records it
+    // beside the actor the request names.
+    let store = match acting(&req) {
+        Ok(Some(by)) => shared.store.acting_as(by),
+        Ok(None) => shared.store.clone(),
+        Err(why) => return refusal(StatusCode::BAD_REQUEST, Code::InvalidInput, &why),
+    };
     let args = match body_json(shared.max_body, req).await {
         Ok(v) => v,
         Err(r) => return r,
@@ -104,9 +101,8 @@ async fn call(
         return busy(&format!("{verb}: the server is stopping; nothing was done"));
     }
     if let Some(wait_ms) = super::wait::asks_to_wait(&verb, &args, shared.max_wait_ms) {
-        return long_poll(shared, client, &verb, args, wait_ms).await;
+        return long_poll(shared, store, client, &verb, args, wait_ms).await;
     }
-    let store = shared.store.clone();
     let workspace = shared.workspace.clone();
     let max_wait_ms = shared.max_wait_ms;
     let started = std::time::Instant::now();
@@ -136,6 +132,7 @@ async fn call(
 /// A `claim_next` that waits for work: a task holding one of the server's stream places.
 async fn long_poll(
     shared: &Arc<Shared>,
+    store: Store,
     client: IpAddr,
     verb: &str,
     args: Value,
@@ -146,7 +143,7 @@ async fn long_poll(
         Err(why) => return busy(&format!("{verb}: {why}")),
     };
     let started = std::time::Instant::now();
-    let ran = super::wait::claim_next(shared.clone(), args, wait_ms).await;
+    let ran = super::wait::claim_next(shared.clone(), store, args, wait_ms).await;
     drop(slot);
     let outcome = ran.as_ref().map(|_| ()).map_err(|e| match e {
         super::wait::Ended::Refused(e) => e.code(),
@@ -161,6 +158,38 @@ async fn long_poll(
         )),
     }
 }
+
+/// 404 for a verb that is not served here, naming those that are.
+fn unknown_verb(verb: &str) -> Response<Body> {
+    let served: Vec<&str> = verbs::CATALOG
+        .iter()
+        .map(|a| a.verb)
+        .filter(|v| !NOT_SERVED.contains(v))
+        .collect();
+    refusal(
+        StatusCode::NOT_FOUND,
+        Code::NotFound,
+        &format!(
+            "no verb {verb:?} here: the verbs served are {}",
+            served.join(", ")
+        ),
+    )
+}
+
+/// The actor of the request's `X-Claimdag-Actor` header (32 hex or `name:NAME`), if it
+/// has one; what is wrong with it when it is not an actor.
+fn acting(req: &Request<Incoming>) -> std::result::Result<Option<Actor>, String> {
+    let Some(v) = req.headers().get(ACTING_HEADER) else {
+        return Ok(None);
+    };
+    let text = v.to_str().unwrap_or_default().trim();
+    Actor::parse_actor(text, "X-Claimdag-Actor")
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// The header a request names the actor acting in (the dashboard's "act as").
+const ACTING_HEADER: &str = "x-claimdag-actor";
 
 /// `GET /v1/watch`: a read (the token only beyond loopback).
 fn watch(shared: &Arc<Shared>, client: IpAddr, req: &Request<Incoming>) -> Response<Body> {

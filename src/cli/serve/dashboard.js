@@ -76,11 +76,15 @@
   }
   function soon() { if (!pending) pending = setTimeout(refresh, 150); }
 
-  async function call(verb, body) {
+  // `who`: the person acting (the "act as" field), recorded in the history beside the
+  // actor the request names (a release or completion of a worker's claim names the worker).
+  async function call(verb, body, who) {
+    const headers = { "Content-Type": "application/json", "X-Claimdag-Csrf": csrf };
+    if (who) headers["X-Claimdag-Actor"] = who;
     const r = await fetch(`/v1/${verb}`, {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-Claimdag-Csrf": csrf },
+      headers,
       body: JSON.stringify(body),
     });
     const answer = await r.json().catch(() => null);
@@ -116,7 +120,7 @@
       body = { node: id, gen, reason: "cancelled from the dashboard" };
       if (who) body.actor = who;
     }
-    const r = await call(verb, body);
+    const r = await call(verb, body, who);
     const short = id.slice(0, 8);
     if (r.ok) { say(`${verb} ${short}: done`, false); return true; }
     const e = r.reply || {};
@@ -177,7 +181,8 @@
     for (const e of (log.reply || [])) {
       const when = new Date(e.at).toISOString().replace("T", " ").slice(0, 19);
       add(list, "li", `${when} ${e.verb}${e.generation ? ` gen ${e.generation}` : ""}` +
-        `${e.actor ? ` by ${e.actor.slice(0, 8)}` : ""}${e.detail ? ` (${e.detail})` : ""}`);
+        `${e.by ? ` by ${e.by.slice(0, 8)}${e.actor ? ` for ${e.actor.slice(0, 8)}` : ""}` :
+          e.actor ? ` by ${e.actor.slice(0, 8)}` : ""}${e.detail ? ` (${e.detail})` : ""}`);
     }
     detail.hidden = false;
   }

@@ -8,6 +8,7 @@
 
 use super::http::Shared;
 use crate::error::Error;
+use crate::store::Store;
 use crate::verbs::{self, Answer, Bounds, ClaimNext, Ctx, Dur, Verb};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,7 +44,12 @@ impl Drop for Gone {
 
 /// Looks for work until some is granted, `wait_ms` runs out (the reply says none), or the
 /// server stops.
-pub async fn claim_next(shared: Arc<Shared>, args: Value, wait_ms: u64) -> Result<Answer, Ended> {
+pub async fn claim_next(
+    shared: Arc<Shared>,
+    store: Store,
+    args: Value,
+    wait_ms: u64,
+) -> Result<Answer, Ended> {
     let end = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
     let gone = Gone(Arc::new(AtomicBool::new(false)));
     let mut writes = shared.hub.writes();
@@ -51,7 +57,8 @@ pub async fn claim_next(shared: Arc<Shared>, args: Value, wait_ms: u64) -> Resul
         // Marked seen before the look: a write committed after the look began wakes the
         // wait below, so none is missed.
         writes.borrow_and_update();
-        let (answer, granted, next) = look(shared.clone(), args.clone(), gone.0.clone()).await?;
+        let (answer, granted, next) =
+            look(shared.clone(), store.clone(), args.clone(), gone.0.clone()).await?;
         let now = tokio::time::Instant::now();
         if granted || now >= end {
             return Ok(answer);
@@ -69,6 +76,7 @@ pub async fn claim_next(shared: Arc<Shared>, args: Value, wait_ms: u64) -> Resul
 /// found nothing, how long until the store changes by time alone.
 async fn look(
     shared: Arc<Shared>,
+    store: Store,
     args: Value,
     gone: Arc<AtomicBool>,
 ) -> Result<(Answer, bool, Option<Duration>), Ended> {
@@ -78,7 +86,7 @@ async fn look(
         if gone.load(Ordering::SeqCst) || shared.stopping() {
             return Ok(None);
         }
-        let mut cx = Ctx::new(&shared.store, &shared.workspace)?;
+        let mut cx = Ctx::new(&store, &shared.workspace)?;
         cx.bounds = Bounds {
             max_wait_ms: Some(0),
             ..Bounds::default()
@@ -88,7 +96,7 @@ async fn look(
         let granted = got.0.is_some();
         let next = match granted {
             true => None,
-            false => shared.store.next_change_in()?,
+            false => store.next_change_in()?,
         };
         Ok(Some((Answer::of(&got), granted, next)))
     })

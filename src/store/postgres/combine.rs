@@ -36,6 +36,9 @@ enum Answer {
 /// Whether `req` may be left for a leader: the verbs of a fleet's hot path, which read and
 /// write one workspace and nothing of the archive.
 pub(super) fn combinable(req: &Request) -> bool {
+    if let Request::Acting { request, .. } = req {
+        return combinable(request);
+    }
     matches!(
         req,
         Request::ClaimNext { .. }

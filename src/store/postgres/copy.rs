@@ -20,9 +20,9 @@ const LOAD_NODES: &str = "INSERT INTO {schema}.nodes (id, pos, seq, wseq, worksp
 
 /// Read as `json`, not `jsonb`: an output's text is kept as written, key order included.
 const LOAD_HISTORY: &str = "INSERT INTO {schema}.history (seq, i, at, verb, node, actor, \
-    generation, detail, output) \
+    generation, detail, output, by_actor) \
     SELECT (e->>'seq')::bigint, (e->>'i')::int, (e->>'at')::bigint, e->>'verb', e->>'node', \
-    e->>'actor', (e->>'generation')::bigint, e->>'detail', (e->'output')::text \
+    e->>'actor', (e->>'generation')::bigint, e->>'detail', (e->'output')::text, e->>'by' \
     FROM json_array_elements($1::text::json) AS h(e)";
 
 /// The settings (a new version of them, for handles that looked before).

@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0012_requests_by_index.sql"),
     include_str!("migrations/0013_answered_in_one_round_trip.sql"),
     include_str!("migrations/0014_nothing_compiled.sql"),
+    include_str!("migrations/0015_who_acted.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -88,11 +89,11 @@ pub const ARCHIVED_ONE: &str =
     "SELECT body::text FROM {schema}.nodes WHERE id = $1::text AND archived";
 /// History lines after a write, for one node or all, as one snapshot has them (`copy`,
 /// `check`).
-pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output \
+pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor \
                            FROM {schema}.history WHERE seq > $1::bigint \
                            AND ($2::text IS NULL OR node = $2::text) ORDER BY seq, i";
 /// History lines after a write, up to the last one below which every write has ended.
-pub const HISTORY_SAFE: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output \
+pub const HISTORY_SAFE: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor \
                                 FROM {schema}.history7($1::bigint, $2::text)";
 /// The last write number a history reader may start after.
 pub const HEAD: &str = "SELECT {schema}.history_head()";

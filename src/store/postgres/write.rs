@@ -441,6 +441,7 @@ pub(super) fn history_line(store: &PgStore, r: &postgres::Row) -> Result<History
             generation: r.get::<_, Option<i64>>(6).map(|g| g as u64),
             detail: r.get(7),
             output: r.get(8),
+            by: parse(r.get(9)).map_err(|e| store.corrupt(e.to_string()))?,
         },
     })
 }
