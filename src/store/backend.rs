@@ -69,6 +69,11 @@ pub struct Dump {
     pub history: Vec<HistoryLine>,
 }
 
+/// Where a reader of the history stopped, as a backend counts it (the embedded store: the
+/// byte offsets it read to in its history file and its journal, and the number of the
+/// journal's first record then, which tells whether the journal was started again since).
+pub type Hint = [u64; 3];
+
 /// A place the state lives. Every method is one locked step of its own.
 pub trait Backend: Send + Sync + std::fmt::Debug {
     /// Where the store is, for messages and headers (never with a password).
@@ -116,12 +121,12 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 
     /// At most `most` history lines (every node) after the line at `after` (`(seq, i)`),
     /// oldest first. `hint` is where this reader's last call ended, as this backend counts
-    /// (0 at first): a backend may start from it instead of reading what came before, and
-    /// moves it past what it read. By default: [`Backend::history`] from `after`'s write.
+    /// (zeros at first): a backend may start from it instead of reading what came before,
+    /// and moves it past what it read. By default: [`Backend::history`] from `after`'s write.
     fn history_from(
         &self,
         after: (u64, u32),
-        hint: &mut u64,
+        hint: &mut Hint,
         most: usize,
     ) -> Result<Vec<HistoryLine>> {
         let _ = hint;

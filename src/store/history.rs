@@ -4,6 +4,7 @@
 //! written since, never for the history's age: `watch`, `serve`'s streams and metrics, and
 //! the Python `Watch` read this way.
 
+use super::backend::Hint;
 use super::wait::deadline;
 use super::Store;
 use crate::error::Result;
@@ -15,8 +16,8 @@ use std::time::{Duration, Instant};
 pub struct HistoryCursor {
     /// The last line read: `(seq, i)`.
     after: (u64, u32),
-    /// Where the backend found it (its own count; 0: not known yet).
-    hint: u64,
+    /// Where the backend found it (its own count; zeros: not known yet).
+    hint: Hint,
 }
 
 impl HistoryCursor {
@@ -24,7 +25,7 @@ impl HistoryCursor {
     pub fn after_write(seq: u64) -> HistoryCursor {
         HistoryCursor {
             after: (seq, u32::MAX),
-            hint: 0,
+            hint: [0; 3],
         }
     }
 

@@ -149,3 +149,32 @@ fn a_history_file_replaced_by_a_shorter_one_is_read_from_its_start() {
     assert!(new.iter().all(|l| l.seq > all.last().unwrap().seq));
     assert_eq!(new.last(), store.history(None).unwrap().last());
 }
+
+#[test]
+fn a_follower_reads_the_journal_from_where_it_stopped_even_inside_a_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    // No compaction: everything stays in the journal.
+    let store = unsynced(&dir, u64::MAX / 4);
+    let mut follower = HistoryCursor::after_write(0);
+    let mut followed = Vec::new();
+    let me = Id([3; 16]);
+    for round in 0..5 {
+        // One record of 30 events, read 7 lines at a time: pages end inside it.
+        store
+            .import("", flat_plan(30, |i| format!("round {round} node {i}")))
+            .unwrap();
+        followed.extend(drain(&store, &mut follower, 7));
+        let (id, g) = store.claim_next("", me, None, None).unwrap().unwrap();
+        store.complete(id, Status::Done, g, Some(me), None).unwrap();
+        followed.extend(drain(&store, &mut follower, 7));
+    }
+    assert_eq!(
+        std::fs::metadata(dir.join("history.jsonl"))
+            .map(|m| m.len())
+            .unwrap_or(0),
+        0,
+        "a compaction ran"
+    );
+    assert_eq!(followed, store.history(None).unwrap());
+}

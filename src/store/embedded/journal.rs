@@ -117,6 +117,19 @@ pub fn encode(rec: &Record) -> Vec<u8> {
     out
 }
 
+/// The number of the first record of a journal's body (what follows its header), read from
+/// the record's first bytes (`#LLLLLLLL CCCCCCCC {"seq":N,`) without checking it: `None`
+/// when no record starts there.
+pub fn first_seq(body: &[u8]) -> Option<u64> {
+    let head = body.get(..FRAME)?;
+    if head[0] != b'#' || head[9] != b' ' || head[18] != b' ' {
+        return None;
+    }
+    let rest = body[FRAME..].strip_prefix(b"{\"seq\":")?;
+    let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+    std::str::from_utf8(&rest[..n]).ok()?.parse().ok()
+}
+
 fn hex8(b: &[u8]) -> Option<u32> {
     let s = std::str::from_utf8(b).ok()?;
     if s.len() != 8 || !s.bytes().all(|c| c.is_ascii_hexdigit()) {

@@ -109,48 +109,110 @@ impl Archive for ArchiveFiles<'_> {
 }
 
 /// At most `most` history lines after `after` (`(seq, i)`), oldest first: from the history
-/// file at byte `hint` on (where this reader's last call ended; a file now shorter than that
-/// was replaced, and is read from its start), then from the journal records not yet moved
-/// there. `hint` moves past the complete lines of the file read. A line of the file at or
-/// before `after` (one written again by a compaction that was cut short) is passed over, as
-/// [`journal::parse_history`] does. The caller holds the lock.
+/// file, then from the journal records not yet moved there. `hint` is where this reader's
+/// last call stopped (`[history file offset, journal offset, number of the journal's first
+/// record]`, zeros at first) and moves past what was read: a follower reads the bytes
+/// written since, not the history. A history file now shorter than its offset was replaced,
+/// and is read from its start; a journal whose first record changed was started again (a
+/// compaction moved its records into the history file), and is read from its start. A line
+/// of the file at or before `after` (one written again by a compaction that was cut short)
+/// is passed over, as [`journal::parse_history`] does. The caller holds the lock.
 pub(super) fn tail(
     dir: &Path,
     after: (u64, u32),
-    hint: &mut u64,
+    hint: &mut [u64; 3],
     most: usize,
 ) -> Result<Vec<HistoryLine>> {
     let mut out = Vec::new();
     let mut last = after;
     let hpath = dir.join(HISTORY);
     if let Some(f) = fsutil::open_existing(&hpath)? {
-        tail_file(f, &hpath, &mut last, hint, most, &mut out)?;
+        tail_file(f, &hpath, &mut last, &mut hint[0], most, &mut out)?;
     }
-    if out.len() >= most {
-        return Ok(out);
+    if out.len() < most {
+        tail_journal(dir, &mut last, hint, most, &mut out)?;
     }
+    Ok(out)
+}
+
+/// The journal's records' events after `last`, from where `hint` says this reader stopped.
+fn tail_journal(
+    dir: &Path,
+    last: &mut (u64, u32),
+    hint: &mut [u64; 3],
+    most: usize,
+    out: &mut Vec<HistoryLine>,
+) -> Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
     let jpath = dir.join(JOURNAL);
-    let journal_bytes = match fsutil::open_existing(&jpath)? {
-        Some(f) => read_all(f, &jpath)?,
-        None => return Ok(out),
+    let Some(mut f) = fsutil::open_existing(&jpath)? else {
+        return Ok(());
     };
-    if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
-        let body = &journal_bytes[HEADER_LEN as usize..];
-        for rec in journal::scan(body, &jpath, HEADER_LEN, None)?.records {
-            for (i, event) in rec.change.events.into_iter().enumerate() {
-                let line = HistoryLine {
+    let describe = |e: &std::io::Error| fsutil::describe(&jpath, e);
+    let len = f.metadata().map_err(|e| describe(&e))?.len();
+    let mut head = vec![0u8; HEADER_LEN as usize + 64];
+    let n = read_up_to(&mut f, &mut head).map_err(|e| describe(&e))?;
+    head.truncate(n);
+    if journal::check_header(&head, &jpath)? != Head::Good {
+        return Ok(());
+    }
+    let first = journal::first_seq(&head[HEADER_LEN as usize..]).unwrap_or(0);
+    if hint[2] != first || hint[1] < HEADER_LEN || hint[1] > len {
+        hint[1] = HEADER_LEN;
+        hint[2] = first;
+    }
+    let base = hint[1];
+    let mut body = Vec::new();
+    f.seek(SeekFrom::Start(base)).map_err(|e| describe(&e))?;
+    f.take(len - base)
+        .read_to_end(&mut body)
+        .map_err(|e| describe(&e))?;
+    let scan = match journal::scan(&body, &jpath, base, None) {
+        Ok(scan) => scan,
+        // A torn tail is judged by the records before it: read the journal whole, as
+        // every other reader does.
+        Err(_) if base > HEADER_LEN => {
+            hint[1] = HEADER_LEN;
+            return tail_journal(dir, last, hint, most, out);
+        }
+        Err(e) => return Err(e),
+    };
+    let mut start = 0usize;
+    for (rec, end) in scan.records.into_iter().zip(scan.ends) {
+        for (i, event) in rec.change.events.into_iter().enumerate() {
+            if out.len() >= most {
+                // This record is read again next time, from its start.
+                hint[1] = base + start as u64;
+                return Ok(());
+            }
+            if (rec.seq, i as u32) > *last {
+                *last = (rec.seq, i as u32);
+                out.push(HistoryLine {
                     seq: rec.seq,
                     i: i as u32,
                     event,
-                };
-                if (line.seq, line.i) > last && out.len() < most {
-                    last = (line.seq, line.i);
-                    out.push(line);
-                }
+                });
             }
         }
+        start = end;
     }
-    Ok(out)
+    hint[1] = base + start as u64;
+    Ok(())
+}
+
+/// Reads into `buf` until it is full or the file ends; how many bytes were read.
+fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// The history file's lines after `last`, from byte `hint` on, up to `most` in `out`.

@@ -217,7 +217,7 @@ impl Backend for EmbeddedStore {
     fn history_from(
         &self,
         after: (u64, u32),
-        hint: &mut u64,
+        hint: &mut super::backend::Hint,
         most: usize,
     ) -> Result<Vec<HistoryLine>> {
         let read = group::quiet(self)
