@@ -205,6 +205,14 @@ log "waiting for work: --wait against a 10 ms polling loop, both backends"
 $CARGO bench --bench wait -- "${quick[@]}" >"$OUT/wait.md" 2>"$OUT/wait.log" ||
     echo "(the waiting bench failed: see $OUT/wait.log)" >"$OUT/wait.md"
 
+log "watch: a write to a watcher of another process, as the history grows"
+watch_args=(--cli "$BIN/claimdag")
+[[ -n "$BASELINE" ]] && watch_args+=(--baseline "$BIN/claimdag-baseline")
+[[ ${#quick[@]} -gt 0 ]] && watch_args+=(--events 0,40000 --rounds 6) ||
+    watch_args+=(--events 0,40000,400000,1000000)
+python3 benches/watch.py "${watch_args[@]}" >"$OUT/watch.md" 2>"$OUT/watch.log" ||
+    echo "(the watch bench failed: see $OUT/watch.log)" >"$OUT/watch.md"
+
 log "talking: renewals with a checkpoint, complete_many, both backends"
 $CARGO bench --bench talk -- "${quick[@]}" >"$OUT/talk.md" 2>"$OUT/talk.log" ||
     echo "(the talking bench failed: see $OUT/talk.log)" >"$OUT/talk.md"
@@ -258,6 +266,10 @@ echo
 echo "Talking (checkpoints on renewals, several completions in one write), one handle:"
 echo
 cat "$OUT/talk.md"
+echo
+echo "Watching: a write of another process to a claimdag watch, as the history grows:"
+echo
+cat "$OUT/watch.md"
 echo
 echo "The pane (claimdag pane), medians:"
 echo
