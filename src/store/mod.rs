@@ -548,6 +548,13 @@ impl Store {
         })
     }
 
+    /// The write the history stands at: every write numbered up to it has ended, so a
+    /// reader that starts after it (`HistoryCursor::after_write`) misses none of what
+    /// follows. Not [`Store::version`], which counts otherwise on some backends.
+    pub fn history_head(&self) -> Result<u64> {
+        self.backend.history_head()
+    }
+
     /// The number of the last committed write, by any process: compare it with an earlier
     /// one to know cheaply whether anything changed since.
     pub fn version(&self) -> Result<u64> {

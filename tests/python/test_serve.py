@@ -405,7 +405,20 @@ def test_metrics_parse_and_move_as_the_store_is_used(store_dir: pathlib.Path) ->
 def test_the_watch_stream_shows_another_process_write_without_asking(
     store_dir: pathlib.Path,
 ) -> None:
-    with served(store_dir) as s:
+    watch_stream_case(store_dir)
+
+
+def test_the_watch_stream_on_postgres(pg_url: str, tmp_path: pathlib.Path) -> None:
+    # Some writes first: the history's numbers and the store's version then differ.
+    for k in range(5):
+        subprocess.run([cli(), "--dir", pg_url, "upsert", "--summary", f"earlier {k}"],
+                       check=True, capture_output=True)
+    watch_stream_case(pg_url, state=tmp_path)
+
+
+def watch_stream_case(store_dir: str | pathlib.Path,
+                      state: pathlib.Path | None = None) -> None:
+    with served(store_dir, state=state) as s:
         first = s.ok("upsert", {"summary": "before the watch"})["id"]
         got: list[dict[str, Any]] = []
         ids: list[str] = []
@@ -440,6 +453,17 @@ def test_the_watch_stream_shows_another_process_write_without_asking(
                     assert json.loads(line[6:])["verb"] == "create"
                     break
         assert httpx.get(f"{s.url}v1/watch?since=x").status_code == 400
+        # The whole history from the start, each line once, in order.
+        log = s.ok("log", {})
+        seen: list[tuple[int, int]] = []
+        with httpx.stream("GET", f"{s.url}v1/watch?since=0", timeout=30) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    e = json.loads(line[6:])
+                    seen.append((e["seq"], e["i"]))
+                    if len(seen) == len(log):
+                        break
+        assert seen == [(e["seq"], e["i"]) for e in log]
 
 
 def test_a_request_for_another_host_name_is_refused(store_dir: pathlib.Path) -> None:

@@ -31,7 +31,7 @@ impl Hub {
     /// Starts following `store` from its current end; the writes' lines are also counted in
     /// `metrics`.
     pub fn start(store: Store, metrics: Arc<Metrics>) -> Arc<Hub> {
-        let start = store.version().unwrap_or(0);
+        let start = store.history_head().unwrap_or(0);
         metrics.start(start);
         let hub = Arc::new(Hub {
             head: watch::channel(start).0,
