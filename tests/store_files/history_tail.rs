@@ -32,6 +32,25 @@ fn drain(store: &Store, cur: &mut HistoryCursor, page: usize) -> Vec<HistoryLine
     }
 }
 
+/// A store compacted at every write, with a plan of 40 nodes and `n` of them done.
+fn worked(dir: &Path, n: usize) -> Store {
+    let store = unsynced(dir, 1);
+    store
+        .import("", flat_plan(40, |i| format!("node {i}")))
+        .unwrap();
+    work(&store, n);
+    store
+}
+
+/// Claims and completes `n` ready nodes.
+fn work(store: &Store, n: usize) {
+    let me = Id([9; 16]);
+    for _ in 0..n {
+        let (id, g) = store.claim_next("", me, None, None).unwrap().unwrap();
+        store.complete(id, Status::Done, g, Some(me), None).unwrap();
+    }
+}
+
 fn append(path: &Path, bytes: &[u8]) {
     let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     f.write_all(bytes).unwrap();
@@ -83,15 +102,7 @@ fn a_cursor_reads_every_line_once_across_compactions() {
 fn lines_written_twice_and_a_torn_last_line_are_read_as_the_store_reads_them() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let store = unsynced(&dir, 1);
-    store
-        .import("", flat_plan(40, |i| format!("node {i}")))
-        .unwrap();
-    let me = Id([9; 16]);
-    for _ in 0..10 {
-        let (id, g) = store.claim_next("", me, None, None).unwrap().unwrap();
-        store.complete(id, Status::Done, g, Some(me), None).unwrap();
-    }
+    let store = worked(&dir, 10);
     let path = dir.join("history.jsonl");
     let text = std::fs::read(&path).unwrap();
     let lines: Vec<&[u8]> = text.split_inclusive(|&c| c == b'\n').collect();
@@ -125,15 +136,7 @@ fn lines_written_twice_and_a_torn_last_line_are_read_as_the_store_reads_them() {
 fn a_history_file_replaced_by_a_shorter_one_is_read_from_its_start() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let store = unsynced(&dir, 1);
-    store
-        .import("", flat_plan(40, |i| format!("node {i}")))
-        .unwrap();
-    let me = Id([5; 16]);
-    for _ in 0..10 {
-        let (id, g) = store.claim_next("", me, None, None).unwrap().unwrap();
-        store.complete(id, Status::Done, g, Some(me), None).unwrap();
-    }
+    let store = worked(&dir, 10);
     let mut cur = HistoryCursor::after_write(0);
     let all = drain(&store, &mut cur, 1000);
     // The file now holds its first line only (as one rotated away would): the cursor's
@@ -142,8 +145,7 @@ fn a_history_file_replaced_by_a_shorter_one_is_read_from_its_start() {
     let text = std::fs::read(&path).unwrap();
     let first = text.iter().position(|&c| c == b'\n').unwrap() + 1;
     std::fs::write(&path, &text[..first]).unwrap();
-    let (id, g) = store.claim_next("", me, None, None).unwrap().unwrap();
-    store.complete(id, Status::Done, g, Some(me), None).unwrap();
+    work(&store, 1);
     let new = drain(&store, &mut cur, 1000);
     assert!(!new.is_empty(), "the writes after the replacement are read");
     assert!(new.iter().all(|l| l.seq > all.last().unwrap().seq));
