@@ -96,6 +96,17 @@ fn a_cursor_reads_every_line_once_across_compactions() {
         after
     );
     assert_eq!(follower.seq(), all.last().unwrap().seq);
+    // One node's history (`log NODE`), read by its lines only, is its part of the whole.
+    for id in all.iter().filter_map(|l| l.event.node).step_by(97) {
+        let mine: Vec<_> = all
+            .iter()
+            .filter(|l| l.event.node == Some(id))
+            .cloned()
+            .collect();
+        assert_eq!(store.history(Some(id)).unwrap(), mine);
+        let late: Vec<_> = mine.iter().filter(|l| l.seq > mid).cloned().collect();
+        assert_eq!(store.history_since(mid, Some(id)).unwrap(), late);
+    }
 }
 
 #[test]
@@ -123,6 +134,17 @@ fn lines_written_twice_and_a_torn_last_line_are_read_as_the_store_reads_them() {
         store.history(None).unwrap(),
         before,
         "the store reads the same history"
+    );
+    let id = before[3].event.node.unwrap();
+    let mine: Vec<_> = before
+        .iter()
+        .filter(|l| l.event.node == Some(id))
+        .cloned()
+        .collect();
+    assert_eq!(
+        store.history(Some(id)).unwrap(),
+        mine,
+        "one node's, once each"
     );
     assert_eq!(
         drain(&store, &mut cur, 4),

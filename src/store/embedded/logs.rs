@@ -123,26 +123,85 @@ pub(super) fn tail(
     hint: &mut [u64; 3],
     most: usize,
 ) -> Result<Vec<HistoryLine>> {
-    let mut out = Vec::new();
-    let mut last = after;
+    let mut read = Reading {
+        last: after,
+        most,
+        node: None,
+        out: Vec::new(),
+    };
     let hpath = dir.join(HISTORY);
     if let Some(f) = fsutil::open_existing(&hpath)? {
-        tail_file(f, &hpath, &mut last, &mut hint[0], most, &mut out)?;
+        tail_file(f, &hpath, &mut read, &mut hint[0])?;
     }
-    if out.len() < most {
-        tail_journal(dir, &mut last, hint, most, &mut out)?;
+    if read.out.len() < most {
+        tail_journal(dir, &mut read, hint)?;
     }
-    Ok(out)
+    Ok(read.out)
 }
 
-/// The journal's records' events after `last`, from where `hint` says this reader stopped.
-fn tail_journal(
-    dir: &Path,
-    last: &mut (u64, u32),
-    hint: &mut [u64; 3],
+/// The history of one node after write `since`, oldest first: the history file read line
+/// by line, only the lines that name the node parsed (what it holds is that node's lines,
+/// never the history), then the journal. The caller holds the lock.
+pub(super) fn of_node(dir: &Path, node: crate::id::Id, since: u64) -> Result<Vec<HistoryLine>> {
+    let mut read = Reading {
+        last: (since, u32::MAX),
+        most: usize::MAX,
+        node: Some((node, format!("\"node\":\"{}\"", node.hex()).into_bytes())),
+        out: Vec::new(),
+    };
+    let hpath = dir.join(HISTORY);
+    if let Some(f) = fsutil::open_existing(&hpath)? {
+        tail_file(f, &hpath, &mut read, &mut 0)?;
+    }
+    tail_journal(dir, &mut read, &mut [0; 3])?;
+    Ok(read.out)
+}
+
+/// What a read of the history keeps: the lines after `last` (which moves past every line
+/// read, kept or not, as [`journal::parse_history`] passes over lines written twice), of
+/// `node` only when given (with the text its lines carry), `most` of them at the most.
+struct Reading {
+    last: (u64, u32),
     most: usize,
-    out: &mut Vec<HistoryLine>,
-) -> Result<()> {
+    node: Option<(crate::id::Id, Vec<u8>)>,
+    out: Vec<HistoryLine>,
+}
+
+impl Reading {
+    fn full(&self) -> bool {
+        self.out.len() >= self.most
+    }
+
+    /// A line at `place` was read: whether it is new, moving `last` past it if so.
+    fn passes(&mut self, place: (u64, u32)) -> bool {
+        let new = place > self.last;
+        if new {
+            self.last = place;
+        }
+        new
+    }
+
+    /// Whether a raw line of the history file may be the node's (no node: any).
+    fn may_keep(&self, line: &[u8]) -> bool {
+        self.node
+            .as_ref()
+            .is_none_or(|(_, text)| memchr::memmem::find(line, text).is_some())
+    }
+
+    fn keep(&mut self, h: HistoryLine) {
+        if self
+            .node
+            .as_ref()
+            .is_none_or(|(id, _)| h.event.node == Some(*id))
+        {
+            self.out.push(h);
+        }
+    }
+}
+
+/// The journal's records' events after `read.last`, from where `hint` says this reader
+/// stopped.
+fn tail_journal(dir: &Path, read: &mut Reading, hint: &mut [u64; 3]) -> Result<()> {
     use std::io::{Read, Seek, SeekFrom};
     let jpath = dir.join(JOURNAL);
     let Some(mut f) = fsutil::open_existing(&jpath)? else {
@@ -173,21 +232,20 @@ fn tail_journal(
         // every other reader does.
         Err(_) if base > HEADER_LEN => {
             hint[1] = HEADER_LEN;
-            return tail_journal(dir, last, hint, most, out);
+            return tail_journal(dir, read, hint);
         }
         Err(e) => return Err(e),
     };
     let mut start = 0usize;
     for (rec, end) in scan.records.into_iter().zip(scan.ends) {
         for (i, event) in rec.change.events.into_iter().enumerate() {
-            if out.len() >= most {
+            if read.full() {
                 // This record is read again next time, from its start.
                 hint[1] = base + start as u64;
                 return Ok(());
             }
-            if (rec.seq, i as u32) > *last {
-                *last = (rec.seq, i as u32);
-                out.push(HistoryLine {
+            if read.passes((rec.seq, i as u32)) {
+                read.keep(HistoryLine {
                     seq: rec.seq,
                     i: i as u32,
                     event,
@@ -215,15 +273,8 @@ fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// The history file's lines after `last`, from byte `hint` on, up to `most` in `out`.
-fn tail_file(
-    f: std::fs::File,
-    path: &Path,
-    last: &mut (u64, u32),
-    hint: &mut u64,
-    most: usize,
-    out: &mut Vec<HistoryLine>,
-) -> Result<()> {
+/// The history file's lines after `read.last`, from byte `hint` on.
+fn tail_file(f: std::fs::File, path: &Path, read: &mut Reading, hint: &mut u64) -> Result<()> {
     use std::io::{BufRead, Seek, SeekFrom};
     let describe = |e: &std::io::Error| fsutil::describe(path, e);
     let len = f.metadata().map_err(|e| describe(&e))?.len();
@@ -234,7 +285,7 @@ fn tail_file(
     f.seek(SeekFrom::Start(*hint)).map_err(|e| describe(&e))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, f.take(len - *hint));
     let mut line = Vec::new();
-    while out.len() < most {
+    while !read.full() {
         line.clear();
         let n = reader
             .read_until(b'\n', &mut line)
@@ -252,9 +303,8 @@ fn tail_file(
                 (h.seq, h.i)
             }
         };
-        if place > *last {
-            *last = place;
-            out.push(parse_line(&line, path, at)?);
+        if read.passes(place) && read.may_keep(&line) {
+            read.keep(parse_line(&line, path, at)?);
         }
     }
     Ok(())

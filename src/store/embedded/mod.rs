@@ -206,6 +206,12 @@ impl Backend for EmbeddedStore {
     }
 
     fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>> {
+        if let Some(id) = node {
+            let read = group::quiet(self)
+                .cache
+                .locked(&self.dir, || logs::of_node(&self.dir, id, since))?;
+            return Ok(read.unwrap_or_default());
+        }
         let all = group::quiet(self).cache.logs(&self.dir)?.history;
         Ok(all
             .into_iter()
