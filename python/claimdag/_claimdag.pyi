@@ -473,6 +473,19 @@ class Store:
     @property
     def workspace(self) -> str:
         """The workspace methods use when they are given none."""
+    def acting_as(self, actor: str) -> "Store":
+        """The same store, where ``actor`` does every write.
+
+        The history records it (``Event.by``) beside the actor of each event it makes for
+        another: a lead releasing or completing a worker's claim. The rules stay the named
+        actor's (a release still names the holder and its generation).
+
+        Args:
+            actor: 32 hex characters, or ``name:NAME``.
+
+        Returns:
+            A Store on the same store and workspace.
+        """
     def __reduce__(self) -> tuple[type["Store"], tuple[str, str]]:
         """Pickles as its path and workspace, so a Store can be handed to another process."""
     def upsert(

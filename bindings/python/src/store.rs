@@ -85,6 +85,18 @@ impl Store {
         &self.workspace
     }
 
+    /// The same store, where `actor` does every write: the history records it (`by`) beside
+    /// the actor of each event it makes for another, as a lead releasing or completing a
+    /// worker's claim. The rules stay the named actor's.
+    fn acting_as(&self, py: Python<'_>, actor: &str) -> PyResult<Store> {
+        let by = claimdag::Actor::parse_actor(actor, "actor")
+            .map_err(|e| to_py_err(py, claimdag::Error::from(e)))?;
+        Ok(Store {
+            workspace: self.workspace.clone(),
+            core: self.core.acting_as(by),
+        })
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let path = self.path().into_pyobject(py)?.repr()?.to_string();
         let ws = self
