@@ -118,12 +118,12 @@ pub enum Request {
         nodes: Vec<Id>,
         older_than_ms: Option<u64>,
     },
-    /// Brings an archived node back, exactly as it was archived (its last value, which the
-    /// backend reads from the archive inside the same locked step).
     /// `request`, done by `by` on behalf of the actor it names (a lead releasing or
     /// completing a worker's claim from the dashboard): the rules are `request`'s, and its
     /// events record `by` beside their actor.
     Acting { by: Actor, request: Box<Request> },
+    /// Brings an archived node back, exactly as it was archived (its last value, which the
+    /// backend reads from the archive inside the same locked step).
     Unarchive {
         node: Id,
     },
