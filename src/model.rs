@@ -308,16 +308,98 @@ pub struct Settings {
         skip_serializing_if = "is_default_retry_delay_max"
     )]
     pub retry_delay_max_ms: u64,
+    /// How much of the history stays live; older history moves to the archive (read by
+    /// `log --all` and `watch --since 0`). Stores written before it keep everything.
+    #[serde(default, skip_serializing_if = "HistoryKeep::is_all")]
+    pub history_keep: HistoryKeep,
+}
+
+/// The setting `history_keep`: how much of the history stays live. In JSON, its text form:
+/// `"all"`, `"7d"`, `"1000000"`.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(into = "String", try_from = "String")]
+#[schemars(with = "String")]
+pub enum HistoryKeep {
+    /// Everything (the default).
+    #[default]
+    All,
+    /// The events of this many last milliseconds (`7d`).
+    ForMs(u64),
+    /// This many last events (`1000000`).
+    Events(u64),
+}
+
+impl HistoryKeep {
+    pub fn is_all(&self) -> bool {
+        *self == HistoryKeep::All
+    }
+
+    /// Reads `all`, a duration with its unit (`7d`, `12h`) or a count of events.
+    pub fn parse(text: &str) -> crate::Result<HistoryKeep> {
+        let v = text.trim();
+        if v == "all" {
+            return Ok(HistoryKeep::All);
+        }
+        let bad = || {
+            crate::Error::invalid(format!(
+                "history_keep must be all, a duration with its unit (7d, 12h) or a number \
+                 of events (1000000), got {text:?}"
+            ))
+        };
+        if !v.is_empty() && v.bytes().all(|c| c.is_ascii_digit()) {
+            let n: u64 = v.parse().map_err(|_| bad())?;
+            return if n == 0 {
+                Err(crate::Error::invalid(
+                    "history_keep must keep at least 1 event (all: keep everything)",
+                ))
+            } else {
+                Ok(HistoryKeep::Events(n))
+            };
+        }
+        match crate::duration::parse_ms(v) {
+            Ok(0) => Err(crate::Error::invalid(
+                "history_keep must be longer than 0 (all: keep everything)",
+            )),
+            Ok(ms) => Ok(HistoryKeep::ForMs(ms)),
+            Err(_) => Err(bad()),
+        }
+    }
+}
+
+impl From<HistoryKeep> for String {
+    fn from(k: HistoryKeep) -> String {
+        k.to_string()
+    }
+}
+
+impl TryFrom<String> for HistoryKeep {
+    type Error = crate::Error;
+    fn try_from(s: String) -> crate::Result<HistoryKeep> {
+        HistoryKeep::parse(&s)
+    }
+}
+
+impl std::fmt::Display for HistoryKeep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HistoryKeep::All => f.write_str("all"),
+            HistoryKeep::ForMs(ms) => f.write_str(&crate::duration::format_ms(*ms)),
+            HistoryKeep::Events(n) => write!(f, "{n}"),
+        }
+    }
 }
 
 impl Settings {
     /// The settings' names, as `config` shows them.
-    pub const KEYS: [&'static str; 5] = [
+    pub const KEYS: [&'static str; 6] = [
         "default_ttl",
         "max_held",
         "max_attempts",
         "retry_delay",
         "retry_delay_max",
+        "history_keep",
     ];
 
     /// Every setting as `config` shows it: `default_ttl 15m`, `max_held 1`, `max_attempts none`.
@@ -344,6 +426,7 @@ impl Settings {
                 "retry_delay_max",
                 crate::duration::format_ms(self.retry_delay_max_ms),
             ),
+            ("history_keep", self.history_keep.to_string()),
         ]
     }
 
@@ -374,6 +457,7 @@ impl Settings {
             }
             "retry_delay" => self.retry_delay_ms = duration(key, v)?,
             "retry_delay_max" => self.retry_delay_max_ms = duration(key, v)?,
+            "history_keep" => self.history_keep = HistoryKeep::parse(v)?,
             _ => {
                 self.max_attempts = match v {
                     "none" => None,
@@ -416,6 +500,7 @@ impl Default for Settings {
             max_attempts: None,
             retry_delay_ms: 0,
             retry_delay_max_ms: DEFAULT_RETRY_DELAY_MAX_MS,
+            history_keep: HistoryKeep::All,
         }
     }
 }

@@ -667,7 +667,12 @@ proptest! {
         let dir = tmp.path().join("store");
         let clock = Arc::new(FakeClock(AtomicU64::new(1_000_000)));
         // A tiny compaction threshold makes every few writes compact.
-        let tuning = Tuning { sync: false, compact_min_bytes: if compact { 1 } else { 1 << 20 } };
+        // Compacted at every write, the history is sealed into small segments too.
+        let tuning = Tuning {
+            sync: false,
+            compact_min_bytes: if compact { 1 } else { 1 << 20 },
+            segment_bytes: if compact { 2048 } else { 1 << 30 },
+        };
         let store = Store::with(dir.clone(), tuning.clone(), clock.clone());
         let mut highest = HashMap::new();
         let mut granted = HashSet::new();

@@ -423,6 +423,11 @@ class Settings:
     @property
     def retry_delay_max_ms(self) -> int:
         """The longest backoff, in milliseconds."""
+    @property
+    def history_keep(self) -> str:
+        """How much history stays live: "all", a duration ("7d") or a number of events
+        ("1000000"); older history moves to the archive, which ``Store.log(all=True)``
+        reads."""
     def to_dict(self) -> _SettingsDict:
         """The settings as a dict.
 
@@ -950,13 +955,14 @@ class Store:
             TypeError: ``since`` is not an int (a bool is not).
         """
     def log(
-        self, node: Optional[str] = None, since: Optional[int] = None
+        self, node: Optional[str] = None, since: Optional[int] = None, all: bool = False
     ) -> builtins.list[Event]:
         """The history, oldest first.
 
         Args:
             node: Only this node's transitions.
             since: Only the events after this event number.
+            all: The archived history (``history_keep``) too.
 
         Returns:
             The Events.
@@ -974,6 +980,7 @@ class Store:
         max_attempts: Optional[int] = ...,
         retry_delay: Optional[_Duration] = None,
         retry_delay_max: Optional[_Duration] = None,
+        history_keep: Optional[Union[str, int]] = None,
     ) -> Settings:
         """Reads the settings, after changing those given. The changes are one locked write
         of those settings alone, so concurrent changes of other settings are kept.
@@ -985,6 +992,8 @@ class Store:
             retry_delay: The first backoff of a handed-back node, doubled with each attempt
                 (0: none).
             retry_delay_max: The longest backoff.
+            history_keep: How much history stays live: "all", a duration such as "7d",
+                or a number of events.
 
         Returns:
             The Settings after the change.

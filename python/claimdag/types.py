@@ -303,6 +303,7 @@ class SettingsDict(TypedDict):
     max_attempts: Optional[int]
     retry_delay_ms: int
     retry_delay_max_ms: int
+    history_keep: str
 
 class _GrantDictRequired(TypedDict):
     id: str

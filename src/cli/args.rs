@@ -127,7 +127,7 @@ pub enum Verb {
     ClaimNext(Described<verbs::ClaimNext>),
     /// Print the history, oldest first
     #[command(
-        after_help = "Example:\n  claimdag log\n  claimdag log 092dca29\n  claimdag log --since 42   # only the writes after write 42"
+        after_help = "Example:\n  claimdag log\n  claimdag log 092dca29\n  claimdag log --since 42   # only the writes after write 42\n  claimdag log --all        # the archived history too (config history_keep)"
     )]
     Log(Described<verbs::Log>),
     /// Follow the history: print every write's events as it is committed, until interrupted
@@ -136,9 +136,9 @@ pub enum Verb {
     )]
     Watch(Described<verbs::Watch>),
     /// Show or change settings: default_ttl, max_held, max_attempts, retry_delay,
-    /// retry_delay_max
+    /// retry_delay_max, history_keep
     #[command(
-        after_help = "Example:\n  claimdag config\n  claimdag config default_ttl 10m\n  claimdag config max_held 0        # no limit\n  claimdag config max_attempts none\n  claimdag config retry_delay 30s   # a handed-back node waits 30s, 1m, 2m, ...\n  claimdag config retry_delay_max 1h"
+        after_help = "Example:\n  claimdag config\n  claimdag config default_ttl 10m\n  claimdag config max_held 0        # no limit\n  claimdag config max_attempts none\n  claimdag config retry_delay 30s   # a handed-back node waits 30s, 1m, 2m, ...\n  claimdag config retry_delay_max 1h\n  claimdag config history_keep 7d   # older history moves to the archive (log --all)"
     )]
     Config(Described<verbs::Config>),
     /// Create or merge every node of a JSON plan, with its links, as one atomic write

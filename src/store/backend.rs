@@ -70,9 +70,10 @@ pub struct Dump {
 }
 
 /// Where a reader of the history stopped, as a backend counts it (the embedded store: the
-/// byte offsets it read to in its history file and its journal, and the number of the
-/// journal's first record then, which tells whether the journal was started again since).
-pub type Hint = [u64; 3];
+/// history segment it was reading and the byte offset it read to there, the offset it read
+/// to in its journal, and the number of the journal's first record then, which tells
+/// whether the journal was started again since).
+pub type Hint = [u64; 4];
 
 /// A place the state lives. Every method is one locked step of its own.
 pub trait Backend: Send + Sync + std::fmt::Debug {
@@ -116,13 +117,16 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     fn always_combine(&self) {}
 
     /// The history lines of writes after `since` (0: all), oldest first; `node`'s only
-    /// when given.
-    fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>>;
+    /// when given. With `archived`, the history moved to the archive by `history_keep`
+    /// first; without, only the live history.
+    fn history(&self, node: Option<Id>, since: u64, archived: bool) -> Result<Vec<HistoryLine>>;
 
     /// At most `most` history lines (every node) after the line at `after` (`(seq, i)`),
     /// oldest first. `hint` is where this reader's last call ended, as this backend counts
     /// (zeros at first): a backend may start from it instead of reading what came before,
-    /// and moves it past what it read. By default: [`Backend::history`] from `after`'s write.
+    /// and moves it past what it read. The archived history is read too (a reader that
+    /// starts from the beginning sees it all). By default: [`Backend::history`] from
+    /// `after`'s write.
     fn history_from(
         &self,
         after: (u64, u32),
@@ -130,7 +134,7 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         most: usize,
     ) -> Result<Vec<HistoryLine>> {
         let _ = hint;
-        let lines = self.history(None, after.0.saturating_sub(1))?;
+        let lines = self.history(None, after.0.saturating_sub(1), true)?;
         Ok(lines
             .into_iter()
             .filter(|l| (l.seq, l.i) > after)

@@ -25,7 +25,7 @@ impl HistoryCursor {
     pub fn after_write(seq: u64) -> HistoryCursor {
         HistoryCursor {
             after: (seq, u32::MAX),
-            hint: [0; 3],
+            hint: [0; 4],
         }
     }
 

@@ -525,20 +525,32 @@ impl Store {
         })
     }
 
-    /// The history, oldest first; only `node`'s when given.
+    /// The live history, oldest first; only `node`'s when given.
     pub fn history(&self, node: Option<Id>) -> Result<Vec<HistoryLine>> {
-        self.backend.history(node, 0)
+        self.backend.history(node, 0, false)
     }
 
-    /// The history of the writes after `since` (a [`Store::version`] seen before).
+    /// The live history of the writes after `since` (a [`Store::version`] seen before).
     pub fn history_since(&self, since: u64, node: Option<Id>) -> Result<Vec<HistoryLine>> {
-        self.backend.history(node, since)
+        self.backend.history(node, since, false)
+    }
+
+    /// The history of the writes after `since`, the part moved to the archive by
+    /// `history_keep` (`config`) included.
+    pub fn history_archived(&self, since: u64, node: Option<Id>) -> Result<Vec<HistoryLine>> {
+        self.backend.history(node, since, true)
     }
 
     /// The history of the writes after `since` that a door bound to `workspace` sees: the
-    /// events of its nodes, and those of no node (the settings).
-    pub fn history_in(&self, since: u64, workspace: &str) -> Result<Vec<HistoryLine>> {
-        let lines = self.backend.history(None, since)?;
+    /// events of its nodes, and those of no node (the settings); the archived part too
+    /// with `archived`.
+    pub fn history_in(
+        &self,
+        since: u64,
+        workspace: &str,
+        archived: bool,
+    ) -> Result<Vec<HistoryLine>> {
+        let lines = self.backend.history(None, since, archived)?;
         self.query(Need::default(), |v| {
             let here = |n: &Id| v.state.workspace_of(n) == Some(workspace);
             lines

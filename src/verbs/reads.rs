@@ -145,6 +145,10 @@ pub struct Log {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "SEQ"))]
     pub since: Option<u64>,
+    /// The archived history too (older than `history_keep`, `config`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub all: bool,
 }
 
 impl Verb for Log {
@@ -154,7 +158,8 @@ impl Verb for Log {
         let id = self.node.as_deref().map(|n| cx.node(n)).transpose()?;
         let since = self.since.unwrap_or(0);
         Ok(History(match id {
-            None if cx.bounds.bound => cx.store.history_in(since, &cx.workspace)?,
+            None if cx.bounds.bound => cx.store.history_in(since, &cx.workspace, self.all)?,
+            id if self.all => cx.store.history_archived(since, id)?,
             id => cx.store.history_since(since, id)?,
         }))
     }

@@ -383,6 +383,10 @@ pub struct SettingsReply {
     /// The longest backoff.
     #[serde(default = "default_retry_delay_max")]
     pub retry_delay_max_ms: u64,
+    /// How much of the history stays live: `"all"`, a duration (`"7d"`) or a number of
+    /// events (`"1000000"`).
+    #[serde(default)]
+    pub history_keep: crate::model::HistoryKeep,
     /// The one setting the text form shows.
     #[serde(skip)]
     pub key: Option<String>,
@@ -400,6 +404,7 @@ impl SettingsReply {
             max_attempts: s.max_attempts,
             retry_delay_ms: s.retry_delay_ms,
             retry_delay_max_ms: s.retry_delay_max_ms,
+            history_keep: s.history_keep,
             key: key.map(str::to_string),
         }
     }
@@ -411,6 +416,7 @@ impl SettingsReply {
             max_attempts: self.max_attempts,
             retry_delay_ms: self.retry_delay_ms,
             retry_delay_max_ms: self.retry_delay_max_ms,
+            history_keep: self.history_keep,
         }
     }
 }

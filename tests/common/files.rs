@@ -5,19 +5,28 @@ use super::Run;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Every regular file directly in `dir` and its bytes (empty when `dir` is missing).
+/// Every regular file in `dir` and its subdirectories (the history's segments), by its
+/// path below `dir`, and its bytes (empty when `dir` is missing).
 pub fn files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
+    files_below(dir, "", &mut out);
+    out
+}
+
+fn files_below(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<u8>>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
+        return;
     };
     for e in entries {
         let e = e.expect("dir entry");
-        let name = e.file_name().to_string_lossy().into_owned();
+        let name = format!("{prefix}{}", e.file_name().to_string_lossy());
+        if e.file_type().expect("file type").is_dir() {
+            files_below(&e.path(), &format!("{name}/"), out);
+            continue;
+        }
         let bytes = std::fs::read(e.path()).expect("read store file");
         out.insert(name, bytes);
     }
-    out
 }
 
 /// Asserts two file maps are equal, naming the first file that differs.
@@ -46,7 +55,11 @@ pub fn assert_files_eq(
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create copy");
     for (name, bytes) in files_of(from) {
-        std::fs::write(to.join(name), bytes).expect("write copy");
+        let to = to.join(name);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).expect("create copy");
+        }
+        std::fs::write(to, bytes).expect("write copy");
     }
 }
 

@@ -25,9 +25,27 @@ pub fn unsynced_backend(
     dir: &Path,
     compact_min_bytes: u64,
 ) -> std::sync::Arc<claimdag::store::embedded::EmbeddedStore> {
+    segmented_backend(
+        dir,
+        compact_min_bytes,
+        claimdag::store::embedded::Tuning::default().segment_bytes,
+    )
+}
+
+/// An unsynced store whose history is sealed into segments of `segment_bytes`.
+pub fn segmented(dir: &Path, compact_min_bytes: u64, segment_bytes: u64) -> claimdag::Store {
+    claimdag::Store::from_backend(segmented_backend(dir, compact_min_bytes, segment_bytes))
+}
+
+fn segmented_backend(
+    dir: &Path,
+    compact_min_bytes: u64,
+    segment_bytes: u64,
+) -> std::sync::Arc<claimdag::store::embedded::EmbeddedStore> {
     let tuning = claimdag::store::embedded::Tuning {
         sync: false,
         compact_min_bytes,
+        segment_bytes,
     };
     std::sync::Arc::new(claimdag::store::embedded::EmbeddedStore::new(
         dir.to_path_buf(),

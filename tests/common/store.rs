@@ -15,6 +15,8 @@ use std::time::Duration;
 pub struct Store {
     _tmp: tempfile::TempDir,
     pub dir: PathBuf,
+    /// Set in the environment of every run.
+    env: Vec<(String, String)>,
 }
 
 impl Default for Store {
@@ -28,7 +30,18 @@ impl Store {
     pub fn new() -> Store {
         let tmp = tempfile::tempdir().expect("temporary directory");
         let dir = tmp.path().join("store");
-        Store { _tmp: tmp, dir }
+        Store {
+            _tmp: tmp,
+            dir,
+            env: Vec::new(),
+        }
+    }
+
+    /// This store, with `env` set for every run of the binary on it.
+    pub fn with_env(mut self, env: &[(&str, &str)]) -> Store {
+        self.env
+            .extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        self
     }
 
     /// The store directory.
@@ -45,6 +58,7 @@ impl Store {
     pub fn command(&self, args: &[&str]) -> Command {
         let mut c = command();
         c.arg("--dir").arg(&self.dir).args(args);
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
 

@@ -178,6 +178,7 @@ fn open(clock: Arc<TestClock>, compact: bool) -> (tempfile::TempDir, Store) {
     let tuning = Tuning {
         sync: false,
         compact_min_bytes: if compact { 1 } else { 1 << 20 },
+        ..Tuning::default()
     };
     let store = Store::with(tmp.path().join("store"), tuning, clock);
     (tmp, store)

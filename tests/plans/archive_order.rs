@@ -23,6 +23,7 @@ fn archived_nodes_keep_creation_order() {
         let tuning = Tuning {
             sync: false,
             compact_min_bytes: if compact { 1 } else { 1 << 30 },
+            ..Tuning::default()
         };
         let store = Store::with(dir, tuning, Arc::new(Frozen));
         let plan = flat_plan(12, |i| format!("finished {i}"));

@@ -18,4 +18,5 @@ mod hostile;
 mod layered;
 mod powerloss;
 mod read_ahead;
+mod segments;
 mod torture;

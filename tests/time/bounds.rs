@@ -206,6 +206,7 @@ fn a_hand_back_near_the_end_of_the_clock_is_scheduled_no_later_than_it() {
     let tuning = Tuning {
         sync: false,
         compact_min_bytes: 1 << 20,
+        ..Tuning::default()
     };
     let store = claimdag::Store::with(tmp.path().join("store"), tuning, clock.clone());
     let cx = Ctx::new(&store, "").unwrap();

@@ -260,7 +260,7 @@ pub unsafe extern "C" fn claimdag_log_json(
         let out = unsafe { out_arg(out_json, "out_json") }?;
         let req = verbs::Log {
             node: owned(id),
-            since: None,
+            ..verbs::Log::default()
         };
         out.write(into_raw(reply_json(&run(store, &req)?)?));
         Ok(())

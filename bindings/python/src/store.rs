@@ -7,7 +7,7 @@ use crate::completions::{completion_list, json_text, opt_output};
 use crate::convert::{
     int, millis, not_before as not_before_arg, opt_int, opt_millis, plan_bytes, py_to_json,
 };
-use crate::error::{detach, detach_waiting, to_py_err};
+use crate::error::{detach, detach_waiting, invalid, to_py_err};
 use crate::json::json_to_py;
 use crate::lease::{claim_next_request, Lease, LeaseNext, OnError};
 use crate::types::{CancelRequest, Event, Grant, Node, Pick, Report, Settings};
@@ -521,27 +521,31 @@ impl Store {
         Ok(Watch::new(core, at, timeout_ms))
     }
 
-    /// The history, oldest first; only `node`'s transitions when given.
-    #[pyo3(signature = (node=None, since=None))]
+    /// The history, oldest first; only `node`'s transitions when given; with `all`, the
+    /// archived history (`history_keep`) too.
+    #[pyo3(signature = (node=None, since=None, all=false))]
     fn log(
         &self,
         py: Python<'_>,
         node: Option<String>,
         since: Option<&Bound<'_, PyAny>>,
+        all: bool,
     ) -> PyResult<Vec<Event>> {
         let since = opt_int("since", since, 0)?;
-        let lines = self.run(py, verbs::Log { node, since })?;
+        let lines = self.run(py, verbs::Log { node, since, all })?;
         Ok(lines.0.into_iter().map(Event).collect())
     }
 
     /// The store's settings, after changing those given: `default_ttl` (seconds or a
     /// timedelta), `max_held` (0: no limit), `max_attempts` (None: no cap), `retry_delay`
     /// (seconds or a timedelta: the first backoff of a handed-back node, doubled with each
-    /// attempt; 0: none) and `retry_delay_max` (the longest backoff). Each change is one
-    /// locked write of that setting alone, so concurrent changes of other settings are
-    /// kept.
+    /// attempt; 0: none), `retry_delay_max` (the longest backoff) and `history_keep`
+    /// ("all", a duration such as "7d", or a number of events: how much history stays
+    /// live). Each change is one locked write of that setting alone, so concurrent changes
+    /// of other settings are kept.
     #[pyo3(signature = (*, default_ttl=Given::No, max_held=None, max_attempts=Given::No,
-                        retry_delay=None, retry_delay_max=None))]
+                        retry_delay=None, retry_delay_max=None, history_keep=None))]
+    #[allow(clippy::too_many_arguments)] // one keyword argument per setting
     fn config(
         &self,
         py: Python<'_>,
@@ -550,6 +554,7 @@ impl Store {
         max_attempts: Given<'_>,
         retry_delay: Option<&Bound<'_, PyAny>>,
         retry_delay_max: Option<&Bound<'_, PyAny>>,
+        history_keep: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Settings> {
         // Every argument is converted first; then every change is one write, checked by
         // the core as a whole, so a refused call changes nothing.
@@ -562,6 +567,19 @@ impl Store {
         }
         if let Some(v) = opt_millis("retry_delay_max", retry_delay_max)? {
             changes.push(("retry_delay_max", format!("{v}ms")));
+        }
+        if let Some(v) = history_keep {
+            let text = match v.extract::<u64>() {
+                Ok(n) => n.to_string(),
+                Err(_) => v.extract::<String>().map_err(|_| {
+                    invalid(
+                        py,
+                        "history_keep must be \"all\", a duration such as \"7d\", or a \
+                         number of events",
+                    )
+                })?,
+            };
+            changes.push(("history_keep", text));
         }
         if let Some(h) = opt_int::<u64>("max_held", max_held, 0)? {
             changes.push(("max_held", h.to_string()));

@@ -442,6 +442,13 @@ impl Settings {
         self.0.retry_delay_max_ms
     }
 
+    /// How much history stays live: "all", a duration ("7d") or a number of events
+    /// ("1000000"); older history moves to the archive, which `Store.log(all=True)` reads.
+    #[getter]
+    fn history_keep(&self) -> String {
+        self.0.history_keep.to_string()
+    }
+
     /// As the CLI's `config --json` gives it.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         dict(py, &self.0)
@@ -451,13 +458,14 @@ impl Settings {
         let s = &self.0;
         format!(
             "Settings(default_ttl_ms={}, max_held={}, max_attempts={}, retry_delay_ms={}, \
-             retry_delay_max_ms={})",
+             retry_delay_max_ms={}, history_keep={:?})",
             s.default_ttl_ms,
             s.max_held,
             s.max_attempts
                 .map_or_else(|| "None".to_string(), |m| m.to_string()),
             s.retry_delay_ms,
-            s.retry_delay_max_ms
+            s.retry_delay_max_ms,
+            s.history_keep.to_string()
         )
     }
 }

@@ -71,6 +71,13 @@ impl Drop for Held<'_> {
     }
 }
 
+/// What a compaction needs beyond the store: where segments are sealed, and the time.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Compaction {
+    pub segment_bytes: u64,
+    pub now: crate::model::Millis,
+}
+
 impl Embedded {
     /// Runs `f` on the current state under a shared lock.
     pub fn read<R>(&mut self, dir: &Path, f: impl FnOnce(&State) -> R) -> Result<R> {
@@ -300,9 +307,9 @@ impl Embedded {
 
     /// Ends a batch: releases the lock, then compacts when asked (a failed compaction only
     /// leaves a longer journal). The lock goes back into `self`.
-    pub(super) fn end(&mut self, dir: &Path, lock: File, compact: bool) {
+    pub(super) fn end(&mut self, dir: &Path, lock: File, compact: Option<Compaction>) {
         let _ = lock.unlock();
-        if compact && self.compact(dir, &lock).is_err() {
+        if compact.is_some_and(|c| self.compact(dir, &lock, c).is_err()) {
             self.snap = None;
         }
         self.lock = Some(lock);
@@ -351,10 +358,22 @@ impl Embedded {
         result.map(Some)
     }
 
-    /// The history (oldest first) and the archived nodes (last value of each), from the
-    /// side files and the journal records not yet moved there.
-    pub fn logs(&mut self, dir: &Path) -> Result<Logs> {
-        self.with_logs(dir, true, |_, logs| logs)
+    /// Runs `f` under a shared lock once the state is read and found whole (a reader of the
+    /// side files that reports a damaged store as every read does); `R::default()` when the
+    /// store does not exist yet.
+    pub fn checked<R: Default>(&mut self, dir: &Path, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let Some(lock) = self.acquire(dir, false)? else {
+            return Ok(R::default());
+        };
+        let result = (|| {
+            let _held = Held(&lock);
+            self.refresh(dir)?;
+            let r = f()?;
+            self.undamaged(dir)?;
+            Ok(r)
+        })();
+        self.lock = Some(lock);
+        result
     }
 
     /// Runs `f` on the state and the logs, read together under one shared lock. Without

@@ -1,7 +1,8 @@
 //! Compaction: the journal's records move to the side files and a new snapshot replaces the
 //! old one, off the write lock's path; and what `check` says when that keeps failing.
 
-use super::cache::{Embedded, Held};
+use super::cache::{Compaction, Embedded, Held};
+use super::segments;
 use super::fault::crash;
 use super::fsutil::{self, FileId, Mode};
 use super::journal::{self, Head, HistoryLine};
@@ -22,7 +23,7 @@ impl Embedded {
     /// holding only the records written since. Only one compaction runs at a time
     /// (`compact.lock`); one that finds the store compacted meanwhile gives up. A crash at
     /// any step leaves a store that reads the same.
-    pub(super) fn compact(&mut self, dir: &Path, lock: &File) -> Result<()> {
+    pub(super) fn compact(&mut self, dir: &Path, lock: &File, c: Compaction) -> Result<()> {
         let Some(base) = self.snap else {
             return Ok(());
         };
@@ -32,7 +33,13 @@ impl Embedded {
             return Ok(()); // another process is compacting
         }
         let _compacting = Held(&guard);
-        let result = self.compact_locked(dir, lock, base);
+        let result = self.compact_locked(dir, lock, base).and_then(|()| {
+            // The history file may have reached a segment's size; then what `history_keep`
+            // no longer keeps live moves to the archive.
+            segments::roll(dir, lock, c.segment_bytes)?;
+            let keep = self.state.settings.history_keep;
+            segments::retire(dir, lock, keep, c.now)
+        });
         // compact.lock keeps the reason of the last failure, for `check` to report.
         match &result {
             Err(e) => {

@@ -11,7 +11,9 @@
 //! Points, in write order: `before-append`, `mid-append` (half a record written),
 //! `after-append` (before the sync), `after-sync` (committed, before the call returns),
 //! `compact-after-history`, `compact-before-rename`, `compact-after-rename`,
-//! `compact-before-truncate`.
+//! `compact-before-truncate`; then, when the history file is sealed into a segment,
+//! `roll-after-index` and `roll-after-rename`, and when a segment moves to the archive,
+//! `archive-after-rename`.
 
 #[cfg(feature = "testing")]
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 #[cfg(feature = "internals")]
-pub const POINTS: [&str; 8] = [
+pub const POINTS: [&str; 11] = [
     "before-append",
     "mid-append",
     "after-append",
@@ -28,6 +30,9 @@ pub const POINTS: [&str; 8] = [
     "compact-before-rename",
     "compact-after-rename",
     "compact-before-truncate",
+    "roll-after-index",
+    "roll-after-rename",
+    "archive-after-rename",
 ];
 
 #[cfg(feature = "testing")]

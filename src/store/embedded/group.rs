@@ -89,7 +89,11 @@ impl Inner {
             if b.io_error || self.cache.is_damaged() {
                 self.cache.snap = None;
             }
-            self.cache.end(&store.dir, b.lock, b.compact);
+            let compact = b.compact.then(|| super::cache::Compaction {
+                segment_bytes: store.tuning.segment_bytes,
+                now: store.clock.now_ms(),
+            });
+            self.cache.end(&store.dir, b.lock, compact);
         }
     }
 
@@ -98,7 +102,7 @@ impl Inner {
     fn fail(&mut self, store: &EmbeddedStore, error: Error) {
         if let Some(b) = self.batch.take() {
             self.cache.take_back(b.synced);
-            self.cache.end(&store.dir, b.lock, false);
+            self.cache.end(&store.dir, b.lock, None);
             let _ = b.failure.set((b.synced, error));
         }
     }

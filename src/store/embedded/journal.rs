@@ -281,21 +281,6 @@ pub fn check_header(buf: &[u8], path: &Path) -> Result<Head> {
     }
 }
 
-/// Reads history lines; a torn last line (no newline) is ignored, a garbled complete line is
-/// corruption, and lines already read (a compaction retried after a crash writes them again)
-/// are skipped: lines are kept in strictly increasing (record, index) order.
-pub fn parse_history(buf: &[u8], path: &Path) -> Result<Vec<HistoryLine>> {
-    let mut out: Vec<HistoryLine> = Vec::new();
-    let mut last: Option<(u64, u32)> = None;
-    for h in parse_lines::<HistoryLine>(buf, path)? {
-        if last.is_none_or(|l| (h.seq, h.i) > l) {
-            last = Some((h.seq, h.i));
-            out.push(h);
-        }
-    }
-    Ok(out)
-}
-
 /// Reads the complete lines of a side file; a torn last line (no newline) is ignored and a
 /// garbled complete line is corruption.
 pub fn parse_lines<T: serde::de::DeserializeOwned>(buf: &[u8], path: &Path) -> Result<Vec<T>> {

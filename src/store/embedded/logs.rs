@@ -1,8 +1,9 @@
-//! The side files read back: the history (`history.jsonl` and the journal records not yet
-//! moved there) and the archived nodes (`archive.jsonl`, likewise).
+//! The side files read back: the history (its segments, `segments.rs`, and the journal
+//! records not yet moved there) and the archived nodes (`archive.jsonl`, likewise).
 
-use super::fsutil;
+use super::fsutil::{self, Mode};
 use super::journal::{self, Head};
+use super::segments::{self, Index, Layout, Place};
 use super::{ARCHIVE, HISTORY, JOURNAL};
 use crate::error::Result;
 use crate::model::{HistoryLine, Node};
@@ -48,8 +49,9 @@ pub(super) fn read_all(mut f: impl Read, path: &Path) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// The history (when asked) and the archived nodes, from the side files and the journal
-/// records not yet moved there. The caller holds the lock.
+/// The history (when asked: every segment, the archived ones too) and the archived nodes,
+/// from the side files and the journal records not yet moved there. The caller holds the
+/// lock.
 pub(super) fn read_logs(dir: &Path, history: bool) -> Result<Logs> {
     let mut logs = Logs::default();
     let mut order = 0usize;
@@ -58,12 +60,6 @@ pub(super) fn read_logs(dir: &Path, history: bool) -> Result<Logs> {
         logs.archive_order.insert(n.id, order);
         logs.archive.insert(n.id, n);
     };
-    if history {
-        let hpath = dir.join(HISTORY);
-        if let Some(f) = fsutil::open_existing(&hpath)? {
-            logs.history = journal::parse_history(&read_all(f, &hpath)?, &hpath)?;
-        }
-    }
     let apath = dir.join(ARCHIVE);
     if let Some(f) = fsutil::open_existing(&apath)? {
         for line in journal::parse_lines::<ArchiveLine>(&read_all(f, &apath)?, &apath)? {
@@ -75,7 +71,6 @@ pub(super) fn read_logs(dir: &Path, history: bool) -> Result<Logs> {
         Some(f) => read_all(f, &jpath)?,
         None => Vec::new(),
     };
-    let last = logs.history.last().map(|h| h.seq).unwrap_or(0);
     if journal::check_header(&journal_bytes, &jpath)? == Head::Good {
         let body = &journal_bytes[HEADER_LEN as usize..];
         let scan = journal::scan(body, &jpath, HEADER_LEN, None)?;
@@ -83,22 +78,13 @@ pub(super) fn read_logs(dir: &Path, history: bool) -> Result<Logs> {
             for n in rec.change.archived {
                 archived(&mut logs, n);
             }
-            if history && rec.seq > last {
-                let seq = rec.seq;
-                logs.history
-                    .extend(rec.change.events.into_iter().enumerate().map(|(i, event)| {
-                        HistoryLine {
-                            seq,
-                            i: i as u32,
-                            event,
-                        }
-                    }));
-            }
         }
+    }
+    if history {
+        logs.history = range(dir, 0, true)?;
     }
     Ok(logs)
 }
-
 /// The archive of a store whose lock the caller holds, read when the rules ask for a node.
 pub(super) struct ArchiveFiles<'a>(pub(super) &'a Path);
 
@@ -108,19 +94,20 @@ impl Archive for ArchiveFiles<'_> {
     }
 }
 
-/// At most `most` history lines after `after` (`(seq, i)`), oldest first: from the history
-/// file, then from the journal records not yet moved there. `hint` is where this reader's
-/// last call stopped (`[history file offset, journal offset, number of the journal's first
-/// record]`, zeros at first) and moves past what was read: a follower reads the bytes
-/// written since, not the history. A history file now shorter than its offset was replaced,
-/// and is read from its start; a journal whose first record changed was started again (a
-/// compaction moved its records into the history file), and is read from its start. A line
-/// of the file at or before `after` (one written again by a compaction that was cut short)
-/// is passed over, as [`journal::parse_history`] does. The caller holds the lock.
+/// At most `most` history lines after `after` (`(seq, i)`), oldest first: from the
+/// history's segments (the archived ones too), then from the journal records not yet moved
+/// there. `hint` is where this reader's last call stopped (`[segment, offset in it, journal
+/// offset, number of the journal's first record]`, zeros at first: the segment to start in
+/// is then found by the indexes) and moves past what was read: a follower reads the bytes
+/// written since, not the history. A sealed segment read to its end is followed by the next
+/// one; a journal whose first record changed was started again (a compaction moved its
+/// records into the history), and is read from its start. A line at or before `after` (one
+/// written again by a compaction that was cut short) is passed over: lines are kept in
+/// strictly increasing `(seq, i)` order. The caller holds the lock.
 pub(super) fn tail(
     dir: &Path,
     after: (u64, u32),
-    hint: &mut [u64; 3],
+    hint: &mut [u64; 4],
     most: usize,
 ) -> Result<Vec<HistoryLine>> {
     let mut read = Reading {
@@ -129,36 +116,178 @@ pub(super) fn tail(
         node: None,
         out: Vec::new(),
     };
-    let hpath = dir.join(HISTORY);
-    if let Some(f) = fsutil::open_existing(&hpath)? {
-        tail_file(f, &hpath, &mut read, &mut hint[0])?;
-    }
-    if read.out.len() < most {
-        tail_journal(dir, &mut read, hint)?;
+    read_segments(dir, &mut read, hint, true)?;
+    if !read.full() {
+        let (_, rest) = hint.split_at_mut(2);
+        tail_journal(dir, &mut read, rest)?;
     }
     Ok(read.out)
 }
 
-/// The history of one node after write `since`, oldest first: the history file read line
-/// by line, only the lines that name the node parsed (what it holds is that node's lines,
-/// never the history), then the journal. The caller holds the lock.
-pub(super) fn of_node(dir: &Path, node: crate::id::Id, since: u64) -> Result<Vec<HistoryLine>> {
+/// Every history line of the writes after `since`, oldest first, the archived segments
+/// included with `archived`. The caller holds the lock.
+pub(super) fn range(dir: &Path, since: u64, archived: bool) -> Result<Vec<HistoryLine>> {
+    let mut read = Reading {
+        last: (since, u32::MAX),
+        most: usize::MAX,
+        node: None,
+        out: Vec::new(),
+    };
+    let mut hint = [0u64; 4];
+    read_segments(dir, &mut read, &mut hint, archived)?;
+    let (_, rest) = hint.split_at_mut(2);
+    tail_journal(dir, &mut read, rest)?;
+    Ok(read.out)
+}
+
+/// The segments' lines for `read`, from where `hint` (`[segment, offset]`) says, or from
+/// the first segment holding writes after `read.last` when it is not known yet.
+fn read_segments(
+    dir: &Path,
+    read: &mut Reading,
+    hint: &mut [u64; 4],
+    archived: bool,
+) -> Result<()> {
+    let lay = segments::layout(dir)?;
+    if hint[0] == 0 || hint[0] > lay.active {
+        (hint[0], hint[1]) = start(dir, &lay, read.last.0, archived)?;
+    }
+    loop {
+        let (n, place) = lay.at_or_after(hint[0], archived);
+        if n != hint[0] {
+            (hint[0], hint[1]) = (n, 0);
+        }
+        match place {
+            Place::Active => {
+                let path = dir.join(HISTORY);
+                if let Some(f) = fsutil::open_existing(&path)? {
+                    tail_file(f, &path, read, &mut hint[1])?;
+                }
+                return Ok(());
+            }
+            Place::Sealed(n) => {
+                let path = segments::sealed(dir, n);
+                tail_file(fsutil::open(&path, Mode::Read)?, &path, read, &mut hint[1])?;
+            }
+            Place::Archived(n) => {
+                let path = segments::archived(dir, n);
+                let bytes = segments::read_archived(&path)?;
+                tail_bytes(&bytes, &path, read, &mut hint[1])?;
+            }
+        }
+        if read.full() {
+            return Ok(());
+        }
+        (hint[0], hint[1]) = (n + 1, 0);
+    }
+}
+
+/// The first segment that may hold lines of writes after `since`, and where in it to start.
+fn start(dir: &Path, lay: &Layout, since: u64, archived: bool) -> Result<(u64, u64)> {
+    for (n, place) in lay.places(archived) {
+        let ix = match place {
+            Place::Active => return Ok((n, 0)),
+            Place::Sealed(n) => {
+                let path = segments::sealed(dir, n);
+                let len = std::fs::metadata(&path)
+                    .map_err(|e| fsutil::describe(&path, &e))?
+                    .len();
+                Index::open(&segments::index_of(dir, n), len)?
+            }
+            Place::Archived(n) => Index::open_any(&segments::archived_index(dir, n))?,
+        };
+        let Some(ix) = ix else {
+            return Ok((n, 0));
+        };
+        if ix.head.last_seq > since {
+            let at = ix
+                .start_after(since)
+                .map_err(|e| fsutil::describe(&segments::index_of(dir, n), &e))?;
+            return Ok((n, at));
+        }
+    }
+    Ok((lay.active, 0))
+}
+
+/// The history of one node after write `since`, oldest first (the archived segments too
+/// with `archived`): in a sealed segment the lines its index points to, in a segment
+/// without one (the one being written) the lines that name the node (what it holds is that
+/// node's lines, never the history), then the journal. The caller holds the lock.
+pub(super) fn of_node(
+    dir: &Path,
+    node: crate::id::Id,
+    since: u64,
+    archived: bool,
+) -> Result<Vec<HistoryLine>> {
     let mut read = Reading {
         last: (since, u32::MAX),
         most: usize::MAX,
         node: Some((node, format!("\"node\":\"{}\"", node.hex()).into_bytes())),
         out: Vec::new(),
     };
-    let hpath = dir.join(HISTORY);
-    if let Some(f) = fsutil::open_existing(&hpath)? {
-        tail_file(f, &hpath, &mut read, &mut 0)?;
+    let lay = segments::layout(dir)?;
+    for (_, place) in lay.places(archived) {
+        match place {
+            Place::Active => {
+                let path = dir.join(HISTORY);
+                if let Some(f) = fsutil::open_existing(&path)? {
+                    tail_file(f, &path, &mut read, &mut 0)?;
+                }
+            }
+            Place::Sealed(n) => {
+                let path = segments::sealed(dir, n);
+                let f = fsutil::open(&path, Mode::Read)?;
+                let len = f.metadata().map_err(|e| fsutil::describe(&path, &e))?.len();
+                match Index::open(&segments::index_of(dir, n), len)? {
+                    Some(ix) if ix.head.last_seq <= since => {}
+                    Some(ix) => {
+                        let io = |e: std::io::Error| fsutil::describe(&path, &e);
+                        for at in ix.offsets_of(&node).map_err(io)? {
+                            let line = line_at(&f, at).map_err(io)?;
+                            read.offer(&line, &path, at)?;
+                        }
+                    }
+                    None => tail_file(f, &path, &mut read, &mut 0)?,
+                }
+            }
+            Place::Archived(n) => {
+                let ix = Index::open_any(&segments::archived_index(dir, n))?;
+                if ix.is_some_and(|ix| ix.head.last_seq <= since) {
+                    continue;
+                }
+                let path = segments::archived(dir, n);
+                let bytes = segments::read_archived(&path)?;
+                tail_bytes(&bytes, &path, &mut read, &mut 0)?;
+            }
+        }
     }
-    tail_journal(dir, &mut read, &mut [0; 3])?;
+    tail_journal(dir, &mut read, &mut [0; 2])?;
     Ok(read.out)
 }
 
+/// The line that starts at byte `at` of `f`, with its newline.
+fn line_at(f: &std::fs::File, at: u64) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; 4096];
+    loop {
+        let n = f.read_at(&mut chunk, at + out.len() as u64)?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("the index points at byte {at}, past the last whole line"),
+            ));
+        }
+        if let Some(p) = memchr::memchr(b'\n', &chunk[..n]) {
+            out.extend_from_slice(&chunk[..=p]);
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
 /// What a read of the history keeps: the lines after `last` (which moves past every line
-/// read, kept or not, as [`journal::parse_history`] passes over lines written twice), of
+/// read, kept or not, so that lines written twice are passed over), of
 /// `node` only when given (with the text its lines carry), `most` of them at the most.
 struct Reading {
     last: (u64, u32),
@@ -188,6 +317,21 @@ impl Reading {
             .is_none_or(|(_, text)| memchr::memmem::find(line, text).is_some())
     }
 
+    /// A raw line at byte `at` of `path`: kept when it is new and of the node.
+    fn offer(&mut self, line: &[u8], path: &Path, at: u64) -> Result<()> {
+        let place = match place_of(line) {
+            Some(p) => p,
+            None => {
+                let h: HistoryLine = parse_line(line, path, at)?;
+                (h.seq, h.i)
+            }
+        };
+        if self.passes(place) && self.may_keep(line) {
+            self.keep(parse_line(line, path, at)?);
+        }
+        Ok(())
+    }
+
     fn keep(&mut self, h: HistoryLine) {
         if self
             .node
@@ -199,9 +343,9 @@ impl Reading {
     }
 }
 
-/// The journal's records' events after `read.last`, from where `hint` says this reader
-/// stopped.
-fn tail_journal(dir: &Path, read: &mut Reading, hint: &mut [u64; 3]) -> Result<()> {
+/// The journal's records' events after `read.last`, from where `hint` (`[offset, number of
+/// the first record]`) says this reader stopped.
+fn tail_journal(dir: &Path, read: &mut Reading, hint: &mut [u64]) -> Result<()> {
     use std::io::{Read, Seek, SeekFrom};
     let jpath = dir.join(JOURNAL);
     let Some(mut f) = fsutil::open_existing(&jpath)? else {
@@ -216,11 +360,11 @@ fn tail_journal(dir: &Path, read: &mut Reading, hint: &mut [u64; 3]) -> Result<(
         return Ok(());
     }
     let first = journal::first_seq(&head[HEADER_LEN as usize..]).unwrap_or(0);
-    if hint[2] != first || hint[1] < HEADER_LEN || hint[1] > len {
-        hint[1] = HEADER_LEN;
-        hint[2] = first;
+    if hint[1] != first || hint[0] < HEADER_LEN || hint[0] > len {
+        hint[0] = HEADER_LEN;
+        hint[1] = first;
     }
-    let base = hint[1];
+    let base = hint[0];
     let mut body = Vec::new();
     f.seek(SeekFrom::Start(base)).map_err(|e| describe(&e))?;
     f.take(len - base)
@@ -231,7 +375,7 @@ fn tail_journal(dir: &Path, read: &mut Reading, hint: &mut [u64; 3]) -> Result<(
         // A torn tail is judged by the records before it: read the journal whole, as
         // every other reader does.
         Err(_) if base > HEADER_LEN => {
-            hint[1] = HEADER_LEN;
+            hint[0] = HEADER_LEN;
             return tail_journal(dir, read, hint);
         }
         Err(e) => return Err(e),
@@ -241,7 +385,7 @@ fn tail_journal(dir: &Path, read: &mut Reading, hint: &mut [u64; 3]) -> Result<(
         for (i, event) in rec.change.events.into_iter().enumerate() {
             if read.full() {
                 // This record is read again next time, from its start.
-                hint[1] = base + start as u64;
+                hint[0] = base + start as u64;
                 return Ok(());
             }
             if read.passes((rec.seq, i as u32)) {
@@ -254,7 +398,7 @@ fn tail_journal(dir: &Path, read: &mut Reading, hint: &mut [u64; 3]) -> Result<(
         }
         start = end;
     }
-    hint[1] = base + start as u64;
+    hint[0] = base + start as u64;
     Ok(())
 }
 
@@ -273,9 +417,9 @@ fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// The history file's lines after `read.last`, from byte `hint` on.
+/// A segment file's lines after `read.last`, from byte `hint` on.
 fn tail_file(f: std::fs::File, path: &Path, read: &mut Reading, hint: &mut u64) -> Result<()> {
-    use std::io::{BufRead, Seek, SeekFrom};
+    use std::io::{Seek, SeekFrom};
     let describe = |e: &std::io::Error| fsutil::describe(path, e);
     let len = f.metadata().map_err(|e| describe(&e))?.len();
     if *hint > len {
@@ -283,29 +427,38 @@ fn tail_file(f: std::fs::File, path: &Path, read: &mut Reading, hint: &mut u64) 
     }
     let mut f = f;
     f.seek(SeekFrom::Start(*hint)).map_err(|e| describe(&e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, f.take(len - *hint));
+    let reader = std::io::BufReader::with_capacity(1 << 20, f.take(len - *hint));
+    tail_lines(reader, path, read, hint)
+}
+
+/// An archived segment's lines (decompressed) after `read.last`, from byte `hint` on.
+fn tail_bytes(bytes: &[u8], path: &Path, read: &mut Reading, hint: &mut u64) -> Result<()> {
+    if *hint > bytes.len() as u64 {
+        *hint = 0;
+    }
+    tail_lines(&bytes[*hint as usize..], path, read, hint)
+}
+
+/// The lines of `reader` (which starts at byte `hint` of `path`) after `read.last`.
+fn tail_lines(
+    mut reader: impl std::io::BufRead,
+    path: &Path,
+    read: &mut Reading,
+    hint: &mut u64,
+) -> Result<()> {
     let mut line = Vec::new();
     while !read.full() {
         line.clear();
         let n = reader
             .read_until(b'\n', &mut line)
-            .map_err(|e| describe(&e))?;
+            .map_err(|e| fsutil::describe(path, &e))?;
         // The end, or a torn last line (a crash mid-append): read again next time.
         if n == 0 || line.last() != Some(&b'\n') {
             break;
         }
         let at = *hint;
         *hint += n as u64;
-        let place = match place_of(&line) {
-            Some(p) => p,
-            None => {
-                let h: HistoryLine = parse_line(&line, path, at)?;
-                (h.seq, h.i)
-            }
-        };
-        if read.passes(place) && read.may_keep(&line) {
-            read.keep(parse_line(&line, path, at)?);
-        }
+        read.offer(&line, path, at)?;
     }
     Ok(())
 }

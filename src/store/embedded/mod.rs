@@ -19,6 +19,7 @@ mod group;
 pub mod journal;
 mod logs;
 mod reserve;
+mod segments;
 mod wake;
 pub mod snapshot;
 
@@ -41,6 +42,7 @@ pub const LOCK: &str = "lock";
 pub const SNAPSHOT: &str = "snapshot.json";
 pub const JOURNAL: &str = "journal";
 pub const HISTORY: &str = "history.jsonl";
+pub use segments::{ARCHIVED, SEGMENTS, SEGMENT_BYTES};
 pub const ARCHIVE: &str = "archive.jsonl";
 /// Held (try-locked) by the one process compacting the store.
 pub const COMPACT_LOCK: &str = "compact.lock";
@@ -54,6 +56,9 @@ pub struct Tuning {
     /// than a quarter of the snapshot, or the processes that wrote its records had together
     /// replayed more of it than the snapshot holds.
     pub compact_min_bytes: u64,
+    /// The history file being written is sealed into a segment of its own (and indexed)
+    /// once a compaction leaves it at this size or more.
+    pub segment_bytes: u64,
 }
 
 /// The journal size below which a store is never compacted.
@@ -64,6 +69,7 @@ impl Default for Tuning {
         Tuning {
             sync: true,
             compact_min_bytes: compact_min_bytes(),
+            segment_bytes: segment_bytes(),
         }
     }
 }
@@ -81,6 +87,21 @@ fn compact_min_bytes() -> u64 {
 #[cfg(not(feature = "testing"))]
 fn compact_min_bytes() -> u64 {
     COMPACT_MIN_BYTES
+}
+
+/// With the `testing` feature, `$CLAIMDAG_SEGMENT_BYTES` pins the size a history segment is
+/// sealed at (tests of many small segments through the command); shipped builds ignore it.
+#[cfg(feature = "testing")]
+fn segment_bytes() -> u64 {
+    std::env::var("CLAIMDAG_SEGMENT_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(segments::SEGMENT_BYTES)
+}
+
+#[cfg(not(feature = "testing"))]
+fn segment_bytes() -> u64 {
+    segments::SEGMENT_BYTES
 }
 
 /// The embedded backend: one store directory, shared by every handle and process that opens
@@ -205,19 +226,12 @@ impl Backend for EmbeddedStore {
         })
     }
 
-    fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>> {
-        if let Some(id) = node {
-            let read = group::quiet(self)
-                .cache
-                .locked(&self.dir, || logs::of_node(&self.dir, id, since))?;
-            return Ok(read.unwrap_or_default());
-        }
-        let all = group::quiet(self).cache.logs(&self.dir)?.history;
-        Ok(all
-            .into_iter()
-            .filter(|h| h.seq > since)
-            .filter(|h| node.is_none_or(|id| h.event.node == Some(id)))
-            .collect())
+    fn history(&self, node: Option<Id>, since: u64, archived: bool) -> Result<Vec<HistoryLine>> {
+        let dir = &self.dir;
+        group::quiet(self).cache.checked(dir, || match node {
+            Some(id) => logs::of_node(dir, id, since, archived),
+            None => logs::range(dir, since, archived),
+        })
     }
 
     fn history_from(
@@ -259,10 +273,19 @@ impl Backend for EmbeddedStore {
             ));
             (s.len(), s.archived().len(), p, logs.history.len())
         })?;
-        let notes: Vec<String> = fresh
+        let mut notes: Vec<String> = fresh
             .compaction_backlog(&self.dir, &self.tuning)
             .into_iter()
             .collect();
+        let mut problems = problems;
+        let dir = &self.dir;
+        if let Some((found, said)) = group::quiet(self)
+            .cache
+            .locked(dir, || segments::check(dir))?
+        {
+            problems.extend(found);
+            notes.extend(said);
+        }
         Ok(Report {
             nodes,
             archived,

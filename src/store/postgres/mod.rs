@@ -435,7 +435,8 @@ impl Backend for PgStore {
         })
     }
 
-    fn history(&self, node: Option<Id>, since: u64) -> Result<Vec<HistoryLine>> {
+    fn history(&self, node: Option<Id>, since: u64, archived: bool) -> Result<Vec<HistoryLine>> {
+        let _ = archived; // nothing is archived here yet: the whole history is live
         self.with(|conn, store| write::history(conn, store, node, since))
     }
 
