@@ -213,6 +213,11 @@ watch_args=(--cli "$BIN/claimdag")
 python3 benches/watch.py "${watch_args[@]}" >"$OUT/watch.md" 2>"$OUT/watch.log" ||
     echo "(the watch bench failed: see $OUT/watch.log)" >"$OUT/watch.md"
 
+log "the history at 1M events: log NODE, log --since, and history_keep over 30 days"
+$CARGO bench --bench history -- --cli "$BIN/claimdag" "${quick[@]}" >"$OUT/history.md" \
+    2>"$OUT/history.log" ||
+    echo "(the history bench failed: see $OUT/history.log)" >"$OUT/history.md"
+
 log "talking: renewals with a checkpoint, complete_many, both backends"
 $CARGO bench --bench talk -- "${quick[@]}" >"$OUT/talk.md" 2>"$OUT/talk.log" ||
     echo "(the talking bench failed: see $OUT/talk.log)" >"$OUT/talk.md"
@@ -270,6 +275,10 @@ echo
 echo "Watching: a write of another process to a claimdag watch, as the history grows:"
 echo
 cat "$OUT/watch.md"
+echo
+echo "The history at scale (log NODE, log --since, retention), the directory store:"
+echo
+cat "$OUT/history.md"
 echo
 echo "The pane (claimdag pane), medians:"
 echo

@@ -11,7 +11,7 @@
 #[path = "powerloss/model.rs"]
 mod model;
 
-use super::crash::{history, state};
+use super::crash::state;
 use crate::common::{self, actor, Rng, Store};
 use model::{Call, Choice, Cut};
 use serde_json::Value;
@@ -23,6 +23,9 @@ use std::sync::OnceLock;
 
 /// The journal is compacted past this many bytes: several compactions in a short run.
 const COMPACT_MIN_BYTES: &str = "1500";
+/// The history file is sealed into a segment past this many bytes, and segments past the
+/// last 10 events move to the archive (`history_keep`, set first): several seals and moves.
+const SEGMENT_BYTES: &str = "600";
 
 type Files = BTreeMap<String, Option<Vec<u8>>>;
 type Reading = (BTreeMap<String, Value>, Vec<String>);
@@ -63,7 +66,8 @@ fn record(steps: &[Step]) -> Recording {
         c.env("LD_PRELOAD", shim())
             .env("CLAIMDAG_TRACE", &trace)
             .env("CLAIMDAG_TRACE_DIR", &s.dir)
-            .env("CLAIMDAG_COMPACT_MIN_BYTES", COMPACT_MIN_BYTES);
+            .env("CLAIMDAG_COMPACT_MIN_BYTES", COMPACT_MIN_BYTES)
+            .env("CLAIMDAG_SEGMENT_BYTES", SEGMENT_BYTES);
         common::run_bounded(c, "a traced command")
     };
     let mut made = Made::default();
@@ -83,6 +87,9 @@ fn record(steps: &[Step]) -> Recording {
         readings.push((state(&s), history(&s)));
         commands.push(argv.join(" "));
     }
+    let archive = s.dir.join("history").join("archive");
+    let moved = std::fs::read_dir(&archive).map_or(0, |d| d.count());
+    assert!(moved > 0, "the run sealed and archived no segment");
     let bytes = std::fs::read(&trace).expect("the trace");
     Recording {
         calls: model::parse(&bytes, &s.dir),
@@ -132,6 +139,7 @@ fn step(args: &[&str]) -> Step {
 fn workload(rounds: usize) -> Vec<Step> {
     let (a, b) = (actor(1), actor(2));
     let mut steps: Vec<Step> = vec![
+        Box::new(|_| ["config", "history_keep", "10"].map(String::from).to_vec()),
         Box::new(|_| {
             ["upsert", "--summary", "parse the manifest"]
                 .map(String::from)
@@ -175,6 +183,21 @@ fn workload(rounds: usize) -> Vec<Step> {
         steps.push(step(&["reclaim", "--lease", "0"]));
     }
     steps
+}
+
+/// The whole history (`log --all`: the archived segments too) without times.
+fn history(s: &Store) -> Vec<String> {
+    s.json(&["log", "--all"])
+        .as_array()
+        .expect("log array")
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {} {} {}",
+                e["verb"], e["node"], e["actor"], e["generation"], e["detail"]
+            )
+        })
+        .collect()
 }
 
 /// What a file state reads as, through the command: its reading, or what was wrong.

@@ -213,7 +213,19 @@ fn history_keep_moves_old_segments_to_an_archive_that_log_all_still_reads() {
         .import("", flat_plan(300, |i| format!("node {i}")))
         .unwrap();
     store.set_settings(&[("history_keep", "200")]).unwrap();
-    let ids = work(&store, 200);
+    // A follower that reads a little after every few writes, so that the segment it is in
+    // is sealed and then archived under it.
+    let mut follower = HistoryCursor::after_write(0);
+    let mut followed = store.history_next(&mut follower, 7).unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..40 {
+        ids.extend(work(&store, 5));
+        followed.extend(store.history_next(&mut follower, 7).unwrap());
+    }
+    assert!(
+        follower.seq() < store.version().unwrap(),
+        "the follower lags"
+    );
     let archived = files(&dir.join("history").join("archive"), ".jsonl.gz");
     let live = files(&dir.join("history"), ".jsonl");
     assert!(archived.len() >= 5, "archived: {archived:?}");
@@ -254,6 +266,14 @@ fn history_keep_moves_old_segments_to_an_archive_that_log_all_still_reads() {
         got.extend(page);
     }
     assert_eq!(got, everything);
+    loop {
+        let page = store.history_next(&mut follower, 7).unwrap();
+        if page.is_empty() {
+            break;
+        }
+        followed.extend(page);
+    }
+    assert_eq!(followed, everything, "a follower across seals and moves");
     let report = store.check().unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     assert_eq!(report.events as usize, everything.len());

@@ -36,8 +36,8 @@ impl Embedded {
         let result = self.compact_locked(dir, lock, base).and_then(|()| {
             // The history file may have reached a segment's size; then what `history_keep`
             // no longer keeps live moves to the archive.
-            segments::roll(dir, lock, c.segment_bytes)?;
             let keep = self.state.settings.history_keep;
+            segments::roll(dir, lock, c.segment_bytes, keep, c.now)?;
             segments::retire(dir, lock, keep, c.now)
         });
         // compact.lock keeps the reason of the last failure, for `check` to report.

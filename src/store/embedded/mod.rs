@@ -42,7 +42,6 @@ pub const LOCK: &str = "lock";
 pub const SNAPSHOT: &str = "snapshot.json";
 pub const JOURNAL: &str = "journal";
 pub const HISTORY: &str = "history.jsonl";
-pub use segments::{ARCHIVED, SEGMENTS, SEGMENT_BYTES};
 pub const ARCHIVE: &str = "archive.jsonl";
 /// Held (try-locked) by the one process compacting the store.
 pub const COMPACT_LOCK: &str = "compact.lock";

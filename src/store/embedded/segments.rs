@@ -352,10 +352,18 @@ pub fn read_archived(path: &Path) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Seals `history.jsonl` when it holds `segment_bytes` or more, and brings the indexes of
-/// the sealed segments up to date. Called with `compact.lock` held (no other process
-/// appends to `history.jsonl` meanwhile); takes the write lock `lock` only for the move.
-pub fn roll(dir: &Path, lock: &File, segment_bytes: u64) -> Result<()> {
+/// Seals `history.jsonl` when it holds `segment_bytes` or more, or (with `history_keep` a
+/// duration) when its first line is older than a tenth of that duration, so that a segment
+/// spans at most a tenth of what is kept live; and brings the indexes of the sealed
+/// segments up to date. Called with `compact.lock` held (no other process appends to
+/// `history.jsonl` meanwhile); takes the write lock `lock` only for the move.
+pub fn roll(
+    dir: &Path,
+    lock: &File,
+    segment_bytes: u64,
+    keep: HistoryKeep,
+    now: u64,
+) -> Result<()> {
     let lay = layout(dir)?;
     for &n in &lay.sealed {
         reindex(dir, n)?;
@@ -365,7 +373,10 @@ pub fn roll(dir: &Path, lock: &File, segment_bytes: u64) -> Result<()> {
         return Ok(());
     };
     let len = f.metadata().map_err(|e| fsutil::describe(&active, &e))?.len();
-    if len < segment_bytes.max(1) {
+    let old = |span: u64| first_at(&f).is_some_and(|at| now.saturating_sub(at) >= span);
+    let due = len >= segment_bytes.max(1)
+        || matches!(keep, HistoryKeep::ForMs(ms) if len > 0 && old(ms / 10));
+    if !due {
         return Ok(());
     }
     let bytes = super::logs::read_all(f, &active)?;
@@ -387,6 +398,15 @@ pub fn roll(dir: &Path, lock: &File, segment_bytes: u64) -> Result<()> {
     crash("roll-after-rename");
     fsutil::fsync_dir(&segs)?;
     fsutil::fsync_dir(dir)
+}
+
+/// The `at` of a segment file's first line, when it reads.
+fn first_at(f: &File) -> Option<u64> {
+    let mut b = vec![0u8; 4096];
+    let n = f.read_at(&mut b, 0).ok()?;
+    let end = memchr::memchr(b'\n', &b[..n])?;
+    let h: HistoryLine = serde_json::from_slice(&b[..end]).ok()?;
+    Some(h.event.at)
 }
 
 /// Creates a segment directory when missing (and makes its entry durable).
