@@ -82,6 +82,7 @@ fn grown(dir: &Path, events: u64, step_ms: u64, keep: Option<&str>) -> (Store, I
 }
 
 /// Milliseconds and peak resident kilobytes of one run of the command.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its peak memory
 fn run(cli: &str, args: &[&str]) -> (f64, i64) {
     let t = Instant::now();
     let child = std::process::Command::new(cli)

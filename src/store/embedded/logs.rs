@@ -231,23 +231,32 @@ pub(super) fn of_node(
             Place::Active => {
                 let path = dir.join(HISTORY);
                 if let Some(f) = fsutil::open_existing(&path)? {
-                    tail_file(f, &path, &mut read, &mut 0)?;
+                    file_lines_naming(f, &path, &mut read)?;
                 }
             }
             Place::Sealed(n) => {
                 let path = segments::sealed(dir, n);
-                let f = fsutil::open(&path, Mode::Read)?;
-                let len = f.metadata().map_err(|e| fsutil::describe(&path, &e))?.len();
+                let len = std::fs::metadata(&path)
+                    .map_err(|e| fsutil::describe(&path, &e))?
+                    .len();
                 match Index::open(&segments::index_of(dir, n), len)? {
                     Some(ix) if ix.head.last_seq <= since => {}
                     Some(ix) => {
                         let io = |e: std::io::Error| fsutil::describe(&path, &e);
-                        for at in ix.offsets_of(&node).map_err(io)? {
+                        let offsets = ix.offsets_of(&node).map_err(io)?;
+                        if offsets.is_empty() {
+                            continue;
+                        }
+                        let f = fsutil::open(&path, Mode::Read)?;
+                        for at in offsets {
                             let line = line_at(&f, at).map_err(io)?;
                             read.offer(&line, &path, at)?;
                         }
                     }
-                    None => tail_file(f, &path, &mut read, &mut 0)?,
+                    None => {
+                        let f = fsutil::open(&path, Mode::Read)?;
+                        file_lines_naming(f, &path, &mut read)?;
+                    }
                 }
             }
             Place::Archived(n) => {
@@ -263,6 +272,51 @@ pub(super) fn of_node(
     }
     tail_journal(dir, &mut read, &mut [0; 2])?;
     Ok(read.out)
+}
+
+/// [`lines_naming`] over a segment file, read 256 KiB at a time into one buffer.
+fn file_lines_naming(mut f: std::fs::File, path: &Path, read: &mut Reading) -> Result<()> {
+    const CHUNK: usize = 256 << 10;
+    let mut buf: Vec<u8> = Vec::with_capacity(2 * CHUNK);
+    let mut base = 0u64; // the file offset of buf[0]
+    loop {
+        let have = buf.len();
+        buf.resize(have + CHUNK, 0);
+        let n = read_up_to(&mut f, &mut buf[have..]).map_err(|e| fsutil::describe(path, &e))?;
+        buf.truncate(have + n);
+        let whole = match memchr::memrchr(b'\n', &buf) {
+            Some(p) => p + 1,
+            None if n == 0 => return Ok(()),
+            None => continue, // one line longer than what was read so far
+        };
+        lines_naming(&buf[..whole], base, path, read)?;
+        if n == 0 {
+            return Ok(()); // what is left is a torn last line
+        }
+        buf.drain(..whole);
+        base += whole as u64;
+    }
+}
+
+/// The complete lines of `bytes` (at file offset `base`) that carry the node's text (found
+/// by a search of the whole buffer, not line by line), offered to `read` in order.
+fn lines_naming(bytes: &[u8], base: u64, path: &Path, read: &mut Reading) -> Result<()> {
+    let Some((_, text)) = read.node.clone() else {
+        return Ok(());
+    };
+    let mut next = 0usize;
+    for hit in memchr::memmem::find_iter(bytes, &text) {
+        if hit < next {
+            continue; // a second mention in a line already offered
+        }
+        let start = memchr::memrchr(b'\n', &bytes[..hit]).map_or(0, |p| p + 1);
+        let Some(end) = memchr::memchr(b'\n', &bytes[hit..]).map(|p| hit + p + 1) else {
+            break; // a torn last line
+        };
+        read.offer(&bytes[start..end], path, base + start as u64)?;
+        next = end;
+    }
+    Ok(())
 }
 
 /// The line that starts at byte `at` of `f`, with its newline.
