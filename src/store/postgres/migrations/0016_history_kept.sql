@@ -15,7 +15,8 @@
 --     events, at least that many last lines stay live.
 --   * The reads (`history16`, `history_from16`) have a statement for each case, each
 --     planned for its index: one node's lines by `history_node`, the lines after a place
---     by the primary key, up to a limit, in the archive and the live table together.
+--     by the primary key, up to a limit, in the archive and the live table together; a
+--     read of the live lines starts past the last line moved.
 
 CREATE TABLE {schema}.history_archive (
     seq         bigint  NOT NULL,
@@ -254,6 +255,23 @@ BEGIN
 END
 $$;
 
+-- Where a read of the live lines after the line (`s`, `i`) starts: past the last line moved
+-- to the archive when that is later (no live line comes before it, and the moved lines'
+-- entries stay in the primary key until a vacuum, where a scan from before would step over
+-- them).
+CREATE FUNCTION {schema}.live_after16(after_seq bigint, after_i int, OUT seq bigint,
+                                      OUT i int)
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    SELECT k.moved_seq, k.moved_i INTO seq, i FROM {schema}.history_kept k
+     WHERE k.id = 1 AND (k.moved_seq, k.moved_i) > (after_seq, after_i);
+    IF NOT FOUND THEN
+        seq := after_seq;
+        i := after_i;
+    END IF;
+END
+$$;
+
 -- The history after write `since`, up to the head (as `history7`): one node's when `one`
 -- is given, the archive's lines too with `archived`. A statement for each case, so that
 -- each keeps a plan that fits it (one plan for all would read every line past `since` to
@@ -265,8 +283,10 @@ RETURNS TABLE (seq bigint, i int, at bigint, verb text, node text, actor text,
 LANGUAGE plpgsql AS $$
 DECLARE
     hi bigint := {schema}.history_head();
+    lo record;
 BEGIN
     PERFORM {schema}.flushed();
+    SELECT * INTO lo FROM {schema}.live_after16(since, 2147483647);
     IF one IS NOT NULL AND NOT archived THEN
         RETURN QUERY
         SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail, h.output,
@@ -279,7 +299,7 @@ BEGIN
         SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail, h.output,
                h.by_actor
           FROM {schema}.history h
-         WHERE h.seq > since AND h.seq <= hi
+         WHERE (h.seq, h.i) > (lo.seq, lo.i) AND h.seq <= hi
          ORDER BY h.seq, h.i;
     ELSIF one IS NOT NULL THEN
         RETURN QUERY
@@ -305,7 +325,7 @@ BEGIN
             SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail,
                    h.output, h.by_actor
               FROM {schema}.history h
-             WHERE h.seq > since AND h.seq <= hi) u
+             WHERE (h.seq, h.i) > (lo.seq, lo.i) AND h.seq <= hi) u
          ORDER BY u.seq, u.i;
     END IF;
 END
@@ -319,8 +339,10 @@ RETURNS TABLE (seq bigint, i int, at bigint, verb text, node text, actor text,
 LANGUAGE plpgsql AS $$
 DECLARE
     hi bigint := {schema}.history_head();
+    lo record;
 BEGIN
     PERFORM {schema}.flushed();
+    SELECT * INTO lo FROM {schema}.live_after16(after_seq, after_i);
     RETURN QUERY
     SELECT u.* FROM (
         (SELECT a.seq, a.i, a.at, a.verb, a.node, a.actor, a.generation, a.detail, a.output,
@@ -332,7 +354,7 @@ BEGIN
         (SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail, h.output,
                 h.by_actor
            FROM {schema}.history h
-          WHERE (h.seq, h.i) > (after_seq, after_i) AND h.seq <= hi
+          WHERE (h.seq, h.i) > (lo.seq, lo.i) AND h.seq <= hi
           ORDER BY h.seq, h.i LIMIT most)) u
      ORDER BY u.seq, u.i LIMIT most;
 END
