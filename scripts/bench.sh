@@ -201,6 +201,10 @@ log "PostgreSQL: ours against a plain SKIP LOCKED queue and the embedded store"
 $CARGO bench --bench postgres -- "${quick[@]}" >"$OUT/postgres.md" 2>"$OUT/postgres.log" ||
     echo "(the PostgreSQL bench failed: see $OUT/postgres.log)" >"$OUT/postgres.md"
 
+log "PostgreSQL: the history's reads at 1M lines (200k with QUICK), their plans, retention"
+$CARGO bench --bench pg_history -- "${quick[@]}" >"$OUT/pg_history.md" 2>"$OUT/pg_history.log" ||
+    echo "(the PostgreSQL history bench failed: see $OUT/pg_history.log)" >"$OUT/pg_history.md"
+
 log "waiting for work: --wait against a 10 ms polling loop, both backends"
 $CARGO bench --bench wait -- "${quick[@]}" >"$OUT/wait.md" 2>"$OUT/wait.log" ||
     echo "(the waiting bench failed: see $OUT/wait.log)" >"$OUT/wait.md"
@@ -263,6 +267,10 @@ echo
 echo "PostgreSQL, claim + complete cycles per second (one connection a worker):"
 echo
 cat "$OUT/postgres.md"
+echo
+echo "PostgreSQL history: log NODE, --since and a follower against an empty history, plans:"
+echo
+cat "$OUT/pg_history.md"
 echo
 echo "Waiting for work (claim-next --wait against a polling loop), workers in other processes:"
 echo

@@ -1,7 +1,8 @@
 //! The PostgreSQL backend through its front doors and under faults, on a real server
 //! (tests/common/pg.rs starts one): the walkthrough through the CLI, eight processes racing
 //! `claim-next`, a server restarted and connections killed mid-run, statement timeouts,
-//! bad URLs and passwords, a newer schema, TLS, and `copy` between backends. The rules
+//! bad URLs and passwords, a newer schema, TLS, `copy` between backends, and the history
+//! kept live by `history_keep` (the rest moved to the archive). The rules
 //! themselves are checked on PostgreSQL by tests/conformance.
 
 #[path = "../common/mod.rs"]
@@ -17,6 +18,7 @@ mod faults;
 mod fence_time;
 mod front_door;
 mod histories;
+mod keep;
 mod listen;
 mod proxy;
 mod race;

@@ -374,7 +374,7 @@ pub fn latest() -> String {
 }
 
 /// Every migration's text, in order.
-const MIGRATIONS: [&str; 15] = [
+const MIGRATIONS: [&str; 16] = [
     include_str!("../../src/store/postgres/migrations/0001_init.sql"),
     include_str!("../../src/store/postgres/migrations/0002_commit_in_one_round_trip.sql"),
     include_str!("../../src/store/postgres/migrations/0003_clock_never_goes_back.sql"),
@@ -390,4 +390,5 @@ const MIGRATIONS: [&str; 15] = [
     include_str!("../../src/store/postgres/migrations/0013_answered_in_one_round_trip.sql"),
     include_str!("../../src/store/postgres/migrations/0014_nothing_compiled.sql"),
     include_str!("../../src/store/postgres/migrations/0015_who_acted.sql"),
+    include_str!("../../src/store/postgres/migrations/0016_history_kept.sql"),
 ];

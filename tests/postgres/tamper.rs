@@ -58,6 +58,25 @@ fn a_deleted_node_row_is_reported_and_never_granted_again() {
     assert_ne!(r.code, Some(0), "{}", r.stdout);
 }
 
+/// The same when the node's whole history was moved to the archive (`history_keep`): the
+/// archive still says the node was made.
+#[test]
+fn a_deleted_node_row_whose_history_was_archived_is_never_granted_again() {
+    let (url, schema, a, _) = claimed_store();
+    cli(&url, &["config", "history_keep", "1"]).ok();
+    assert_eq!(
+        psql(&format!(
+            "SELECT count(*) FROM {schema}.history WHERE node = '{a}'"
+        )),
+        "0"
+    );
+    psql(&format!("DELETE FROM {schema}.nodes WHERE id = '{a}'"));
+    check_reports(&url, &a);
+    let seq = psql(&format!("SELECT {schema}.version7()"));
+    cli(&url, &["upsert", "--summary", "claimed at two"]).refused(6, "corrupt");
+    assert_eq!(psql(&format!("SELECT {schema}.version7()")), seq);
+}
+
 /// A node has one row: a second one added by hand (here the claimed node as it was at
 /// generation 1, newer by its write number) is reported, and a handle that loads the store
 /// refuses to write on it.

@@ -42,6 +42,7 @@ const LOAD_WRITES: &str = "SELECT setval('{schema}.writes', $1::bigint, true) WH
 const LOAD_LOCK: &str = "LOCK TABLE {schema}.ws IN EXCLUSIVE MODE";
 const LOAD_EMPTY: &str = "SELECT (SELECT count(*) FROM {schema}.nodes) \
     + (SELECT count(*) FROM {schema}.history) \
+    + (SELECT count(*) FROM {schema}.history_archive) \
     + (SELECT coalesce(sum(wseq), 0)::bigint FROM {schema}.ws_now)";
 
 /// The whole store read in one snapshot (one REPEATABLE READ transaction): the store row,
@@ -82,7 +83,7 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         .query(&sql::q(sql::HISTORY, &schema), &[&0i64, &None::<String>])
         .map_err(io)?
         .iter()
-        .map(|r| super::write::history_line(store, r))
+        .map(|r| super::history::line(store, r))
         .collect::<Result<Vec<_>>>()?;
     tx.commit().map_err(io)?;
     Ok(Dump {

@@ -15,6 +15,7 @@
 mod cache;
 mod combine;
 mod copy;
+mod history;
 mod listen;
 mod sql;
 mod tls;
@@ -436,8 +437,17 @@ impl Backend for PgStore {
     }
 
     fn history(&self, node: Option<Id>, since: u64, archived: bool) -> Result<Vec<HistoryLine>> {
-        let _ = archived; // nothing is archived here yet: the whole history is live
-        self.with(|conn, store| write::history(conn, store, node, since))
+        self.with(|conn, store| history::read(conn, store, node, since, archived))
+    }
+
+    fn history_from(
+        &self,
+        after: (u64, u32),
+        hint: &mut super::backend::Hint,
+        most: usize,
+    ) -> Result<Vec<HistoryLine>> {
+        let _ = hint; // the lines are found by their numbers, through the primary keys
+        self.with(|conn, store| history::from(conn, store, after, most))
     }
 
     fn history_head(&self) -> Result<u64> {

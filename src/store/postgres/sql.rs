@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0013_answered_in_one_round_trip.sql"),
     include_str!("migrations/0014_nothing_compiled.sql"),
     include_str!("migrations/0015_who_acted.sql"),
+    include_str!("migrations/0016_history_kept.sql"),
 ];
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
@@ -76,9 +77,10 @@ pub const SPACES: &str = "SELECT name, wseq, last_now FROM {schema}.ws_now";
 /// the body and the workspace's write that last changed it.
 pub const ALL_NODES: &str = "SELECT archived, body::text, status, generation, holder, workspace, \
                              wseq FROM {schema}.nodes ORDER BY pos";
-/// The last write the history names, and the last number handed out: the first may not be
-/// past the second.
-pub const LAST_WRITES: &str = "SELECT (SELECT coalesce(max(seq), 0) FROM {schema}.history), \
+/// The last write the history (live or archived) names, and the last number handed out: the
+/// first may not be past the second.
+pub const LAST_WRITES: &str = "SELECT greatest((SELECT coalesce(max(seq), 0) FROM {schema}.history), \
+                               (SELECT coalesce(max(seq), 0) FROM {schema}.history_archive)), \
                                (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END \
                                FROM {schema}.writes)";
 /// The archived nodes, by creation time then the write that archived them.
@@ -87,14 +89,21 @@ pub const ARCHIVED: &str = "SELECT body::text FROM {schema}.nodes WHERE archived
 /// One archived node's last value (for unarchive, inside the write).
 pub const ARCHIVED_ONE: &str =
     "SELECT body::text FROM {schema}.nodes WHERE id = $1::text AND archived";
-/// History lines after a write, for one node or all, as one snapshot has them (`copy`,
-/// `check`).
+/// History lines after a write, for one node or all, archived or live, as one snapshot has
+/// them (`copy`).
 pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor \
-                           FROM {schema}.history WHERE seq > $1::bigint \
-                           AND ($2::text IS NULL OR node = $2::text) ORDER BY seq, i";
-/// History lines after a write, up to the last one below which every write has ended.
+                           FROM (SELECT * FROM {schema}.history_archive \
+                           UNION ALL SELECT * FROM {schema}.history) h \
+                           WHERE seq > $1::bigint AND ($2::text IS NULL OR node = $2::text) \
+                           ORDER BY seq, i";
+/// History lines after a write, up to the last one below which every write has ended: one
+/// node's or all, the archived ones too or not (migration 16).
 pub const HISTORY_SAFE: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor \
-                                FROM {schema}.history7($1::bigint, $2::text)";
+                                FROM {schema}.history16($1::bigint, $2::text, $3::boolean)";
+/// At most `$3` history lines after the line (`$1`, `$2`), archived or live, up to the last
+/// one below which every write has ended (migration 16).
+pub const HISTORY_FROM: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor \
+                                FROM {schema}.history_from16($1::bigint, $2::int, $3::bigint)";
 /// The last write number a history reader may start after.
 pub const HEAD: &str = "SELECT {schema}.history_head()";
 /// A number that moves with every write (the workspaces' write counts and the settings').

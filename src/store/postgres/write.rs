@@ -4,7 +4,7 @@
 use super::{cache, missing, sql, transient, Conn, PgArchive, PgStore, RACES, RETRIES};
 use crate::error::{Error, Result};
 use crate::id::Id;
-use crate::model::{Change, HistoryLine, Node};
+use crate::model::{Change, Node};
 use crate::rules::NoArchive;
 use crate::rules::Scope;
 use crate::state::State;
@@ -285,15 +285,23 @@ fn commit(
     // by time alone; the server refuses it from then on, judged by its own clock at commit.
     let valid_until = crate::rules::valid_until_in(&conn.state, scope, decided_at);
     let schema = sql::ident(&store.target.schema);
+    // While `history_keep` is set (by this write or before it), the retention's pass follows
+    // the commit: nothing unless one is due, and never the write's locks (migration 16).
+    let keep = change.settings.as_ref().unwrap_or(&conn.state.settings);
     let text = format!(
         "{begin}SELECT committed, wseq, now_ms, last_now, settings_version, settings, nodes, \
          problem FROM {schema}.commit13({w}, {expected}, {sv}, {decided_at}, {valid_until}, \
-         {body}); COMMIT;{flush}",
+         {body}); COMMIT;{archive}{flush}",
         begin = if locked { "" } else { "BEGIN; " },
         w = w.as_deref().map_or("NULL".into(), sql::literal),
         sv = conn.settings_version,
         valid_until = valid_until.map_or("NULL".into(), |t| t.to_string()),
         body = sql::literal(&body),
+        archive = if keep.history_keep.is_all() {
+            String::new()
+        } else {
+            format!(" SELECT {schema}.archive16({decided_at});")
+        },
         flush = if conn.durable {
             format!(" SELECT {schema}.flush_write();")
         } else {
@@ -408,44 +416,6 @@ pub(super) fn archived(conn: &mut Conn, store: &PgStore) -> Result<Vec<Node>> {
     Ok(out)
 }
 
-pub(super) fn history(
-    conn: &mut Conn,
-    store: &PgStore,
-    node: Option<Id>,
-    since: u64,
-) -> Result<Vec<HistoryLine>> {
-    let stmt = match conn.stmt(store, sql::HISTORY_SAFE) {
-        Ok(s) => s,
-        Err(e) if conn.gone() => return Err(e),
-        Err(_) => return Ok(Vec::new()), // no store yet: no history
-    };
-    let node = node.map(|n| n.hex());
-    let rows = conn
-        .client()?
-        .query(&stmt, &[&(since as i64), &node])
-        .map_err(|e| store.err(e))?;
-    rows.iter().map(|r| history_line(store, r)).collect()
-}
-
-/// One row of the `HISTORY` query as a history line.
-pub(super) fn history_line(store: &PgStore, r: &postgres::Row) -> Result<HistoryLine> {
-    let parse = |s: Option<String>| s.map(|t| Id::parse(&t, "id")).transpose();
-    Ok(HistoryLine {
-        seq: r.get::<_, i64>(0) as u64,
-        i: r.get::<_, i32>(1) as u32,
-        event: crate::model::Event {
-            at: r.get::<_, i64>(2) as u64,
-            verb: r.get(3),
-            node: parse(r.get(4)).map_err(|e| store.corrupt(e.to_string()))?,
-            actor: parse(r.get(5)).map_err(|e| store.corrupt(e.to_string()))?,
-            generation: r.get::<_, Option<i64>>(6).map(|g| g as u64),
-            detail: r.get(7),
-            output: r.get(8),
-            by: parse(r.get(9)).map_err(|e| store.corrupt(e.to_string()))?,
-        },
-    })
-}
-
 /// Reads everything afresh and verifies the invariants, as the embedded `check` does.
 pub(super) fn check(conn: &mut Conn, store: &PgStore) -> Result<Report> {
     let mut fresh = Conn {
@@ -456,7 +426,7 @@ pub(super) fn check(conn: &mut Conn, store: &PgStore) -> Result<Report> {
     let result = (|| {
         let (_, exists) = fresh.full_load(store, Some(&mut tampered))?;
         let history = if exists {
-            history(&mut fresh, store, None, 0)?
+            super::history::read(&mut fresh, store, None, 0, true)?
         } else {
             Vec::new()
         };
