@@ -222,6 +222,11 @@ $CARGO bench --bench history -- --cli "$BIN/claimdag" "${quick[@]}" >"$OUT/histo
     2>"$OUT/history.log" ||
     echo "(the history bench failed: see $OUT/history.log)" >"$OUT/history.md"
 
+log "claimdag serve: a write with 8 open watch streams against one with none"
+python3 benches/serve_streams.py --cli "$BIN/claimdag" "${quick[@]}" >"$OUT/streams.md" \
+    2>"$OUT/streams.log" ||
+    echo "(the streams bench failed: see $OUT/streams.log)" >"$OUT/streams.md"
+
 log "talking: renewals with a checkpoint, complete_many, both backends"
 $CARGO bench --bench talk -- "${quick[@]}" >"$OUT/talk.md" 2>"$OUT/talk.log" ||
     echo "(the talking bench failed: see $OUT/talk.log)" >"$OUT/talk.md"
@@ -287,6 +292,8 @@ echo
 echo "The history at scale (log NODE, log --since, retention), the directory store:"
 echo
 cat "$OUT/history.md"
+echo
+cat "$OUT/streams.md"
 echo
 echo "The pane (claimdag pane), medians:"
 echo
