@@ -49,6 +49,39 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def tool_list_chars(d: pathlib.Path, tools: str) -> int:
+    """The characters of `tools/list`'s result as the server sends it (compact JSON)."""
+    p = subprocess.Popen([cli(), "--dir", str(d), "mcp", "--tools", tools],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    assert p.stdin is not None and p.stdout is not None
+    for m in [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "budget", "version": "1"}}},
+              {"jsonrpc": "2.0", "method": "notifications/initialized"},
+              {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]:
+        p.stdin.write(json.dumps(m) + "\n")
+    p.stdin.flush()
+    try:
+        for line in p.stdout:
+            reply = json.loads(line)
+            if reply.get("id") == 2:
+                tools_listed = reply["result"]["tools"]
+                return len(json.dumps(tools_listed, separators=(",", ":")))
+        raise AssertionError("no answer to tools/list")
+    finally:
+        p.stdin.close()
+        p.wait(timeout=10)
+
+
+@pytest.mark.parametrize("tools,budget", [("worker", 2000), ("planner", 2500), ("all", 6000)])
+def test_the_tool_lists_fit_their_token_budgets(store_dir: pathlib.Path, tools: str,
+                                                 budget: int) -> None:
+    # Tokens counted as a quarter of the characters, the usual measure for English and JSON.
+    tokens = tool_list_chars(store_dir, tools) // 4
+    assert tokens <= budget, f"--tools {tools}: about {tokens} tokens, budget {budget}"
+
+
 def test_tools_have_schemas_annotations_and_profiles(store_dir: pathlib.Path) -> None:
     async def main() -> None:
         async with server(store_dir) as s:

@@ -1,6 +1,7 @@
 //! `claimdag mcp`: the store served to agents over the Model Context Protocol (stdio), with
 //! the official Rust SDK (rmcp). The tools are the verbs of the verb layer: their input
-//! schemas are the requests' JSON Schemas, their structured results the replies' JSON (a list
+//! schemas are the requests' JSON Schemas and their output schemas name the replies' fields
+//! (`schema.rs` keeps both small), their structured results the replies' JSON (a list
 //! goes under a key, as MCP wants an object), and every call is one `verbs::call` run off
 //! the async executor. A refusal is a tool result with `isError` whose structured content is
 //! the error body (docs/reference.md, "Exit codes and errors") and whose text is that body serialised (`{"error":
@@ -13,6 +14,7 @@
 //! the claims it holds (it cannot cancel a node it does not hold), and `diff_check` to git
 //! work trees under the directory it was started in (and those the operator allows).
 
+mod schema;
 mod stdio;
 
 pub use super::args::Profile;
@@ -23,7 +25,7 @@ use crate::verbs::{self, Bounds, Ctx};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, JsonObject, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, Prompt, PromptArgument,
     PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
@@ -121,29 +123,6 @@ impl Setup {
     }
 }
 
-/// An object schema: the verb layer's schema, or the reply's under its key when the reply
-/// is not an object (a list, or a value that may be null).
-fn object_schema(schema: Value, key: Option<&str>) -> JsonObject {
-    let value = match key {
-        None => schema,
-        Some(k) => {
-            let mut defs = serde_json::Map::new();
-            let mut inner = schema;
-            if let Some(Value::Object(d)) = inner.as_object_mut().and_then(|o| o.remove("$defs")) {
-                defs = d;
-            }
-            if let Some(o) = inner.as_object_mut() {
-                o.remove("$schema");
-            }
-            json!({"type": "object", "properties": {k: inner}, "required": [k], "$defs": defs})
-        }
-    };
-    match value {
-        Value::Object(o) => o,
-        _ => JsonObject::new(),
-    }
-}
-
 impl Server {
     pub fn new(store: Store, setup: Setup) -> Result<Server> {
         let bounds = setup.bounds()?;
@@ -160,8 +139,7 @@ impl Server {
             .filter_map(|t| {
                 let (input, output) = verbs::schemas(t.verb)?;
                 let key = verbs::object_key(t.verb);
-                let mut input = object_schema(input, None);
-                input.remove("$schema");
+                let input = schema::input(input);
                 let about = match t.verb {
                     "claim_next" => format!(
                         "{} (at most {}).",
@@ -171,7 +149,7 @@ impl Server {
                     _ => t.about.to_string(),
                 };
                 let tool = Tool::new(t.verb, about, Arc::new(input))
-                    .with_raw_output_schema(Arc::new(object_schema(output, key)))
+                    .with_raw_output_schema(Arc::new(schema::output(&output, key)))
                     .with_annotations(
                         ToolAnnotations::new()
                             .read_only(t.read_only)
