@@ -359,9 +359,10 @@ impl HistoryKeep {
             };
         }
         match crate::duration::parse_ms(v) {
-            Ok(0) => Err(crate::Error::invalid(
-                "history_keep must be longer than 0 (all: keep everything)",
-            )),
+            Ok(ms) if ms < 60_000 => Err(crate::Error::invalid(format!(
+                "history_keep must keep at least 1m of history, got {text:?} (all: keep \
+                 everything)"
+            ))),
             Ok(ms) => Ok(HistoryKeep::ForMs(ms)),
             Err(_) => Err(bad()),
         }

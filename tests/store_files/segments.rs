@@ -116,6 +116,15 @@ fn every_read_of_a_segmented_history_sees_every_line_once() {
     assert_eq!(followed, all, "a follower that read as the store grew");
     assert_eq!(all.iter().filter(|l| l.event.verb == "claim").count(), 200);
     agrees(&fresh, &all, &ids[..20]);
+    // A reader that knows only the line it read last (`serve` resuming a page), in the
+    // middle of a write or at its end, goes on with the next line.
+    for k in (0..all.len() - 1).step_by(7).chain([1, 298, 299]) {
+        let mut cur = HistoryCursor::after_write(0);
+        cur.passed(&all[k]);
+        let next = fresh.history_next(&mut cur, 3).unwrap();
+        let want = &all[k + 1..(k + 4).min(all.len())];
+        assert_eq!(next, want, "after line {k} ({}, {})", all[k].seq, all[k].i);
+    }
     let report = fresh.check().unwrap();
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     assert!(report.notes.is_empty(), "{:?}", report.notes);

@@ -6,7 +6,7 @@ use crate::common::{self, actor, Store};
 use std::time::Duration;
 
 const DEFAULTS: &str =
-    "default_ttl 15m\nmax_held 1\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\n";
+    "default_ttl 15m\nmax_held 1\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\nhistory_keep all\n";
 
 #[test]
 fn a_new_store_shows_the_defaults_without_creating_itself() {
@@ -18,7 +18,8 @@ fn a_new_store_shows_the_defaults_without_creating_itself() {
     assert_eq!(
         s.json(&["config"]),
         serde_json::json!({"default_ttl_ms": 900_000, "max_held": 1, "max_attempts": null,
-                           "retry_delay_ms": 0, "retry_delay_max_ms": 3_600_000})
+                           "retry_delay_ms": 0, "retry_delay_max_ms": 3_600_000,
+                           "history_keep": "all"})
     );
     assert!(!s.dir().exists(), "reading the settings created the store");
 }
@@ -32,15 +33,22 @@ fn each_setting_can_be_set_and_persists() {
     assert_eq!(s.ok(&["config", "max_attempts", "5"]), "5\n");
     assert_eq!(s.ok(&["config", "retry_delay", "30s"]), "30s\n");
     assert_eq!(s.ok(&["config", "retry_delay_max", "10m"]), "10m\n");
+    assert_eq!(s.ok(&["config", "history_keep", "7d"]), "7d\n");
     assert_eq!(
         s.ok(&["config"]),
-        "default_ttl 30m\nmax_held 3\nmax_attempts 5\nretry_delay 30s\nretry_delay_max 10m\n"
+        "default_ttl 30m\nmax_held 3\nmax_attempts 5\nretry_delay 30s\nretry_delay_max 10m\n\
+         history_keep 7d\n"
     );
     assert_eq!(
         s.json(&["config"]),
         serde_json::json!({"default_ttl_ms": 1_800_000, "max_held": 3, "max_attempts": 5,
-                           "retry_delay_ms": 30_000, "retry_delay_max_ms": 600_000})
+                           "retry_delay_ms": 30_000, "retry_delay_max_ms": 600_000,
+                           "history_keep": "7d"})
     );
+    // A count of events, everything, and a duration again.
+    assert_eq!(s.ok(&["config", "history_keep", "1000000"]), "1000000\n");
+    assert_eq!(s.ok(&["config", "history_keep", "all"]), "all\n");
+    assert_eq!(s.ok(&["config", "history_keep", "12h"]), "12h\n");
     // Other units are read and shown in the largest exact unit.
     assert_eq!(s.ok(&["config", "default_ttl", "90s"]), "90s\n");
     assert_eq!(s.ok(&["config", "default_ttl", "7200"]), "2h\n");
@@ -53,13 +61,15 @@ fn each_setting_can_be_set_and_persists() {
     s.fold_journal();
     assert_eq!(
         s.ok(&["config"]),
-        "default_ttl 2h\nmax_held 3\nmax_attempts 5\nretry_delay 30s\nretry_delay_max 10m\n"
+        "default_ttl 2h\nmax_held 3\nmax_attempts 5\nretry_delay 30s\nretry_delay_max 10m\n\
+         history_keep 12h\n"
     );
     assert_eq!(s.ok(&["config", "retry_delay", "0"]), "0\n");
     assert_eq!(s.ok(&["config", "retry_delay_max", "1h"]), "1h\n");
     assert_eq!(s.ok(&["config", "max_attempts", "none"]), "none\n");
     assert_eq!(s.ok(&["config", "max_held", "1"]), "1\n");
     assert_eq!(s.ok(&["config", "default_ttl", "15m"]), "15m\n");
+    assert_eq!(s.ok(&["config", "history_keep", "all"]), "all\n");
     assert_eq!(s.ok(&["config"]), DEFAULTS);
     let log = s.ok(&["log"]);
     assert!(
@@ -176,7 +186,7 @@ fn default_ttl_sets_the_lease_of_a_claim_without_ttl() {
 /// does, leaving it as it was.
 #[test]
 fn bad_keys_and_values_are_invalid_input_and_change_nothing() {
-    let cases: [(&[&str], &str); 14] = [
+    let cases: [(&[&str], &str); 17] = [
         (
             &["config", "retry_delay", "2h"],
             "retry_delay_max (1h) must not be below",
@@ -198,6 +208,12 @@ fn bad_keys_and_values_are_invalid_input_and_change_nothing() {
         (&["config", "max_held", "many"], "max_held"),
         (&["config", "max_attempts", "0"], "max_attempts"),
         (&["config", "max_attempts", "--", "-2"], "max_attempts"),
+        (&["config", "history_keep", "30s"], "at least 1m"),
+        (&["config", "history_keep", "0"], "at least 1 event"),
+        (
+            &["config", "history_keep", "forever"],
+            "history_keep must be all",
+        ),
         (&["config", "bogus", "1"], "bogus"),
         (&["config", "bogus"], "bogus"),
     ];
@@ -211,7 +227,8 @@ fn bad_keys_and_values_are_invalid_input_and_change_nothing() {
         s.refused(args, 2, phrase, "invalid_input");
         assert_eq!(
             s.ok(&["config"]),
-            "default_ttl 15m\nmax_held 2\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\n"
+            "default_ttl 15m\nmax_held 2\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\n\
+             history_keep all\n"
         );
     }
     // A negative number without `--` is a usage error: exit 2, nothing written.

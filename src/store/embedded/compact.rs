@@ -33,28 +33,44 @@ impl Embedded {
             return Ok(()); // another process is compacting
         }
         let _compacting = Held(&guard);
-        let result = self.compact_locked(dir, lock, base).and_then(|()| {
-            // The history file may have reached a segment's size; then what `history_keep`
-            // no longer keeps live moves to the archive.
-            let keep = self.state.settings.history_keep;
-            segments::roll(dir, lock, c.segment_bytes, keep, c.now)?;
-            segments::retire(dir, lock, keep, c.now)
-        });
+        let result = self.compact_locked(dir, lock, base);
+        if result.is_err() {
+            // A new snapshot written but not renamed into place (the side files could not
+            // be appended on a full disk) would hold the room the next write needs.
+            let _ = std::fs::remove_file(dir.join(format!("{SNAPSHOT}.tmp")));
+        }
+        // The history file may have reached a segment's size; then what `history_keep` no
+        // longer keeps live moves to the archive. A failure here leaves the history as it
+        // was (read the same, tried again next time) and this handle's state good.
+        let history = match &result {
+            Ok(()) if self.lock_in_place(dir) => {
+                let keep = self.state.settings.history_keep;
+                segments::roll(dir, lock, c.segment_bytes, keep, c.now)
+                    .and_then(|()| segments::retire(dir, lock, keep, c.now))
+            }
+            _ => Ok(()),
+        };
         // compact.lock keeps the reason of the last failure, for `check` to report.
-        match &result {
-            Err(e) => {
-                // A new snapshot written but not renamed into place (the side files could
-                // not be appended on a full disk) would hold the room the next write needs.
-                let _ = std::fs::remove_file(dir.join(format!("{SNAPSHOT}.tmp")));
+        match result.as_ref().err().or(history.as_ref().err()) {
+            Some(e) => {
                 let _ = guard.set_len(0);
                 let _ = guard.write_all_at(format!("{e}\n").as_bytes(), 0);
             }
-            Ok(()) if guard.metadata().is_ok_and(|m| m.len() > 0) => {
+            None if guard.metadata().is_ok_and(|m| m.len() > 0) => {
                 let _ = guard.set_len(0);
             }
-            Ok(()) => {}
+            None => {}
         }
         result
+    }
+
+    /// What the last compaction left in `compact.lock` when it failed, if anything: the
+    /// reason (`check` reports it).
+    pub fn last_compaction_failure(dir: &Path) -> Option<String> {
+        std::fs::read_to_string(dir.join(COMPACT_LOCK))
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
     }
 
     /// Why the journal is past the compaction threshold, if it is: the store could not be

@@ -150,7 +150,13 @@ fn read_segments(
 ) -> Result<()> {
     let lay = segments::layout(dir)?;
     if hint[0] == 0 || hint[0] > lay.active {
-        (hint[0], hint[1]) = start(dir, &lay, read.last.0, archived)?;
+        // After a line in the middle of its write, or at its end: the rest of that write
+        // is read too (a position before the whole write), the lines up to it passed over.
+        let since = match read.last {
+            (seq, u32::MAX) => seq,
+            (seq, _) => seq.saturating_sub(1),
+        };
+        (hint[0], hint[1]) = start(dir, &lay, since, archived)?;
     }
     loop {
         let (n, place) = lay.at_or_after(hint[0], archived);

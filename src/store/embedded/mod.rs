@@ -276,6 +276,11 @@ impl Backend for EmbeddedStore {
             .compaction_backlog(&self.dir, &self.tuning)
             .into_iter()
             .collect();
+        if notes.is_empty() {
+            if let Some(why) = Embedded::last_compaction_failure(&self.dir) {
+                notes.push(format!("the last compaction failed: {why}"));
+            }
+        }
         let mut problems = problems;
         let dir = &self.dir;
         if let Some((found, said)) = group::quiet(self)

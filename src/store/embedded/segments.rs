@@ -400,23 +400,39 @@ pub fn roll(
     fsutil::fsync_dir(dir)
 }
 
-/// The `at` of a segment file's first line, when it reads.
+/// The `at` of a segment file's first line, read from its first bytes as this crate writes
+/// them (`{"seq":N,"i":M,"at":T,`), however long the line; else from the line parsed whole
+/// when it fits in 64 KiB.
 fn first_at(f: &File) -> Option<u64> {
-    let mut b = vec![0u8; 4096];
+    let mut b = vec![0u8; 64 << 10];
     let n = f.read_at(&mut b, 0).ok()?;
-    let end = memchr::memchr(b'\n', &b[..n])?;
-    let h: HistoryLine = serde_json::from_slice(&b[..end]).ok()?;
-    Some(h.event.at)
+    let b = &b[..n];
+    let prefix = (|| {
+        let rest = b.strip_prefix(b"{\"seq\":")?;
+        let rest = &rest[rest.iter().position(|c| !c.is_ascii_digit())?..];
+        let rest = rest.strip_prefix(b",\"i\":")?;
+        let rest = &rest[rest.iter().position(|c| !c.is_ascii_digit())?..];
+        let rest = rest.strip_prefix(b",\"at\":")?;
+        let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+        std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
+    })();
+    prefix.or_else(|| {
+        let end = memchr::memchr(b'\n', b)?;
+        let h: HistoryLine = serde_json::from_slice(&b[..end]).ok()?;
+        Some(h.event.at)
+    })
 }
 
-/// Creates a segment directory when missing (and makes its entry durable).
+/// Creates a segment directory when missing, and makes its entry durable (also when an
+/// earlier call made it and a crash may have come before its entry was synced).
 fn ensure(path: &Path, parent: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match std::fs::DirBuilder::new().mode(0o700).create(path) {
-        Ok(()) => fsutil::fsync_dir(parent),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(fsutil::describe(path, &e)),
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(fsutil::describe(path, &e)),
     }
+    fsutil::fsync_dir(parent)
 }
 
 /// Writes sealed segment `n`'s index again when it does not fit the segment.
@@ -433,7 +449,7 @@ fn reindex(dir: &Path, n: u64) -> Result<()> {
 }
 
 /// Moves the sealed segments that `keep` no longer keeps live to the archive, compressed,
-/// oldest first; `now` is the time of the latest write. Called with `compact.lock` held;
+/// oldest first; `now` is the store clock's time. Called with `compact.lock` held;
 /// each segment is compressed first, then moved under the write lock `lock`.
 pub fn retire(dir: &Path, lock: &File, keep: HistoryKeep, now: u64) -> Result<()> {
     if keep.is_all() {
@@ -502,7 +518,13 @@ pub fn check(dir: &Path) -> Result<(Vec<String>, Vec<String>)> {
     let (mut problems, mut notes) = (Vec::new(), Vec::new());
     for &n in &lay.sealed {
         let path = sealed(dir, n);
-        let bytes = read_file(&path)?;
+        let bytes = match read_file(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                problems.push(e.to_string());
+                continue;
+            }
+        };
         let ipath = index_of(dir, n);
         let (head, want) = match build(&bytes, &path) {
             Ok(b) => b,
@@ -544,4 +566,28 @@ pub fn check(dir: &Path) -> Result<(Vec<String>, Vec<String>)> {
         }
     }
     Ok((problems, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_at;
+    use std::io::Write;
+
+    #[test]
+    fn the_first_line_time_is_read_however_long_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        let long = "x".repeat(200 << 10);
+        let mut f = std::fs::File::create(&path).unwrap();
+        writeln!(
+            f,
+            "{{\"seq\":7,\"i\":0,\"at\":1700000000123,\"verb\":\"complete\",\"output\":\"{long}\"}}"
+        )
+        .unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        assert_eq!(first_at(&f), Some(1_700_000_000_123));
+        std::fs::write(&path, "{\"i\":0,\"seq\":7,\"at\":5,\"verb\":\"create\"}\n").unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        assert_eq!(first_at(&f), Some(5), "another spelling, parsed whole");
+    }
 }
