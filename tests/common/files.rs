@@ -92,3 +92,11 @@ pub fn refused_io(r: &Run, path: &Path, phrase: &str, what: &str) {
     );
     assert_eq!(r.stdout, "", "{what}: printed on stdout");
 }
+
+/// Makes a FIFO at `p`.
+pub fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    let r = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert_eq!(r, 0, "mkfifo: {}", std::io::Error::last_os_error());
+}

@@ -21,7 +21,7 @@ mod rng;
 mod run;
 mod store;
 
-pub use files::{assert_files_eq, copy_dir, files_of, is_root, refused_io};
+pub use files::{assert_files_eq, copy_dir, files_of, is_root, mkfifo, refused_io};
 pub use journal::{fold_journal, journal_records, journal_used, journal_used_len, JOURNAL_HEADER};
 pub use library::{actor_id, flat_plan, handle, segmented, unsynced, unsynced_backend};
 pub use output::{actor, id_of, is_id, parse_gen, parse_import, short};

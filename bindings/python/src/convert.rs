@@ -257,3 +257,65 @@ pub fn not_before(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
         obj.get_type().name()?
     )))
 }
+
+/// A keyword argument that tells "not given" apart from an explicit `None`.
+pub enum Given<'py> {
+    No,
+    Yes(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Given::Yes(obj.to_owned()))
+    }
+}
+
+/// The settings `Store.config` was given, in their text form, in the order they are
+/// applied.
+#[allow(clippy::too_many_arguments)] // one keyword argument per setting
+pub fn setting_changes(
+    py: Python<'_>,
+    default_ttl: Given<'_>,
+    max_held: Option<&Bound<'_, PyAny>>,
+    max_attempts: Given<'_>,
+    retry_delay: Option<&Bound<'_, PyAny>>,
+    retry_delay_max: Option<&Bound<'_, PyAny>>,
+    history_keep: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<(&'static str, String)>> {
+    let mut changes: Vec<(&'static str, String)> = Vec::new();
+    if let Given::Yes(v) = default_ttl {
+        changes.push(("default_ttl", format!("{}ms", millis("default_ttl", &v)?)));
+    }
+    if let Some(v) = opt_millis("retry_delay", retry_delay)? {
+        changes.push(("retry_delay", format!("{v}ms")));
+    }
+    if let Some(v) = opt_millis("retry_delay_max", retry_delay_max)? {
+        changes.push(("retry_delay_max", format!("{v}ms")));
+    }
+    if let Some(v) = history_keep {
+        let text = match v.extract::<u64>() {
+            Ok(n) => n.to_string(),
+            Err(_) => v.extract::<String>().map_err(|_| {
+                invalid(
+                    py,
+                    "history_keep must be \"all\", a duration such as \"7d\", or a \
+                     number of events",
+                )
+            })?,
+        };
+        changes.push(("history_keep", text));
+    }
+    if let Some(h) = opt_int::<u64>("max_held", max_held, 0)? {
+        changes.push(("max_held", h.to_string()));
+    }
+    if let Given::Yes(v) = max_attempts {
+        let cap: Option<u32> = opt_int("max_attempts", Some(&v), 1)?;
+        changes.push((
+            "max_attempts",
+            cap.map_or_else(|| "none".to_string(), |c| c.to_string()),
+        ));
+    }
+    Ok(changes)
+}

@@ -6,8 +6,9 @@
 use crate::completions::{completion_list, json_text, opt_output};
 use crate::convert::{
     int, millis, not_before as not_before_arg, opt_int, opt_millis, plan_bytes, py_to_json,
+    setting_changes,
 };
-use crate::error::{detach, detach_waiting, invalid, to_py_err};
+use crate::error::{detach, detach_waiting, to_py_err};
 use crate::json::json_to_py;
 use crate::lease::{claim_next_request, Lease, LeaseNext, OnError};
 use crate::types::{CancelRequest, Event, Grant, Node, Pick, Report, Settings};
@@ -17,19 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::path::PathBuf;
 
-/// A keyword argument that tells "not given" apart from an explicit `None`.
-pub enum Given<'py> {
-    No,
-    Yes(Bound<'py, PyAny>),
-}
-
-impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {
-    type Error = PyErr;
-
-    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Ok(Given::Yes(obj.to_owned()))
-    }
-}
+pub use crate::convert::Given;
 
 /// A claimdag store: the directory `path` (None: `$CLAIMDAG_DIR`, else
 /// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`) and the workspace methods use
@@ -558,39 +547,15 @@ impl Store {
     ) -> PyResult<Settings> {
         // Every argument is converted first; then every change is one write, checked by
         // the core as a whole, so a refused call changes nothing.
-        let mut changes: Vec<(&str, String)> = Vec::new();
-        if let Given::Yes(v) = default_ttl {
-            changes.push(("default_ttl", format!("{}ms", millis("default_ttl", &v)?)));
-        }
-        if let Some(v) = opt_millis("retry_delay", retry_delay)? {
-            changes.push(("retry_delay", format!("{v}ms")));
-        }
-        if let Some(v) = opt_millis("retry_delay_max", retry_delay_max)? {
-            changes.push(("retry_delay_max", format!("{v}ms")));
-        }
-        if let Some(v) = history_keep {
-            let text = match v.extract::<u64>() {
-                Ok(n) => n.to_string(),
-                Err(_) => v.extract::<String>().map_err(|_| {
-                    invalid(
-                        py,
-                        "history_keep must be \"all\", a duration such as \"7d\", or a \
-                         number of events",
-                    )
-                })?,
-            };
-            changes.push(("history_keep", text));
-        }
-        if let Some(h) = opt_int::<u64>("max_held", max_held, 0)? {
-            changes.push(("max_held", h.to_string()));
-        }
-        if let Given::Yes(v) = max_attempts {
-            let cap: Option<u32> = opt_int("max_attempts", Some(&v), 1)?;
-            changes.push((
-                "max_attempts",
-                cap.map_or_else(|| "none".to_string(), |c| c.to_string()),
-            ));
-        }
+        let changes = setting_changes(
+            py,
+            default_ttl,
+            max_held,
+            max_attempts,
+            retry_delay,
+            retry_delay_max,
+            history_keep,
+        )?;
         let core = &self.core;
         detach(py, move || {
             let pairs: Vec<(&str, &str)> = changes.iter().map(|(k, v)| (*k, v.as_str())).collect();

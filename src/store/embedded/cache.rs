@@ -62,14 +62,7 @@ pub struct Embedded {
     pub(super) swept: bool,
 }
 
-/// A held OS lock on the `lock` file; released on drop (and by the kernel on a crash).
-pub(super) struct Held<'a>(pub(super) &'a File);
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
-}
+pub(super) use super::fsutil::Held;
 
 /// What a compaction needs beyond the store: where segments are sealed, and the time.
 #[derive(Debug, Clone, Copy)]

@@ -281,3 +281,20 @@ pub fn pid() -> u32 {
         p => p,
     }
 }
+
+/// A held OS lock on a file (`lock`, `compact.lock`); released on drop (and by the kernel on
+/// a crash).
+pub struct Held<'a>(pub &'a File);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+/// The whole of a file already opened, its path named in an error.
+pub fn read_all(mut f: impl std::io::Read, path: &Path) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf).map_err(|e| describe(path, &e))?;
+    Ok(buf)
+}

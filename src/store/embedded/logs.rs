@@ -42,12 +42,7 @@ impl Logs {
     }
 }
 
-pub(super) fn read_all(mut f: impl Read, path: &Path) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf)
-        .map_err(|e| fsutil::describe(path, &e))?;
-    Ok(buf)
-}
+pub(super) use fsutil::read_all;
 
 /// The history (when asked: every segment, the archived ones too) and the archived nodes,
 /// from the side files and the journal records not yet moved there. The caller holds the

@@ -379,7 +379,7 @@ pub fn roll(
     if !due {
         return Ok(());
     }
-    let bytes = super::logs::read_all(f, &active)?;
+    let bytes = fsutil::read_all(f, &active)?;
     let (head, index) = build(&bytes, &active)?;
     if head.len != len {
         // A torn last line (a compaction cut short): the next compaction drops it first.
@@ -392,7 +392,7 @@ pub fn roll(
     crash("roll-after-index");
     lock.lock()
         .map_err(|e| fsutil::describe(&dir.join(super::LOCK), &e))?;
-    let _held = super::cache::Held(lock);
+    let _held = fsutil::Held(lock);
     let to = sealed(dir, n);
     std::fs::rename(&active, &to).map_err(|e| fsutil::describe(&to, &e))?;
     crash("roll-after-rename");
@@ -501,7 +501,7 @@ fn archive(dir: &Path, lock: &File, n: u64) -> Result<()> {
     write_index(&ixto, &ix)?;
     lock.lock()
         .map_err(|e| fsutil::describe(&dir.join(super::LOCK), &e))?;
-    let _held = super::cache::Held(lock);
+    let _held = fsutil::Held(lock);
     std::fs::rename(&tmp, &to).map_err(|e| fsutil::describe(&to, &e))?;
     fsutil::fsync_dir(&arch)?;
     crash("archive-after-rename");

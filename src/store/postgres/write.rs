@@ -276,38 +276,10 @@ fn commit(
     decided_at: u64,
     locked: bool,
 ) -> std::result::Result<Attempt, Retry> {
-    let body = serde_json::to_string(&change)
-        .map_err(|e| Error::Internal(format!("a change does not serialise: {e}")))?;
     let w = target.ws();
     let (expected, _) = mark(conn, target);
     let expected = expected.max(0);
-    // The decision holds until the rules would see the workspace it was made on differently
-    // by time alone; the server refuses it from then on, judged by its own clock at commit.
-    let valid_until = crate::rules::valid_until_in(&conn.state, scope, decided_at);
-    let schema = sql::ident(&store.target.schema);
-    // While `history_keep` is set (by this write or before it), the retention's pass follows
-    // the commit: nothing unless one is due, and never the write's locks (migration 16).
-    let keep = change.settings.as_ref().unwrap_or(&conn.state.settings);
-    let text = format!(
-        "{begin}SELECT committed, wseq, now_ms, last_now, settings_version, settings, nodes, \
-         problem FROM {schema}.commit13({w}, {expected}, {sv}, {decided_at}, {valid_until}, \
-         {body}); COMMIT;{archive}{flush}",
-        begin = if locked { "" } else { "BEGIN; " },
-        w = w.as_deref().map_or("NULL".into(), sql::literal),
-        sv = conn.settings_version,
-        valid_until = valid_until.map_or("NULL".into(), |t| t.to_string()),
-        body = sql::literal(&body),
-        archive = if keep.history_keep.is_all() {
-            String::new()
-        } else {
-            format!(" SELECT {schema}.archive16({decided_at});")
-        },
-        flush = if conn.durable {
-            format!(" SELECT {schema}.flush_write();")
-        } else {
-            String::new()
-        },
-    );
+    let text = commit_text(conn, store, &w, expected, scope, &change, decided_at, locked)?;
     conn.sent = true;
     let messages = match conn.client()?.simple_query(&text) {
         Ok(m) => m,
@@ -350,6 +322,50 @@ fn commit(
         conn.spaces.insert(w, space);
     }
     Ok(Attempt::Raced)
+}
+
+/// The text of one commit, sent in one round trip: the transaction (begun here unless the
+/// workspace's lock is already held), the commit function, and what follows it.
+#[allow(clippy::too_many_arguments)]
+fn commit_text(
+    conn: &Conn,
+    store: &PgStore,
+    w: &Option<String>,
+    expected: i64,
+    scope: &Scope,
+    change: &Change,
+    decided_at: u64,
+    locked: bool,
+) -> std::result::Result<String, Retry> {
+    let body = serde_json::to_string(change)
+        .map_err(|e| Error::Internal(format!("a change does not serialise: {e}")))?;
+    // The decision holds until the rules would see the workspace it was made on differently
+    // by time alone; the server refuses it from then on, judged by its own clock at commit.
+    let valid_until = crate::rules::valid_until_in(&conn.state, scope, decided_at);
+    let schema = sql::ident(&store.target.schema);
+    // While `history_keep` is set (by this write or before it), the retention's pass follows
+    // the commit: nothing unless one is due, and never the write's locks (migration 16).
+    let keep = change.settings.as_ref().unwrap_or(&conn.state.settings);
+    Ok(format!(
+        "{begin}SELECT committed, wseq, now_ms, last_now, settings_version, settings, nodes, \
+         problem FROM {schema}.commit13({w}, {expected}, {sv}, {decided_at}, {valid_until}, \
+         {body}); COMMIT;{archive}{flush}",
+        begin = if locked { "" } else { "BEGIN; " },
+        w = w.as_deref().map_or("NULL".into(), sql::literal),
+        sv = conn.settings_version,
+        valid_until = valid_until.map_or("NULL".into(), |t| t.to_string()),
+        body = sql::literal(&body),
+        archive = if keep.history_keep.is_all() {
+            String::new()
+        } else {
+            format!(" SELECT {schema}.archive16({decided_at});")
+        },
+        flush = if conn.durable {
+            format!(" SELECT {schema}.flush_write();")
+        } else {
+            String::new()
+        },
+    ))
 }
 
 /// The row `commit7` answers, read from the text the simple protocol carries.
