@@ -60,29 +60,29 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
         Err(e) => return Some(super::http::error(&e)),
     };
     let whole = path == "/";
-    let shared2 = shared.clone();
-    let rendered = tokio::task::spawn_blocking(move || {
-        let p = shared2.store.page(&filter)?;
-        Ok::<_, crate::Error>(if whole {
-            page::page(&p, &filter, &shared2.store.location(), &csrf)
-        } else {
-            page::rows(&p, filter.limit)
-        })
-    })
-    .await;
-    let html = match rendered {
-        Ok(Ok(h)) => h,
-        Ok(Err(e)) => return Some(super::http::error(&e)),
-        Err(_) => {
-            return Some(super::http::error(&crate::Error::Internal(
-                "the page panicked".into(),
-            )))
-        }
+    // The rows carry no secret: every dashboard asking for the same ones shares a read.
+    let key = if whole {
+        format!("/?{query}\n{csrf}")
+    } else {
+        format!("/rows?{query}")
     };
-    let mut r = reply(
-        Full::new(Bytes::from(html)).boxed(),
-        "text/html; charset=utf-8",
-    );
+    let shared2 = shared.clone();
+    let rendered = shared
+        .pages
+        .page(key, move || {
+            let p = shared2.store.page(&filter)?;
+            Ok(Bytes::from(if whole {
+                page::page(&p, &filter, &shared2.store.location(), &csrf)
+            } else {
+                page::rows(&p, filter.limit)
+            }))
+        })
+        .await;
+    let html = match rendered {
+        Ok(h) => h,
+        Err(e) => return Some(super::http::error(&e)),
+    };
+    let mut r = reply(Full::new(html).boxed(), "text/html; charset=utf-8");
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_SECURITY_POLICY,

@@ -20,6 +20,7 @@ mod limits;
 mod metrics;
 mod openapi;
 mod page;
+mod pages;
 mod session;
 mod token;
 mod wait;
@@ -81,6 +82,7 @@ pub fn serve(store: Store, setup: Setup) -> Result<()> {
         max_body: setup.max_body,
         metrics,
         sessions: session::Sessions::new()?,
+        pages: pages::Pages::start()?,
         streams: limits::Streams::new(setup.max_streams),
         readers: tokio::sync::Semaphore::new(2),
         stop: tokio::sync::watch::channel(false).0,
