@@ -185,7 +185,11 @@
     const tr = ev.target.closest("tr[data-id]");
     if (!pressed || !tr) return;
     if (pressed.classList.contains("show")) { show(tr.dataset.id); return; }
-    if (pressed.dataset.verb) { await act(tr, pressed.dataset.verb); refresh(); }
+    if (!pressed.dataset.verb) return;
+    // A write comes back as an event of the stream, which fetches the rows; a refusal
+    // writes nothing, and the rows are fetched again for it.
+    const done = await act(tr, pressed.dataset.verb);
+    if (!done || events.readyState !== EventSource.OPEN) refresh();
   });
 
   async function bulk(verb, which) {
