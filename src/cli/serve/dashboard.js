@@ -102,19 +102,24 @@
   }
 
   // One fetch at a time: whatever asks for the rows meanwhile (a burst of events, a filter
-  // typed) is answered by one more fetch after it, at most one every GAP ms.
-  const GAP = 100;
-  let busy = false, again = false, last = -Infinity;
+  // typed) is answered by one more fetch after it. A write after a quiet spell is fetched
+  // at once, and fetches start 50 ms apart at least; while events keep coming, they space
+  // out (twice the gap each time, at least twice what the last fetch took, at most 2 s),
+  // so a burst of a thousand writes costs a few fetches.
+  const QUIET = 50, SLOWEST = 2000;
+  let busy = false, again = false, last = -Infinity, gap = QUIET;
   async function refresh() {
     if (busy) { again = true; return; }
     busy = true;
     try {
+      if (performance.now() - last > 2 * gap) gap = QUIET;
       do {
-        const wait = last + GAP - performance.now();
+        const wait = last + gap - performance.now();
         if (wait > 0) await new Promise((done) => setTimeout(done, wait));
         again = false;
         last = performance.now();
         await load();
+        if (again) gap = Math.min(SLOWEST, Math.max(2 * gap, 2 * (performance.now() - last)));
       } while (again);
     } catch (e) {
       say(`could not reload: ${e}`, true);
@@ -122,6 +127,8 @@
       busy = false;
     }
   }
+  // What the person asked for (a page, a filter, a refused action) is fetched at once.
+  function asked() { gap = QUIET; refresh(); }
 
   // `who`: the person acting (the "act as" field), recorded in the history beside the
   // actor the request names (a release or completion of a worker's claim names the worker).
@@ -189,7 +196,7 @@
     // A write comes back as an event of the stream, which fetches the rows; a refusal
     // writes nothing, and the rows are fetched again for it.
     const done = await act(tr, pressed.dataset.verb);
-    if (!done || events.readyState !== EventSource.OPEN) refresh();
+    if (!done || events.readyState !== EventSource.OPEN) asked();
   });
 
   async function bulk(verb, which) {
@@ -199,7 +206,7 @@
     let done = 0;
     for (const tr of shown) if (await act(tr, verb)) done++;
     if (done === shown.length) say(`${verb}: ${done} of ${shown.length} done`, false);
-    refresh();
+    asked();
   }
   const finished = ["done", "failed", "cancelled"];
   document.getElementById("bulk-reopen").onclick =
@@ -244,7 +251,7 @@
   function filtered() {
     clearTimeout(typing);
     at.offset = 0;
-    refresh();
+    asked();
   }
   form.addEventListener("submit", (ev) => ev.preventDefault());
   form.addEventListener("input", (ev) => {
@@ -260,7 +267,7 @@
   });
   form.elements.actor.value = localStorage.getItem("claimdag-actor") || "";
 
-  const go = (offset) => { at.offset = Math.max(0, offset); refresh(); };
+  const go = (offset) => { at.offset = Math.max(0, offset); asked(); };
   button("page-first").onclick = () => go(0);
   button("page-prev").onclick = () => go(at.offset - at.limit);
   button("page-next").onclick = () => go(at.offset + at.limit);
