@@ -20,6 +20,7 @@
   let skew = 0; // the server's clock minus this one
   // The page shown: its first row, its size, and how many rows the filters let through.
   const at = { offset: 0, limit: 200, matched: 0 };
+  let seen = 0; // the number of the last write the stream told of
 
   function say(text, bad) {
     message.textContent = text;
@@ -91,7 +92,9 @@
     const asked = at.offset;
     const q = query();
     history.replaceState(null, "", `/?${q}`); // a reload shows the same page
-    const r = await fetch(`/rows?${q}`, { credentials: "same-origin" });
+    // `seen`: the server may answer with a read of these rows that began after that write.
+    const r = await fetch(`/rows?${q}${seen ? `&seen=${seen}` : ""}`,
+      { credentials: "same-origin" });
     if (!r.ok) {
       const e = await r.json().catch(() => null);
       say(`could not reload: ${(e && e.error && e.error.message) || r.status}`, true);
@@ -276,7 +279,10 @@
   const events = new EventSource("/v1/watch");
   events.addEventListener("open", () => { live.textContent = "live"; live.className = "on"; });
   events.addEventListener("error", () => { live.textContent = "reconnecting"; live.className = "off"; });
-  events.addEventListener("history", refresh);
+  events.addEventListener("history", (ev) => {
+    try { seen = Math.max(seen, Number(JSON.parse(ev.data).seq) || 0); } catch (e) { /* kept */ }
+    refresh();
+  });
 
   clock(); tick(); paging(true);
   setInterval(tick, 1000);

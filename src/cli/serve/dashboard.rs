@@ -62,14 +62,16 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
     let whole = path == "/";
     // The rows carry no secret: every dashboard asking for the same ones shares a read.
     let key = if whole {
-        format!("/?{query}\n{csrf}")
+        format!("/ {filter:?} {csrf}")
     } else {
-        format!("/rows?{query}")
+        format!("/rows {filter:?}")
     };
+    // The last write the page was told of: a read that began after it shows it.
+    let seen = param(query, "seen").and_then(|s| s.parse::<u64>().ok());
     let shared2 = shared.clone();
     let rendered = shared
         .pages
-        .page(key, move || {
+        .page(key, seen, move || {
             let p = shared2.store.page(&filter)?;
             Ok(Bytes::from(if whole {
                 page::page(&p, &filter, &shared2.store.location(), &csrf)
@@ -99,7 +101,8 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
 /// The page a request asks for: `workspace` (else the server's), `status` (a display
 /// word), `role`, `label`, `holder` (an id prefix or `name:NAME`), `q` (text in the id,
 /// summary or labels), `offset` (the first row, from 0) and `limit` (rows a page, 200 unless
-/// given, at most 1,000). Empty values count as not given.
+/// given, at most 1,000). Empty values count as not given. (`seen`, the number of the last
+/// write the page was told of, lets its request share a read that shows that write.)
 fn filter(shared: &Shared, query: &str) -> crate::error::Result<PageFilter> {
     let given = |k: &str| {
         param(query, k)
