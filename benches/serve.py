@@ -6,8 +6,9 @@
   http.client, one connection a client), 1 and 8 clients, against the same cycle through
   the Python module in process (one thread), on fresh directory stores, durable: the cost
   per cycle and the ratio (target: at most 1.5x with 8 clients);
-- the dashboard's first paint with 10,000 nodes in headless chromium (selenium, when it and
-  chromium are installed; target: under 1 s);
+- the dashboard's first paint with 100,000 nodes in headless chromium (selenium, when it
+  and chromium are installed; target: under 1 s): a page of 200 rows, the first load the
+  server's first read of the store;
 - the server's resident memory with 100,000 nodes, after one dashboard page and one list.
 
 Prints a Markdown table. It never fails on a time."""
@@ -127,13 +128,20 @@ def first_paint(cli: str, work: pathlib.Path, n: int) -> str:
         times = []
         for _ in range(3):
             b.get(f"http://127.0.0.1:{port}/")
-            fcp = b.execute_script(
-                "const p = performance.getEntriesByName('first-contentful-paint')[0];"
-                "return p ? p.startTime : null")
+            fcp = None
+            for _ in range(50):  # headless chromium records the paint a little later
+                fcp = b.execute_script(
+                    "const p = performance.getEntriesByName('first-contentful-paint')[0];"
+                    "return p ? p.startTime : null")
+                if fcp is not None:
+                    break
+                time.sleep(0.1)
+            assert fcp is not None, "chromium recorded no first contentful paint"
             rows = b.execute_script("return document.querySelectorAll('tr[data-id]').length")
-            assert rows == n, rows
+            assert rows == min(n, 200), rows  # one page of rows
             times.append(fcp)
-        return f"{statistics.median(times):.0f} ms (median of 3; target: under 1,000 ms)"
+        return (f"{times[0]:.0f} ms the first load (the server's first read of the store), "
+                f"{statistics.median(times[1:]):.0f} ms the next ones (target: under 1,000 ms)")
     finally:
         b.quit()
         stop(proc)
@@ -177,7 +185,8 @@ def main() -> None:
     print(f"| HTTP keep-alive, 8 clients (per cycle, all clients) | {eight:.0f} | "
           f"{eight / module:.2f}x (target: at most 1.5x) |")
     print()
-    print(f"- the dashboard's first paint with 10,000 nodes: {first_paint(a.cli, work, 10_000)}")
+    print(f"- the dashboard's first paint with 100,000 nodes: "
+          f"{first_paint(a.cli, work, 100_000)}")
     n = 20_000 if a.quick else 100_000
     print(f"- the server's memory with {n:,} nodes after a page and a list: {memory(a.cli, work, n)}")
 

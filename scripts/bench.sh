@@ -262,6 +262,11 @@ serve_bench() {
 serve_bench >"$OUT/serve.md" 2>>"$OUT/serve.log" ||
     echo "(the serve bench failed: see $OUT/serve.log)" >"$OUT/serve.md"
 
+log "the dashboard of claimdag serve: 100,000 nodes, 3 pages open, writes followed"
+python3 benches/dashboard.py --cli "$BIN/claimdag" "${quick[@]}" >"$OUT/dashboard.md" \
+    2>"$OUT/dashboard.log" ||
+    echo "(the dashboard bench failed: see $OUT/dashboard.log)" >"$OUT/dashboard.md"
+
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
 echo "# total run time: $(($(date +%s) - started)) s" >>"$OUT/machine.txt"
 python3 benches/report.py "$RESULTS" >"$OUT/table.md"
@@ -306,6 +311,10 @@ echo
 echo "claimdag serve (HTTP keep-alive) against the Python module in process, durable:"
 echo
 cat "$OUT/serve.md"
+echo
+echo "The dashboard of claimdag serve: memory, the first page, a write to each page:"
+echo
+cat "$OUT/dashboard.md"
 if [[ -n "$BASELINE" ]]; then
     echo
     echo "Against the baseline $BASELINE: the command-line figures, medians of" \

@@ -38,6 +38,9 @@ pub struct State {
     layered: Option<Layered>,
     /// Every live node of a layered state, once asked for.
     merged: std::sync::OnceLock<Vec<Node>>,
+    /// Where each id is in `merged`, once a node is looked up after that: lookups read the
+    /// nodes decoded there instead of decoding a second copy of each from the snapshot.
+    merged_at: std::sync::OnceLock<IdMap<usize>>,
     /// The damage of the layered state this one settled from (see [`State::damage`]).
     damaged: Option<Damage>,
 }
@@ -174,7 +177,10 @@ impl State {
         }
         if let Some(all) = self.merged.take() {
             self.damaged = self.damage().cloned();
-            self.slots = all.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+            self.slots = match self.merged_at.take() {
+                Some(at) => at,
+                None => index(&all),
+            };
             self.nodes = all;
             self.layered = None;
         }
@@ -244,9 +250,14 @@ impl State {
     }
 
     pub fn get(&self, id: &Id) -> Option<&Node> {
-        match &self.layered {
-            Some(l) => l.get(id),
-            None => self.slots.get(id).map(|&i| &self.nodes[i]),
+        match (&self.layered, self.merged.get()) {
+            (Some(_), Some(all)) => self
+                .merged_at
+                .get_or_init(|| index(all))
+                .get(id)
+                .map(|&i| &all[i]),
+            (Some(l), None) => l.get(id),
+            (None, _) => self.slots.get(id).map(|&i| &self.nodes[i]),
         }
     }
 
@@ -426,6 +437,11 @@ impl State {
             }
         }
     }
+}
+
+/// Where each node is in `nodes`.
+fn index(nodes: &[Node]) -> IdMap<usize> {
+    nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect()
 }
 
 /// A `todo` node's `not_before`, which [`State::scheduled`] keeps.

@@ -21,7 +21,7 @@ pub use crate::model::HistoryLine;
 pub use backend::{Clock, Dump, Report, SystemClock};
 pub use history::HistoryCursor;
 pub use open::{is_database, without_password};
-pub use query::{ListFilter, STATUS_WORDS};
+pub use query::{ListFilter, Page, PageFilter, STATUS_WORDS};
 inner_item! { use backend::{Backend, Need, Reading}; }
 #[cfg(feature = "internals")]
 pub use backend::Decide;
@@ -474,6 +474,14 @@ impl Store {
             archive: filter.archived || filter.only_archived,
         };
         self.query(need, |v| query::list(v, filter))
+    }
+
+    /// One page of a workspace's live nodes (finished ones included) as a dashboard shows
+    /// them, with the counts by display word of the whole workspace and the rows on its
+    /// critical path, in one consistent reading: only the rows returned are copied.
+    pub fn page(&self, filter: &PageFilter) -> Result<Page> {
+        filter.check()?;
+        self.query(Need::default(), |v| query::page(v, filter))
     }
 
     /// Ready nodes in the order `next` picks them, each with its critical path and summary.

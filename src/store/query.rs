@@ -1,11 +1,11 @@
 //! The named queries every front door asks, pure functions of one consistent [`Reading`]: a
-//! node, a filtered list, the ready nodes with their critical paths, the claims an actor
-//! holds, and resolving a node argument.
+//! node, a filtered list, a page of a workspace, the ready nodes with their critical paths,
+//! the claims an actor holds, and resolving a node argument.
 
 use super::backend::Reading;
 use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
-use crate::model::Node;
+use crate::model::{DisplayWord, Millis, Node};
 use crate::rules;
 use crate::schedule::{self, Pick};
 use crate::view::NodeView;
@@ -84,6 +84,166 @@ pub(super) fn list(v: &Reading<'_>, filter: &ListFilter) -> Vec<NodeView> {
         })
         .filter(|nv| filter.ready.is_none_or(|r| nv.ready == r))
         .collect()
+}
+
+/// Which nodes of one workspace a page shows (the dashboard of `serve`): the live nodes,
+/// finished ones included, that every filter given lets through, in creation order, `limit`
+/// of them from the `offset`-th on.
+#[derive(Debug, Clone, Default)]
+pub struct PageFilter {
+    pub workspace: String,
+    /// A display word (`ready`, `blocked`, `expired`, ...): the nodes that show it.
+    pub status: Option<String>,
+    /// The nodes of this role.
+    pub role: Option<String>,
+    /// The nodes that carry this label.
+    pub label: Option<String>,
+    /// The nodes whose holder's id starts with these hex characters, or whose holder is
+    /// `name:NAME`.
+    pub holder: Option<String>,
+    /// The nodes with this text in their id, summary or a label, in any case.
+    pub text: Option<String>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl PageFilter {
+    /// Refuses a workspace, a display word or a holder's name that cannot be.
+    pub fn check(&self) -> Result<()> {
+        rules::validate_workspace(&self.workspace)?;
+        if let Some(h) = self.holder.as_deref().filter(|h| h.starts_with("name:")) {
+            Actor::parse_actor(h, "holder")?;
+        }
+        match &self.status {
+            Some(st) if !STATUS_WORDS.contains(&st.as_str()) => Err(Error::invalid(format!(
+                "unknown display word {st:?}: use one of {}",
+                STATUS_WORDS.join(", ")
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One page of a workspace: its rows, and what the page says about the whole workspace.
+#[derive(Debug, Clone, Default)]
+pub struct Page {
+    pub rows: Vec<NodeView>,
+    /// The rows on the workspace's critical path.
+    pub critical: Vec<Id>,
+    /// How many nodes the filters let through (the pages cover them all).
+    pub matched: usize,
+    /// The row the page starts at: the offset asked for, moved back to the last page's
+    /// first row when it is past the nodes matched.
+    pub offset: usize,
+    /// Every live node of the workspace (filters aside) by display word, in the order of
+    /// [`DisplayWord`], the words no node shows left out.
+    pub counts: Vec<(DisplayWord, usize)>,
+    /// The workspaces that have live nodes, and the one asked for, sorted.
+    pub workspaces: Vec<String>,
+    /// The lease clock's time of the reading.
+    pub now: Millis,
+}
+
+/// A page of `filter.workspace`: it walks the live nodes without copying them and copies
+/// only the rows it returns.
+pub(super) fn page(v: &Reading<'_>, filter: &PageFilter) -> Page {
+    let wanted = Wanted {
+        filter,
+        text: filter.text.as_deref().map(str::to_lowercase),
+        holder: filter
+            .holder
+            .as_deref()
+            .map(|h| match Actor::parse_actor(h, "holder") {
+                Ok(a) if h.starts_with("name:") => a.hex(),
+                _ => h.to_ascii_lowercase(),
+            }),
+    };
+    let mut counts: Vec<(DisplayWord, usize)> = Vec::new();
+    let mut workspaces: std::collections::BTreeSet<&str> = [filter.workspace.as_str()].into();
+    let mut matched: Vec<&Node> = Vec::new();
+    for n in v.state.nodes() {
+        workspaces.insert(&n.workspace);
+        if n.workspace != filter.workspace {
+            continue;
+        }
+        let word = rules::display(v.state, n, v.now);
+        match counts.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((word, 1)),
+        }
+        if filter.status.as_deref().is_none_or(|s| s == word.as_str()) && wanted.shows(n) {
+            matched.push(n);
+        }
+    }
+    counts.sort_by_key(|(w, _)| *w as u8);
+    let limit = filter.limit.max(1);
+    let last = matched.len().saturating_sub(1) / limit * limit;
+    let offset = filter.offset.min(last);
+    let rows: Vec<NodeView> = matched
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|n| NodeView::of(v.state, n, v.now))
+        .collect();
+    let path: std::collections::HashSet<Id> =
+        critical_path(v, &filter.workspace).into_iter().collect();
+    Page {
+        critical: rows
+            .iter()
+            .map(|r| r.node.id)
+            .filter(|id| path.contains(id))
+            .collect(),
+        rows,
+        matched: matched.len(),
+        offset,
+        counts,
+        workspaces: workspaces.into_iter().map(str::to_string).collect(),
+        now: v.now,
+    }
+}
+
+/// A page's filters, the text and the holder in lower case.
+struct Wanted<'a> {
+    filter: &'a PageFilter,
+    text: Option<String>,
+    holder: Option<String>,
+}
+
+impl Wanted<'_> {
+    /// Whether `n` passes every filter but the display word.
+    fn shows(&self, n: &Node) -> bool {
+        let f = self.filter;
+        f.role.as_deref().is_none_or(|r| n.role == r)
+            && f.label
+                .as_deref()
+                .is_none_or(|l| n.labels.iter().any(|x| x == l))
+            && self
+                .holder
+                .as_deref()
+                .is_none_or(|h| n.holder.is_some_and(|a| a.starts_with_hex(h)))
+            && self.text.as_deref().is_none_or(|t| {
+                folded_contains(&n.summary, t)
+                    || n.labels.iter().any(|l| folded_contains(l, t))
+                    || is_hex_part(t) && n.id.hex().contains(t.trim_end_matches('.'))
+            })
+    }
+}
+
+/// Text that can be part of an id as `list` prints it (`092dca29...`).
+fn is_hex_part(t: &str) -> bool {
+    let t = t.trim_end_matches('.');
+    !t.is_empty() && t.bytes().all(|c| c.is_ascii_hexdigit())
+}
+
+/// `needle` (lower case) in `hay`, in any case; without a copy of `hay` when `needle` is
+/// ASCII.
+fn folded_contains(hay: &str, needle: &str) -> bool {
+    if needle.is_ascii() {
+        let (h, n) = (hay.as_bytes(), needle.as_bytes());
+        n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+    } else {
+        hay.to_lowercase().contains(needle)
+    }
 }
 
 /// The workspace and role of `next` and `ready`, checked as `claim-next` checks them.
@@ -213,5 +373,139 @@ fn the_one(mut m: Vec<Id>, prefix: &str) -> Result<Id> {
         _ => Err(Error::invalid(format!(
             "node prefix {prefix} is ambiguous: give more characters"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Status;
+    use crate::store::Store;
+
+    /// 450 nodes in the default workspace (every fifth starts a chain of five), 3 in another.
+    fn store() -> (tempfile::TempDir, Store, Vec<Id>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(Some(&tmp.path().join("s"))).unwrap();
+        let plan = |n: usize, what: &str| {
+            let nodes: Vec<serde_json::Value> = (0..n)
+                .map(|i| {
+                    let deps: Vec<String> = (i % 5 != 0)
+                        .then(|| format!("k{}", i - 1))
+                        .into_iter()
+                        .collect();
+                    serde_json::json!({"key": format!("k{i}"), "summary": format!("{what} {i}"),
+                        "labels": [format!("group-{}", i % 3)], "deps": deps})
+                })
+                .collect();
+            serde_json::from_value(serde_json::json!({ "nodes": nodes })).unwrap()
+        };
+        let ids = store.import("", plan(450, "Node number")).unwrap();
+        store.import("other", plan(3, "elsewhere")).unwrap();
+        (tmp, store, ids.into_iter().map(|(id, _)| id).collect())
+    }
+
+    fn filter(offset: usize) -> PageFilter {
+        PageFilter {
+            offset,
+            limit: 200,
+            ..PageFilter::default()
+        }
+    }
+
+    #[test]
+    fn a_page_is_a_slice_of_the_workspace_and_the_counts_are_all_of_it() {
+        let (_tmp, store, ids) = store();
+        let me = Actor::from_name("worker").unwrap();
+        let gen = store.claim(ids[0], me, None, None).unwrap();
+        store
+            .complete(ids[0], Status::Failed, gen, Some(me), None)
+            .unwrap();
+        store.claim(ids[5], me, None, None).unwrap();
+        let first = store.page(&filter(0)).unwrap();
+        assert_eq!(first.rows.len(), 200);
+        assert_eq!(first.matched, 450);
+        let ids_of = |p: &Page| p.rows.iter().map(|r| r.node.id).collect::<Vec<_>>();
+        assert_eq!(ids_of(&first), ids[..200]);
+        let words: Vec<(&str, usize)> =
+            first.counts.iter().map(|(w, n)| (w.as_str(), *n)).collect();
+        assert_eq!(
+            words,
+            [
+                ("ready", 88),
+                ("blocked", 1),
+                ("todo", 359),
+                ("claimed", 1),
+                ("failed", 1)
+            ]
+        );
+        assert_eq!(first.workspaces, ["", "other"]);
+        let last = store.page(&filter(400)).unwrap();
+        assert_eq!(ids_of(&last), ids[400..]);
+        // Past the end: the last page.
+        let past = store.page(&filter(9_999)).unwrap();
+        assert_eq!((past.offset, ids_of(&past)), (400, ids[400..].to_vec()));
+        // The critical path (one of the chains of five) marks the rows on it.
+        let path = store.critical_path("").unwrap();
+        let marked: Vec<Id> = first
+            .rows
+            .iter()
+            .map(|r| r.node.id)
+            .filter(|id| path.contains(id))
+            .collect();
+        assert_eq!(first.critical, marked);
+        assert!(!first.critical.is_empty());
+    }
+
+    #[test]
+    fn the_filters_and_the_search_read_the_whole_workspace() {
+        let (_tmp, store, ids) = store();
+        let me = Actor::from_name("worker").unwrap();
+        store.claim(ids[300], me, None, None).unwrap();
+        let find = |f: PageFilter| -> Vec<Id> {
+            let p = store.page(&PageFilter { limit: 200, ..f }).unwrap();
+            p.rows.iter().map(|r| r.node.id).collect()
+        };
+        let text = |t: &str| {
+            find(PageFilter {
+                text: Some(t.into()),
+                ..PageFilter::default()
+            })
+        };
+        assert_eq!(text("NODE NUMBER 449"), [ids[449]]);
+        assert_eq!(text(&ids[420].hex()[..10]), [ids[420]]);
+        assert_eq!(text(&ids[420].short()), [ids[420]]);
+        assert_eq!(
+            text("elsewhere"),
+            Vec::<Id>::new(),
+            "another workspace's nodes"
+        );
+        let claimed = find(PageFilter {
+            status: Some("claimed".into()),
+            ..PageFilter::default()
+        });
+        assert_eq!(claimed, [ids[300]]);
+        for holder in ["name:worker", &me.hex()[..6]] {
+            let held = find(PageFilter {
+                holder: Some(holder.into()),
+                ..PageFilter::default()
+            });
+            assert_eq!(held, [ids[300]], "{holder}");
+        }
+        let label = PageFilter {
+            label: Some("group-2".into()),
+            offset: 140,
+            ..PageFilter::default()
+        };
+        let p = store.page(&PageFilter { limit: 10, ..label }).unwrap();
+        assert_eq!((p.matched, p.offset, p.rows.len()), (150, 140, 10));
+        assert!(p.rows.iter().all(|r| r.node.labels == ["group-2"]));
+        let bad = PageFilter {
+            status: Some("asleep".into()),
+            ..PageFilter::default()
+        };
+        assert_eq!(
+            store.page(&bad).unwrap_err().code(),
+            crate::error::Code::InvalidInput
+        );
     }
 }

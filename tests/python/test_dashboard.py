@@ -1,8 +1,9 @@
 """The dashboard of `claimdag serve` in a real browser: Debian's chromium, headless, driven by
 selenium (PyPI) through Debian's chromedriver (tests/python/run.sh installs both). The page
-shows the store, follows another process's writes without a reload, acts with the
-generation it shows (and says why when that generation is stale), and shows a summary of
-`<script>` as text. A screenshot is saved to target/dashboard.png."""
+shows the store a page of rows at a time (the pager and the search reach the rest), follows
+another process's writes without a reload, acts with the generation it shows (and says why
+when that generation is stale), and shows a summary of `<script>` as text. A screenshot is
+saved to target/dashboard.png."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select
 
-from test_serve import cli, served
+from test_serve import cli, imported, served
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -157,16 +158,19 @@ def test_the_dashboard_in_a_browser(store_dir: pathlib.Path, browser: WebDriver)
         until("the ready filter", lambda: shown(browser) == {bad})
         browser.find_element(By.ID, "bulk-cancel").click()
         browser.switch_to.alert.accept()
-        until("the bulk cancel", lambda: status_of(browser, bad) == "cancelled")
+        # The server filters: a node no longer ready leaves the rows of the ready ones.
+        until("the bulk cancel", lambda: shown(browser) == set())
         status.select_by_value("cancelled")
         until("the cancelled filter", lambda: shown(browser) == {bad})
+        assert status_of(browser, bad) == "cancelled"
         browser.find_element(By.ID, "bulk-reopen").click()
         browser.switch_to.alert.accept()
-        until("the bulk reopen", lambda: status_of(browser, bad) == "ready")
+        until("the bulk reopen", lambda: shown(browser) == set())
         log = run(store_dir, "log", bad)
         assert "cancel" in log and "reopen" in log
         status.select_by_value("")
         until("no filter", lambda: len(shown(browser)) == 5)
+        assert status_of(browser, bad) == "ready"
         out = ROOT / "target" / "dashboard.png"
         out.parent.mkdir(exist_ok=True)
         browser.save_screenshot(str(out))
@@ -212,3 +216,84 @@ def test_a_release_from_the_dashboard_records_who_acted(store_dir: pathlib.Path,
     lead = run(store_dir, "actor", "lead")
     release = [line for line in run(store_dir, "log", node).splitlines() if " release " in line]
     assert len(release) == 1 and f"actor={worker}  by={lead}" in release[0], release
+
+
+def info(b: WebDriver) -> str:
+    return b.find_element(By.ID, "page-info").text
+
+
+def page_ids(b: WebDriver) -> list[str]:
+    return b.execute_script(
+        "return [...document.querySelectorAll('tr[data-id]')].map(r => r.dataset.id)")
+
+
+def test_a_big_workspace_shows_one_page_and_the_pager_reaches_the_rest(
+        store_dir: pathlib.Path, browser: WebDriver) -> None:
+    ids = imported(store_dir, 450)
+    with served(store_dir) as s:
+        browser.get(f"{s.url}?token={s.token}")
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        assert page_ids(browser) == ids[:200]
+        assert info(browser) == "rows 1-200 of 450"
+        assert browser.find_element(By.ID, "counts").text == "450 ready"
+        assert not browser.find_element(By.ID, "page-prev").is_enabled()
+        browser.find_element(By.ID, "page-next").click()
+        until("the second page", lambda: page_ids(browser) == ids[200:400])
+        assert info(browser) == "rows 201-400 of 450"
+        browser.find_element(By.ID, "page-last").click()
+        until("the last page", lambda: page_ids(browser) == ids[400:])
+        assert info(browser) == "rows 401-450 of 450"
+        assert not browser.find_element(By.ID, "page-next").is_enabled()
+        # A reload shows the same page: where the page is lives in its address.
+        browser.refresh()
+        until("the last page again", lambda: page_ids(browser) == ids[400:])
+        browser.find_element(By.ID, "page-first").click()
+        until("the first page", lambda: page_ids(browser) == ids[:200])
+
+
+def test_the_search_finds_a_node_that_is_not_on_the_first_page(
+        store_dir: pathlib.Path, browser: WebDriver) -> None:
+    ids = imported(store_dir, 450)
+    with served(store_dir) as s:
+        browser.get(f"{s.url}?token={s.token}")
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        assert ids[321] not in page_ids(browser)
+        search = browser.find_element(By.NAME, "q")
+        search.send_keys("Node Number 321")
+        until("the search", lambda: page_ids(browser) == [ids[321]])
+        assert info(browser) == "rows 1-1 of 1"
+        # The counts stay the whole workspace's.
+        assert browser.find_element(By.ID, "counts").text == "450 ready"
+        search.clear()
+        search.send_keys(ids[432][:8])
+        until("the search by id", lambda: page_ids(browser) == [ids[432]])
+        search.clear()
+        search.send_keys("nothing like this")
+        until("no match", lambda: page_ids(browser) == [] and info(browser) == "no rows")
+
+
+def test_a_live_write_updates_a_row_on_the_page_shown(
+        store_dir: pathlib.Path, browser: WebDriver) -> None:
+    ids = imported(store_dir, 450)
+    with served(store_dir) as s:
+        browser.get(f"{s.url}?token={s.token}")
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        browser.find_element(By.ID, "page-next").click()
+        until("the second page", lambda: page_ids(browser) == ids[200:400])
+        marker = browser.execute_script("window.__kept = 2; return window.__kept")
+        run(store_dir, "claim", ids[333], "--assignee", "name:elsewhere", "--ttl", "10m")
+        until("the claim on the page shown", lambda: status_of(browser, ids[333]) == "claimed")
+        assert browser.execute_script("return window.__kept") == marker, "the page reloaded"
+        assert info(browser) == "rows 201-400 of 450"
+        until("the counts", lambda: all(
+            c in browser.find_element(By.ID, "counts").text for c in ("449 ready", "1 claimed")))
+        # A burst: one write of 1,000 events (an import) costs the page a few fetches of
+        # its rows, not one an event.
+        fetches = "return performance.getEntriesByType('resource')" \
+                  ".filter(e => e.name.includes('/rows')).length"
+        browser.execute_script("performance.setResourceTimingBufferSize(10000)")
+        before = browser.execute_script(fetches)
+        imported(store_dir, 1000, "more work {i}")
+        until("the import", lambda: info(browser) == "rows 201-400 of 1450")
+        time.sleep(1)
+        assert browser.execute_script(fetches) - before <= 4

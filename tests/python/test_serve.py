@@ -512,3 +512,69 @@ def test_beyond_loopback_every_read_needs_the_token(store_dir: pathlib.Path,
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
+
+
+def imported(store: pathlib.Path, n: int, summary: str = "node number {i}") -> list[str]:
+    """`n` nodes made by one `claimdag import`, each with its own summary; their ids in
+    plan (creation) order."""
+    plan = store.parent / f"plan-{n}.json"
+    plan.write_text(json.dumps({"nodes": [
+        {"key": f"k{i}", "summary": summary.format(i=i), "labels": [f"group-{i % 3}"]}
+        for i in range(n)]}))
+    out = subprocess.run([cli(), "--dir", str(store), "import", str(plan)], check=True,
+                         capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines()]
+
+
+def row_ids(html: str) -> list[str]:
+    return re.findall(r'<tr data-id="([0-9a-f]{32})"', html)
+
+
+def test_a_request_for_rows_never_returns_every_node_of_a_big_workspace(
+    store_dir: pathlib.Path,
+) -> None:
+    ids = imported(store_dir, 1500)
+    with served(store_dir) as s:
+        rows = httpx.get(f"{s.url}rows").text
+        assert row_ids(rows) == ids[:200]
+        assert 'data-offset="0" data-limit="200" data-matched="1500"' in rows
+        # The counts still cover the whole workspace.
+        assert 'data-counts="ready 1500"' in rows
+        page = httpx.get(s.url).text
+        assert row_ids(page) == ids[:200]
+        assert "1500 ready" in page and "rows 1-200 of 1500" in page
+        # A page asks for at most 1,000 rows, however many it names.
+        assert len(row_ids(httpx.get(f"{s.url}rows?limit=100000").text)) == 1000
+        # The pages reach every node: the last one, and past it the last one again.
+        assert row_ids(httpx.get(f"{s.url}rows?offset=1400").text) == ids[1400:]
+        assert row_ids(httpx.get(f"{s.url}rows?offset=1450&limit=100").text) == ids[1400:]
+        assert row_ids(httpx.get(f"{s.url}rows?offset=99999").text) == ids[1400:]
+        bad = httpx.get(f"{s.url}rows?offset=-1")
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"
+
+
+def test_the_server_side_search_finds_a_node_beyond_the_first_page(
+    store_dir: pathlib.Path,
+) -> None:
+    ids = imported(store_dir, 600)
+    with served(store_dir) as s:
+        def found(query: str) -> list[str]:
+            r = httpx.get(f"{s.url}rows", params={"workspace": "", **dict([query.split("=")])})
+            assert r.status_code == 200, r.text
+            return row_ids(r.text)
+        # By its summary (in any case), by its id, by its label.
+        assert found("q=NODE NUMBER 543") == [ids[543]]
+        assert found(f"q={ids[431][:10]}") == [ids[431]]
+        assert found(f"q={ids[431][:8]}...") == [ids[431]]
+        assert len(found("q=group-2")) == 200
+        assert 'data-matched="200"' in httpx.get(f"{s.url}rows?label=group-2").text
+        # By the state it shows, and by its holder, answered by the server.
+        s.ok("claim", {"node": ids[555], "assignee": "name:far-worker"})
+        assert found("status=claimed") == [ids[555]]
+        assert found("holder=name:far-worker") == [ids[555]]
+        assert 'data-counts="ready 599 claimed 1"' in httpx.get(f"{s.url}rows").text
+        # The whole page says what it searched for, escaped.
+        page = httpx.get(s.url, params={"q": "<b>543"}).text
+        assert 'value="&lt;b&gt;543"' in page and "<b>543" not in page
+        bad = httpx.get(f"{s.url}rows?status=asleep")
+        assert bad.status_code == 400 and "asleep" in bad.json()["error"]["message"]

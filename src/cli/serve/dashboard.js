@@ -1,7 +1,8 @@
-// The dashboard's script: live rows from the watch stream, filters, the detail of a node,
-// and actions through the API with the generation each row shows. Nothing a node carries
-// is put into the page as HTML here: rows come rendered (and escaped) by the server, and
-// the detail is built with textContent.
+// The dashboard's script: one page of rows, live from the watch stream, the filters and the
+// pager (both answered by the server: the script asks for the page it shows), the detail of
+// a node, and actions through the API with the generation each row shows. Nothing a node
+// carries is put into the page as HTML here: rows come rendered (and escaped) by the
+// server, and the counts, the pager and the detail are built with textContent.
 "use strict";
 (function () {
   const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
@@ -14,7 +15,12 @@
   const live = document.getElementById("live");
   const form = document.getElementById("filters");
   const detail = document.getElementById("detail");
-  let offset = 0; // the server's clock minus this one
+  const info = document.getElementById("page-info");
+  const button = (id) => document.getElementById(id);
+  let skew = 0; // the server's clock minus this one
+  // The page shown: its first row, its size, and how many rows the filters let through.
+  const at = { offset: 0, limit: 200, matched: 0 };
+  let seen = 0; // the number of the last write the stream told of
 
   function say(text, bad) {
     message.textContent = text;
@@ -23,7 +29,7 @@
 
   function clock() {
     const now = document.getElementById("now");
-    if (now) offset = Number(now.dataset.now) - Date.now();
+    if (now) skew = Number(now.dataset.now) - Date.now();
   }
 
   function format(ms) {
@@ -35,7 +41,7 @@
   }
 
   function tick() {
-    const now = Date.now() + offset;
+    const now = Date.now() + skew;
     for (const el of document.querySelectorAll(".countdown")) {
       const left = Number(el.dataset.ends) - now;
       el.textContent = format(left);
@@ -43,38 +49,89 @@
     }
   }
 
-  function filter() {
-    const f = new FormData(form);
-    const status = f.get("status"), role = f.get("role").trim();
-    const label = f.get("label").trim(), holder = f.get("holder").trim().toLowerCase();
-    const counts = {};
-    for (const tr of rows.querySelectorAll("tr[data-id]")) {
-      const d = tr.dataset;
-      const show = (!status || d.status === status) && (!role || d.role === role) &&
-        (!label || d.labels.split(" ").includes(label)) &&
-        (!holder || d.holder.startsWith(holder));
-      tr.hidden = !show;
-      counts[d.status] = (counts[d.status] || 0) + 1;
-    }
+  // The paging and the counts of the whole workspace, from the hidden row the server sent
+  // with the rows. `adopt`: the page asked for is still the one wanted (the server moves an
+  // offset past the rows back to the last page).
+  function paging(adopt) {
+    const d = document.getElementById("paging").dataset;
+    if (adopt) at.offset = Number(d.offset);
+    at.limit = Number(d.limit);
+    at.matched = Number(d.matched);
+    const from = Number(d.offset), shown = rows.querySelectorAll("tr[data-id]").length;
+    info.textContent = at.matched ? `rows ${from + 1}-${from + shown} of ${at.matched}`
+      : "no rows";
+    button("page-first").disabled = button("page-prev").disabled = from === 0;
+    button("page-next").disabled = button("page-last").disabled =
+      from + at.limit >= at.matched;
+    const words = d.counts.split(" ").filter(Boolean);
     const box = document.getElementById("counts");
-    box.replaceChildren(...Object.keys(counts).sort().map((w) => {
+    const spans = [];
+    for (let i = 0; i + 1 < words.length; i += 2) {
       const span = document.createElement("span");
-      span.className = `count ${w}`;
-      span.textContent = `${counts[w]} ${w}`;
-      return span;
-    }));
+      span.className = `count ${words[i]}`;
+      span.textContent = `${words[i + 1]} ${words[i]}`;
+      spans.push(span);
+    }
+    box.replaceChildren(...spans);
   }
 
-  let pending = null;
-  async function refresh() {
-    pending = null;
-    const r = await fetch(`/rows?workspace=${encodeURIComponent(workspace)}`,
-      { credentials: "same-origin" });
-    if (!r.ok) { say(`could not reload: ${r.status}`, true); return; }
-    rows.innerHTML = await r.text(); // the server's own rendering, escaped there
-    clock(); tick(); filter();
+  // The query of the page shown: the workspace, the filters, the page.
+  function query() {
+    const f = new FormData(form);
+    const q = new URLSearchParams({ workspace });
+    for (const k of ["q", "status", "role", "label", "holder"]) {
+      const v = String(f.get(k) || "").trim();
+      if (v) q.set(k, v);
+    }
+    if (at.offset) q.set("offset", String(at.offset));
+    if (at.limit !== 200) q.set("limit", String(at.limit));
+    return q.toString();
   }
-  function soon() { if (!pending) pending = setTimeout(refresh, 150); }
+
+  async function load() {
+    const asked = at.offset;
+    const q = query();
+    history.replaceState(null, "", `/?${q}`); // a reload shows the same page
+    // `seen`: the server may answer with a read of these rows that began after that write.
+    const r = await fetch(`/rows?${q}${seen ? `&seen=${seen}` : ""}`,
+      { credentials: "same-origin" });
+    if (!r.ok) {
+      const e = await r.json().catch(() => null);
+      say(`could not reload: ${(e && e.error && e.error.message) || r.status}`, true);
+      return;
+    }
+    rows.innerHTML = await r.text(); // the server's own rendering, escaped there
+    clock(); tick(); paging(at.offset === asked);
+  }
+
+  // One fetch at a time: whatever asks for the rows meanwhile (a burst of events, a filter
+  // typed) is answered by one more fetch after it. A write after a quiet spell is fetched
+  // at once, and fetches start 50 ms apart at least; while events keep coming, they space
+  // out (twice the gap each time, at least twice what the last fetch took, at most 2 s),
+  // so a burst of a thousand writes costs a few fetches.
+  const QUIET = 50, SLOWEST = 2000;
+  let busy = false, again = false, last = -Infinity, gap = QUIET;
+  async function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      if (performance.now() - last > 2 * gap) gap = QUIET;
+      do {
+        const wait = last + gap - performance.now();
+        if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+        again = false;
+        last = performance.now();
+        await load();
+        if (again) gap = Math.min(SLOWEST, Math.max(2 * gap, 2 * (performance.now() - last)));
+      } while (again);
+    } catch (e) {
+      say(`could not reload: ${e}`, true);
+    } finally {
+      busy = false;
+    }
+  }
+  // What the person asked for (a page, a filter, a refused action) is fetched at once.
+  function asked() { gap = QUIET; refresh(); }
 
   // `who`: the person acting (the "act as" field), recorded in the history beside the
   // actor the request names (a release or completion of a worker's claim names the worker).
@@ -134,21 +191,25 @@
   }
 
   rows.addEventListener("click", async (ev) => {
-    const button = ev.target.closest("button");
+    const pressed = ev.target.closest("button");
     const tr = ev.target.closest("tr[data-id]");
-    if (!button || !tr) return;
-    if (button.classList.contains("show")) { show(tr.dataset.id); return; }
-    if (button.dataset.verb) { await act(tr, button.dataset.verb); soon(); }
+    if (!pressed || !tr) return;
+    if (pressed.classList.contains("show")) { show(tr.dataset.id); return; }
+    if (!pressed.dataset.verb) return;
+    // A write comes back as an event of the stream, which fetches the rows; a refusal
+    // writes nothing, and the rows are fetched again for it.
+    const done = await act(tr, pressed.dataset.verb);
+    if (!done || events.readyState !== EventSource.OPEN) asked();
   });
 
   async function bulk(verb, which) {
-    const shown = [...rows.querySelectorAll("tr[data-id]")].filter((tr) => !tr.hidden && which(tr));
+    const shown = [...rows.querySelectorAll("tr[data-id]")].filter(which);
     if (!shown.length) { say(`${verb}: no shown node to ${verb}`, true); return; }
-    if (!confirm(`${verb} ${shown.length} node(s)?`)) return;
+    if (!confirm(`${verb} ${shown.length} node(s) shown on this page?`)) return;
     let done = 0;
     for (const tr of shown) if (await act(tr, verb)) done++;
     if (done === shown.length) say(`${verb}: ${done} of ${shown.length} done`, false);
-    soon();
+    asked();
   }
   const finished = ["done", "failed", "cancelled"];
   document.getElementById("bulk-reopen").onclick =
@@ -187,18 +248,42 @@
     detail.hidden = false;
   }
 
-  form.addEventListener("input", filter);
-  form.addEventListener("change", filter);
+  // A filter changed: the first page of what it lets through. Text is asked for once the
+  // typing pauses; a menu at once.
+  let typing = null;
+  function filtered() {
+    clearTimeout(typing);
+    at.offset = 0;
+    asked();
+  }
+  form.addEventListener("submit", (ev) => ev.preventDefault());
+  form.addEventListener("input", (ev) => {
+    if (ev.target.name === "actor" || ev.target.tagName === "SELECT") return;
+    clearTimeout(typing);
+    typing = setTimeout(filtered, 250);
+  });
+  form.addEventListener("change", (ev) => {
+    if (ev.target.tagName === "SELECT" && ev.target.name !== "workspace") filtered();
+  });
   form.elements.workspace.addEventListener("change", () => {
     location.search = `?workspace=${encodeURIComponent(form.elements.workspace.value)}`;
   });
   form.elements.actor.value = localStorage.getItem("claimdag-actor") || "";
 
+  const go = (offset) => { at.offset = Math.max(0, offset); asked(); };
+  button("page-first").onclick = () => go(0);
+  button("page-prev").onclick = () => go(at.offset - at.limit);
+  button("page-next").onclick = () => go(at.offset + at.limit);
+  button("page-last").onclick = () => go(Math.floor((at.matched - 1) / at.limit) * at.limit);
+
   const events = new EventSource("/v1/watch");
   events.addEventListener("open", () => { live.textContent = "live"; live.className = "on"; });
   events.addEventListener("error", () => { live.textContent = "reconnecting"; live.className = "off"; });
-  events.addEventListener("history", soon);
+  events.addEventListener("history", (ev) => {
+    try { seen = Math.max(seen, Number(JSON.parse(ev.data).seq) || 0); } catch (e) { /* kept */ }
+    refresh();
+  });
 
-  clock(); tick(); filter();
+  clock(); tick(); paging(true);
   setInterval(tick, 1000);
 })();

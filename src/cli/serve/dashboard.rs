@@ -1,14 +1,17 @@
 //! The dashboard's routes: `GET /` (the page), `GET /rows` (its rows, for a live update),
-//! `GET /dashboard.js` and `/dashboard.css`. No page carries a credential. The dashboard is
-//! opened once through the link `claimdag serve` printed, `/?token=TOKEN`: that starts a
-//! session (`session.rs`: an HttpOnly, SameSite=Strict cookie) and sends the browser on to
-//! `/`; pages served to a session carry its CSRF secret, which the dashboard's writes send
-//! back with the cookie. On loopback a page asked for without a session is shown read-only;
-//! beyond loopback every route here needs the session (or the bearer token).
+//! both one page of rows at a time (the filters, the search and the page in the query:
+//! [`filter`]), `GET /dashboard.js` and `/dashboard.css`. No page carries a credential. The
+//! dashboard is opened once through the link `claimdag serve` printed, `/?token=TOKEN`:
+//! that starts a session (`session.rs`: an HttpOnly, SameSite=Strict cookie) and sends the
+//! browser on to `/`; pages served to a session carry its CSRF secret, which the
+//! dashboard's writes send back with the cookie. On loopback a page asked for without a
+//! session is shown read-only; beyond loopback every route here needs the session (or the
+//! bearer token).
 
 use super::http::{refusal, reply, Body, Shared};
 use super::page;
 use crate::error::Code;
+use crate::store::PageFilter;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderValue};
@@ -52,31 +55,36 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
         _ => return None,
     }
     let csrf = shared.sessions.csrf_of(req).unwrap_or_default();
-    let workspace = param(query, "workspace").unwrap_or_else(|| shared.workspace.clone());
-    let whole = path == "/";
-    let shared2 = shared.clone();
-    let rendered = tokio::task::spawn_blocking(move || {
-        let s = page::read(&shared2.store, &workspace)?;
-        Ok::<_, crate::Error>(if whole {
-            page::page(&s, &shared2.store.location(), &workspace, &csrf)
-        } else {
-            page::rows(&s)
-        })
-    })
-    .await;
-    let html = match rendered {
-        Ok(Ok(h)) => h,
-        Ok(Err(e)) => return Some(super::http::error(&e)),
-        Err(_) => {
-            return Some(super::http::error(&crate::Error::Internal(
-                "the page panicked".into(),
-            )))
-        }
+    let filter = match filter(shared, query) {
+        Ok(f) => f,
+        Err(e) => return Some(super::http::error(&e)),
     };
-    let mut r = reply(
-        Full::new(Bytes::from(html)).boxed(),
-        "text/html; charset=utf-8",
-    );
+    let whole = path == "/";
+    // The rows carry no secret: every dashboard asking for the same ones shares a read.
+    let key = if whole {
+        format!("/ {filter:?} {csrf}")
+    } else {
+        format!("/rows {filter:?}")
+    };
+    // The last write the page was told of: a read that began after it shows it.
+    let seen = param(query, "seen").and_then(|s| s.parse::<u64>().ok());
+    let shared2 = shared.clone();
+    let rendered = shared
+        .pages
+        .page(key, seen, move || {
+            let p = shared2.store.page(&filter)?;
+            Ok(Bytes::from(if whole {
+                page::page(&p, &filter, &shared2.store.location(), &csrf)
+            } else {
+                page::rows(&p, filter.limit)
+            }))
+        })
+        .await;
+    let html = match rendered {
+        Ok(h) => h,
+        Err(e) => return Some(super::http::error(&e)),
+    };
+    let mut r = reply(Full::new(html).boxed(), "text/html; charset=utf-8");
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -88,6 +96,35 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
         HeaderValue::from_static("no-referrer"),
     );
     Some(r)
+}
+
+/// The page a request asks for: `workspace` (else the server's), `status` (a display
+/// word), `role`, `label`, `holder` (an id prefix or `name:NAME`), `q` (text in the id,
+/// summary or labels), `offset` (the first row, from 0) and `limit` (rows a page, 200 unless
+/// given, at most 1,000). Empty values count as not given. (`seen`, the number of the last
+/// write the page was told of, lets its request share a read that shows that write.)
+fn filter(shared: &Shared, query: &str) -> crate::error::Result<PageFilter> {
+    let given = |k: &str| {
+        param(query, k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let number = |k: &str, default: usize| match given(k) {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<usize>()
+            .map_err(|_| crate::Error::invalid(format!("{k} {v:?}: a number of rows, from 0"))),
+    };
+    Ok(PageFilter {
+        workspace: param(query, "workspace").unwrap_or_else(|| shared.workspace.clone()),
+        status: given("status"),
+        role: given("role"),
+        label: given("label"),
+        holder: given("holder"),
+        text: given("q"),
+        offset: number("offset", 0)?,
+        limit: number("limit", page::LIMIT)?.clamp(1, page::MOST_ROWS),
+    })
 }
 
 /// `GET /?token=TOKEN`: a new session, and the browser sent on to the page without the

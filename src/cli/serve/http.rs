@@ -31,6 +31,8 @@ pub struct Shared {
     pub metrics: Arc<super::metrics::Metrics>,
     /// The dashboard's sessions.
     pub sessions: super::session::Sessions,
+    /// The thread the dashboard's pages are read and rendered on.
+    pub pages: super::pages::Pages,
     /// The history follower every stream and wait takes its writes from.
     pub hub: Arc<super::hub::Hub>,
     /// The streams and waits held open.

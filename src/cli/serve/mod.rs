@@ -20,6 +20,7 @@ mod limits;
 mod metrics;
 mod openapi;
 mod page;
+mod pages;
 mod session;
 mod token;
 mod wait;
@@ -70,9 +71,11 @@ pub fn serve(store: Store, setup: Setup) -> Result<()> {
         .build()
         .map_err(|e| Error::Internal(format!("cannot start the HTTP runtime: {e}")))?;
     let metrics = Arc::new(metrics::Metrics::default());
+    let hub = hub::Hub::start(store.clone(), metrics.clone());
+    let head = hub.clone();
     let shared = Arc::new(Shared {
         openapi: openapi::document(),
-        hub: hub::Hub::start(store.clone(), metrics.clone()),
+        hub,
         store,
         token,
         open_reads: setup.listen.ip().is_loopback(),
@@ -81,6 +84,7 @@ pub fn serve(store: Store, setup: Setup) -> Result<()> {
         max_body: setup.max_body,
         metrics,
         sessions: session::Sessions::new()?,
+        pages: pages::Pages::start(Arc::new(move || head.head()))?,
         streams: limits::Streams::new(setup.max_streams),
         readers: tokio::sync::Semaphore::new(2),
         stop: tokio::sync::watch::channel(false).0,

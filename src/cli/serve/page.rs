@@ -1,18 +1,24 @@
-//! The dashboard (`GET /`): one server-rendered page of a workspace's live nodes, with a
-//! little plain JavaScript (`dashboard.js`, served beside it, no CDN) that keeps it live from
-//! the watch stream and acts through the API with the generation each row shows. Every
-//! text a node carries goes through [`html`]; the page's Content-Security-Policy allows no
-//! inline script besides.
+//! The dashboard (`GET /`): one server-rendered page of a workspace's live nodes, a page of
+//! rows at a time ([`Store::page`]: the filters and the search are the server's, and only
+//! the rows shown are read out of the store), with a little plain JavaScript
+//! (`dashboard.js`, served beside it, no CDN) that keeps it live from the watch stream by
+//! fetching the rows it shows again, and acts through the API with the generation each row
+//! shows. Every text a node carries goes through [`html`]; the page's
+//! Content-Security-Policy allows no inline script besides.
+//!
+//! [`Store::page`]: crate::store::Store::page
 
-use crate::error::Result;
 use crate::model::{DisplayWord, Millis, Status};
-use crate::store::{ListFilter, Store};
+use crate::store::{Page, PageFilter};
 use crate::view::NodeView;
-use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write;
 
 pub const SCRIPT: &str = include_str!("dashboard.js");
 pub const STYLE: &str = include_str!("dashboard.css");
+
+/// The rows of a page when the request does not say, and the most it may ask for.
+pub const LIMIT: usize = 200;
+pub const MOST_ROWS: usize = 1000;
 
 /// Text made safe inside an element or a quoted attribute.
 pub fn html(text: &str) -> String {
@@ -33,41 +39,12 @@ pub fn html(text: &str) -> String {
     out
 }
 
-/// The live nodes of `workspace` (finished ones included), the critical path, and the
-/// store's time.
-pub struct Snapshot {
-    pub nodes: Vec<NodeView>,
-    pub critical: HashSet<crate::id::Id>,
-    pub now: Millis,
-    pub workspaces: Vec<String>,
-}
-
-pub fn read(store: &Store, workspace: &str) -> Result<Snapshot> {
-    let all = store.list(&ListFilter {
-        terminal: true,
-        ..ListFilter::default()
-    })?;
-    let mut workspaces: Vec<String> = all.iter().map(|v| v.node.workspace.clone()).collect();
-    workspaces.push(workspace.to_string());
-    workspaces.sort();
-    workspaces.dedup();
-    let nodes = all
-        .into_iter()
-        .filter(|v| v.node.workspace == workspace)
-        .collect();
-    Ok(Snapshot {
-        nodes,
-        critical: store.critical_path(workspace)?.into_iter().collect(),
-        now: store.now()?,
-        workspaces,
-    })
-}
-
-/// The whole page. `csrf` is the session's secret for the dashboard's writes (empty for a
-/// page served without a session: it shows, and cannot act). The page carries no
-/// credential: the session's cookie is HttpOnly.
-pub fn page(s: &Snapshot, location: &str, workspace: &str, csrf: &str) -> String {
-    let mut out = String::with_capacity(256 * s.nodes.len() + 4096);
+/// The whole page: the counts, the filters, the pager and one page of rows. `csrf` is the
+/// session's secret for the dashboard's writes (empty for a page served without a session:
+/// it shows, and cannot act). The page carries no credential: the session's cookie is
+/// HttpOnly.
+pub fn page(p: &Page, f: &PageFilter, location: &str, csrf: &str) -> String {
+    let mut out = String::with_capacity(1024 * p.rows.len() + 8192);
     let _ = write!(
         out,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -80,17 +57,18 @@ pub fn page(s: &Snapshot, location: &str, workspace: &str, csrf: &str) -> String
          <span id=\"live\" class=\"off\">connecting</span></header>",
         loc = html(location),
         csrf = html(csrf),
-        ws = html(workspace),
+        ws = html(&f.workspace),
     );
-    out.push_str(&summary(s));
-    out.push_str(&controls(s, workspace));
+    out.push_str(&counts(p));
+    out.push_str(&controls(p, f));
+    out.push_str("<div id=\"message\" role=\"status\" aria-live=\"polite\"></div>");
+    out.push_str(&pager(p, f.limit));
     out.push_str(
-        "<div id=\"message\" role=\"status\" aria-live=\"polite\"></div>\
-         <table id=\"nodes\"><thead><tr><th>node</th><th>summary</th><th>status</th>\
+        "<table id=\"nodes\"><thead><tr><th>node</th><th>summary</th><th>status</th>\
          <th>holder</th><th>lease</th><th>why, progress, note</th><th>actions</th></tr></thead>\
          <tbody id=\"rows\">",
     );
-    out.push_str(&rows(s));
+    out.push_str(&rows(p, f.limit));
     out.push_str(
         "</tbody></table><aside id=\"detail\" hidden></aside>\
          <script src=\"/dashboard.js\"></script></body></html>\n",
@@ -98,14 +76,66 @@ pub fn page(s: &Snapshot, location: &str, workspace: &str, csrf: &str) -> String
     out
 }
 
-/// The counts by display word, then the rows: what a live update replaces.
-pub fn rows(s: &Snapshot) -> String {
-    let mut out = String::new();
-    let _ = write!(out, "<tr hidden id=\"now\" data-now=\"{}\"></tr>", s.now);
-    for v in &s.nodes {
-        row(&mut out, v, s.critical.contains(&v.node.id), s.now);
+/// What a live update replaces: the store's time, the paging and the counts (a hidden row
+/// the script reads), then the page's rows.
+pub fn rows(p: &Page, limit: usize) -> String {
+    let mut out = String::with_capacity(1024 * p.rows.len() + 512);
+    let _ = write!(
+        out,
+        "<tr hidden id=\"now\" data-now=\"{}\"></tr>\
+         <tr hidden id=\"paging\" data-offset=\"{}\" data-limit=\"{limit}\" \
+         data-matched=\"{}\" data-counts=\"{}\"></tr>",
+        p.now,
+        p.offset,
+        p.matched,
+        p.counts
+            .iter()
+            .map(|(w, n)| format!("{} {n}", w.as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    if p.rows.is_empty() {
+        out.push_str(
+            "<tr class=\"none\"><td colspan=\"7\">no node here matches the filters</td></tr>",
+        );
+    }
+    for v in &p.rows {
+        row(&mut out, v, p.critical.contains(&v.node.id), p.now);
     }
     out
+}
+
+/// `rows 201-400 of 12345`, as the script writes it too.
+fn shown(p: &Page) -> String {
+    if p.matched == 0 {
+        return "no rows".into();
+    }
+    format!(
+        "rows {}-{} of {}",
+        p.offset + 1,
+        p.offset + p.rows.len(),
+        p.matched
+    )
+}
+
+/// The pager: the first, previous, next and last pages of the rows the filters let through.
+fn pager(p: &Page, limit: usize) -> String {
+    let at_start = p.offset == 0;
+    let at_end = p.offset + limit >= p.matched;
+    let b = |id: &str, label: &str, off: bool| {
+        format!(
+            "<button type=\"button\" id=\"{id}\"{}>{label}</button>",
+            if off { " disabled" } else { "" }
+        )
+    };
+    format!(
+        "<nav id=\"pager\" aria-label=\"pages\">{}{}<span id=\"page-info\">{}</span>{}{}</nav>",
+        b("page-first", "first", at_start),
+        b("page-prev", "previous", at_start),
+        shown(p),
+        b("page-next", "next", at_end),
+        b("page-last", "last", at_end),
+    )
 }
 
 fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
@@ -234,23 +264,22 @@ fn actions(v: &NodeView) -> String {
     }
 }
 
-fn summary(s: &Snapshot) -> String {
-    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
-    for v in &s.nodes {
-        *by.entry(v.display.as_str()).or_default() += 1;
-    }
+/// The counts by display word of the whole workspace (whatever the filters).
+fn counts(p: &Page) -> String {
     let mut out = String::from("<section id=\"counts\">");
-    for (word, n) in by {
+    for (word, n) in &p.counts {
+        let word = word.as_str();
         let _ = write!(out, "<span class=\"count {word}\">{n} {word}</span>");
     }
     out.push_str("</section>");
     out
 }
 
-/// The filters, the actor the page acts as, the workspace and the bulk actions.
-fn controls(s: &Snapshot, workspace: &str) -> String {
+/// The filters (as the request gave them), the search, the actor the page acts as, the
+/// workspace and the bulk actions.
+fn controls(p: &Page, f: &PageFilter) -> String {
     let mut ws = String::new();
-    for w in &s.workspaces {
+    for w in &p.workspaces {
         let shown = if w.is_empty() {
             "(default)"
         } else {
@@ -260,38 +289,51 @@ fn controls(s: &Snapshot, workspace: &str) -> String {
             ws,
             "<option value=\"{}\"{}>{}</option>",
             html(w),
-            if w == workspace { " selected" } else { "" },
+            if *w == f.workspace { " selected" } else { "" },
             html(shown)
         );
     }
-    let words = [
-        "",
-        "ready",
-        "scheduled",
-        "blocked",
-        "todo",
-        "claimed",
-        "expired",
-        "done",
-        "failed",
-        "cancelled",
-    ];
-    let status: String = words
-        .iter()
+    let status: String = std::iter::once("")
+        .chain(WORDS.iter().map(|w| w.as_str()))
         .map(|w| {
             let shown = if w.is_empty() { "any status" } else { w };
-            format!("<option value=\"{w}\">{shown}</option>")
+            let on = f.status.as_deref().unwrap_or("") == w;
+            format!(
+                "<option value=\"{w}\"{}>{shown}</option>",
+                if on { " selected" } else { "" }
+            )
         })
         .collect();
+    let value = |v: &Option<String>| html(v.as_deref().unwrap_or(""));
     format!(
         "<form id=\"filters\" autocomplete=\"off\">\
+         <label>search <input type=\"search\" name=\"q\" size=\"18\" value=\"{q}\" \
+         placeholder=\"id, summary, label\"></label>\
          <label>workspace <select name=\"workspace\">{ws}</select></label>\
          <label>status <select name=\"status\">{status}</select></label>\
-         <label>role <input name=\"role\" size=\"8\"></label>\
-         <label>label <input name=\"label\" size=\"8\"></label>\
-         <label>holder <input name=\"holder\" size=\"10\" placeholder=\"id prefix\"></label>\
+         <label>role <input name=\"role\" size=\"8\" value=\"{role}\"></label>\
+         <label>label <input name=\"label\" size=\"8\" value=\"{label}\"></label>\
+         <label>holder <input name=\"holder\" size=\"10\" value=\"{holder}\" \
+         placeholder=\"id prefix\"></label>\
          <label>act as <input name=\"actor\" size=\"14\" placeholder=\"name:you\"></label>\
          <button type=\"button\" id=\"bulk-reopen\">reopen shown</button>\
-         <button type=\"button\" id=\"bulk-cancel\">cancel shown</button></form>"
+         <button type=\"button\" id=\"bulk-cancel\">cancel shown</button></form>",
+        q = value(&f.text),
+        role = value(&f.role),
+        label = value(&f.label),
+        holder = value(&f.holder),
     )
 }
+
+/// The display words, in the order the status filter offers them.
+const WORDS: [DisplayWord; 9] = [
+    DisplayWord::Ready,
+    DisplayWord::Scheduled,
+    DisplayWord::Blocked,
+    DisplayWord::Todo,
+    DisplayWord::Claimed,
+    DisplayWord::Expired,
+    DisplayWord::Done,
+    DisplayWord::Failed,
+    DisplayWord::Cancelled,
+];
