@@ -385,3 +385,36 @@ fn a_kill_while_sealing_or_archiving_a_segment_loses_and_repeats_nothing() {
         assert_eq!(history(&twin), all);
     }
 }
+
+#[test]
+fn a_fifo_in_place_of_a_segment_or_an_index_is_refused_without_hanging() {
+    for victim in ["0000000001.jsonl", "0000000001.idx"] {
+        let s = cli_store();
+        let mut ids = Vec::new();
+        while !s.dir.join("history").join("0000000002.jsonl").exists() {
+            ids.push(s.upsert(&format!("node {} {}", ids.len(), "v".repeat(200)), &[]));
+        }
+        let path = s.dir.join("history").join(victim);
+        std::fs::remove_file(&path).unwrap();
+        crate::common::mkfifo(&path);
+        for args in [
+            vec!["log", "--all"],
+            vec!["log", ids[0].as_str(), "--all"],
+            vec!["check"],
+        ] {
+            let r = s.run(&args);
+            assert_eq!(
+                r.code,
+                Some(7),
+                "{victim}: {args:?}: {} {}",
+                r.stdout,
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains("not a regular file"),
+                "{victim}: {}",
+                r.stderr
+            );
+        }
+    }
+}

@@ -67,10 +67,11 @@ impl Embedded {
     /// What the last compaction left in `compact.lock` when it failed, if anything: the
     /// reason (`check` reports it).
     pub fn last_compaction_failure(dir: &Path) -> Option<String> {
-        std::fs::read_to_string(dir.join(COMPACT_LOCK))
-            .ok()
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())
+        // Opened as every store file is: a FIFO or a link in its place is not read.
+        let path = dir.join(COMPACT_LOCK);
+        let f = fsutil::open_existing(&path).ok()??;
+        let text = String::from_utf8(read_all(f, &path).ok()?).ok()?;
+        Some(text.trim().to_string()).filter(|t| !t.is_empty())
     }
 
     /// Why the journal is past the compaction threshold, if it is: the store could not be
@@ -81,10 +82,7 @@ impl Embedded {
         if self.snap.is_none() || used <= limit {
             return None;
         }
-        let reason = std::fs::read_to_string(dir.join(COMPACT_LOCK))
-            .ok()
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())
+        let reason = Embedded::last_compaction_failure(dir)
             .map(|t| format!("; the last attempt failed: {t}"))
             .unwrap_or_default();
         Some(format!(

@@ -337,8 +337,10 @@ fn write_index(path: &Path, bytes: &[u8]) -> Result<()> {
     fsutil::fsync_dir(dir)
 }
 
+/// A segment or index file, opened as every store file is (a link or a FIFO in its place is
+/// refused, never followed or waited on).
 fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| fsutil::describe(path, &e))
+    fsutil::read_all(fsutil::open(path, Mode::Read)?, path)
 }
 
 /// The bytes of an archived segment, decompressed.
@@ -496,7 +498,7 @@ fn archive(dir: &Path, lock: &File, n: u64) -> Result<()> {
         gz.write_all(&bytes)?;
         gz.finish().map(|_| ())
     })?;
-    let ix = std::fs::read(index_of(dir, n)).unwrap_or_default();
+    let ix = read_file(&index_of(dir, n)).unwrap_or_default();
     let ixto = archived_index(dir, n);
     write_index(&ixto, &ix)?;
     lock.lock()
