@@ -27,11 +27,12 @@ import json
 import pathlib
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import threading
 import time
+
+from served import serve, stop
 
 PAGES = 3
 BURST = 200
@@ -57,21 +58,6 @@ def make_store(cli: str, store: pathlib.Path, n: int, history: int) -> None:
     plan.unlink()
 
 
-def serve(cli: str, store: pathlib.Path) -> tuple[subprocess.Popen[str], int, str]:
-    proc = subprocess.Popen([cli, "--dir", str(store), "serve", "--listen", "127.0.0.1:0"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    port, token = 0, ""
-    while not (port and token):
-        line = proc.stderr.readline()
-        if not line:
-            raise SystemExit(f"claimdag serve did not start (exit {proc.poll()})")
-        if m := re.search(r"127\.0\.0\.1:(\d+)/", line):
-            port = int(m.group(1))
-        if m := re.search(r"the token in (.+)$", line.strip()):
-            token = pathlib.Path(m.group(1)).read_text().strip()
-    return proc, port, token
 
 
 def memory(pid: int) -> tuple[float, float]:
@@ -277,8 +263,7 @@ def run(cli: str, work: pathlib.Path, n: int, history: int, rounds: int) -> dict
                          f"({rss0:.0f} MiB when it started)")
         out["rss"], out["hwm"] = f"{rss:.0f}", f"{hwm:.0f}"
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        stop(proc)
         shutil.rmtree(store, ignore_errors=True)
     return out
 

@@ -14,31 +14,16 @@ import argparse
 import http.client
 import json
 import pathlib
-import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
 import threading
 import time
 
+from served import serve, stop
 
-def serve(cli: str, store: pathlib.Path) -> tuple[subprocess.Popen[str], int, str]:
-    proc = subprocess.Popen([cli, "--dir", str(store), "serve", "--listen", "127.0.0.1:0"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    port, token = 0, ""
-    while not (port and token):
-        line = proc.stderr.readline()
-        if not line:
-            raise SystemExit(f"claimdag serve did not start (exit {proc.poll()})")
-        if m := re.search(r"127\.0\.0\.1:(\d+)/", line):
-            port = int(m.group(1))
-        if m := re.search(r"the token in (.+)$", line.strip()):
-            token = pathlib.Path(m.group(1)).read_text().strip()
-    return proc, port, token
+
 
 
 def grow(cli: str, store: pathlib.Path, nodes: int, events: int) -> None:
@@ -146,8 +131,7 @@ def main() -> None:
         print(f"| upsert over HTTP, 95th percentile | {p0:.2f} ms | {p8:.2f} ms | "
               f"{p8 / p0:.2f}x | |")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        stop(proc)
 
 
 if __name__ == "__main__":

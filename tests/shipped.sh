@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The shipped builds carry no test hooks: the release `claimdag` command and the release C
-# library ignore CLAIMDAG_CRASH_AT, CLAIMDAG_COMPACT_MIN_BYTES and CLAIMDAG_SYNC_FAIL_AFTER,
+# library ignore CLAIMDAG_CRASH_AT, CLAIMDAG_COMPACT_MIN_BYTES, CLAIMDAG_SEGMENT_BYTES and
+# CLAIMDAG_SYNC_FAIL_AFTER,
 # and the library exports no claimdag_testing_panic. (The Python module, built by `pip install .`, is checked by
 # tests/python/test_shipped.py.) Prints "ok - ..." per check; exits non-zero on a failure.
 set -euo pipefail
@@ -37,6 +38,16 @@ cli_ignores_hooks() {
     [ "$(wc -c <"$d/journal")" -gt 100 ]
 }
 check "the release command ignores CLAIMDAG_CRASH_AT, CLAIMDAG_COMPACT_MIN_BYTES and CLAIMDAG_SYNC_FAIL_AFTER" cli_ignores_hooks
+
+cli_ignores_segment_bytes() {
+  local d="$scratch/segments" plan="$scratch/plan.json"
+  python3 -c 'import json; print(json.dumps({"nodes": [{"key": f"k{i}", "summary": f"node {i} " + "s" * 80} for i in range(400)]}))' >"$plan"
+  # One write past the compaction threshold: compacted at once; with a segment size of one
+  # byte honoured, its history file would have been sealed under history/.
+  CLAIMDAG_SEGMENT_BYTES=1 "$rel/claimdag" --dir "$d" import "$plan" >/dev/null || return 1
+  [ -s "$d/history.jsonl" ] && [ ! -e "$d/history" ]
+}
+check "the release command ignores CLAIMDAG_SEGMENT_BYTES" cli_ignores_segment_bytes
 
 no_testing_symbol() {
   [ -f "$rel/libclaimdag.so" ] && [ -f "$rel/libclaimdag.a" ] &&

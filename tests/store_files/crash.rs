@@ -53,7 +53,12 @@ pub(super) fn state(s: &Store) -> BTreeMap<String, Value> {
 
 /// The history without times: one tuple per event, in order.
 pub(super) fn history(s: &Store) -> Vec<String> {
-    s.json(&["log"])
+    history_of(s, &["log"])
+}
+
+/// What `log_args` prints (`log`, `log --all`) without times: one tuple per event, in order.
+pub(super) fn history_of(s: &Store, log_args: &[&str]) -> Vec<String> {
+    s.json(log_args)
         .as_array()
         .expect("log array")
         .iter()

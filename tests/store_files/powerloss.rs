@@ -11,7 +11,7 @@
 #[path = "powerloss/model.rs"]
 mod model;
 
-use super::crash::state;
+use super::crash::{history_of, state};
 use crate::common::{self, actor, Rng, Store};
 use model::{Call, Choice, Cut};
 use serde_json::Value;
@@ -187,17 +187,7 @@ fn workload(rounds: usize) -> Vec<Step> {
 
 /// The whole history (`log --all`: the archived segments too) without times.
 fn history(s: &Store) -> Vec<String> {
-    s.json(&["log", "--all"])
-        .as_array()
-        .expect("log array")
-        .iter()
-        .map(|e| {
-            format!(
-                "{} {} {} {} {}",
-                e["verb"], e["node"], e["actor"], e["generation"], e["detail"]
-            )
-        })
-        .collect()
+    history_of(s, &["log", "--all"])
 }
 
 /// What a file state reads as, through the command: its reading, or what was wrong.
