@@ -343,14 +343,29 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
     fsutil::read_all(fsutil::open(path, Mode::Read)?, path)
 }
 
-/// The bytes of an archived segment, decompressed.
-pub fn read_archived(path: &Path) -> Result<Vec<u8>> {
+/// The bytes of an archived segment, decompressed. The last one read in this process is
+/// kept (an archived segment is never written again: a file of the same identity holds the
+/// same bytes), so a follower paging through it decompresses it once, not once a page.
+pub fn read_archived(path: &Path) -> Result<std::sync::Arc<Vec<u8>>> {
     use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    type Kept = Option<(PathBuf, fsutil::FileId, Arc<Vec<u8>>)>;
+    static LAST: Mutex<Kept> = Mutex::new(None);
     let f = fsutil::open(path, Mode::Read)?;
+    let id = fsutil::FileId::of(&f.metadata().map_err(|e| fsutil::describe(path, &e))?);
+    if let Ok(last) = LAST.lock() {
+        if let Some((_, _, bytes)) = last.as_ref().filter(|(p, i, _)| p == path && *i == id) {
+            return Ok(bytes.clone());
+        }
+    }
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(std::io::BufReader::new(f))
         .read_to_end(&mut out)
         .map_err(|e| Error::corrupt(path, format!("the archived segment is unreadable: {e}")))?;
+    let out = Arc::new(out);
+    if let Ok(mut last) = LAST.lock() {
+        *last = Some((path.to_path_buf(), id, out.clone()));
+    }
     Ok(out)
 }
 
