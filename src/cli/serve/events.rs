@@ -70,8 +70,14 @@ impl Feed {
     async fn run(self, since: Option<u64>) {
         // Subscribed before the head is read: nothing published after it is missed.
         let mut live = self.shared.hub.lines();
+        // From now on: after the store's head, not the follower's, which may not have
+        // published a write committed before this request yet (it would then show here).
+        let start = match since {
+            Some(s) => s,
+            None => self.head().await,
+        };
         // After the last line sent.
-        let mut at = HistoryCursor::after_write(since.unwrap_or_else(|| self.shared.hub.head()));
+        let mut at = HistoryCursor::after_write(start);
         let mut behind = since.is_some();
         if !self
             .put(Bytes::from_static(b": claimdag history\n\n"))
@@ -125,6 +131,18 @@ impl Feed {
                 Err(broadcast::error::RecvError::Closed) => return,
             }
         }
+    }
+
+    /// The write the store's history stands at now (at least what the follower published).
+    async fn head(&self) -> u64 {
+        let published = self.shared.hub.head();
+        let store = self.shared.store.clone();
+        let now = tokio::task::spawn_blocking(move || store.history_head())
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .unwrap_or(0);
+        now.max(published)
     }
 
     /// Sends `bytes` once the client has room for them; false when the client went away or
