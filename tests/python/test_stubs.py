@@ -197,7 +197,7 @@ def test_words_are_the_ones_the_store_takes(tmp_path: pathlib.Path) -> None:
 
 
 def test_event_verbs_are_the_documented_ones() -> None:
-    doc = (ROOT / "docs" / "reference.md").read_text()
+    doc = (ROOT / "docs" / "files.md").read_text()
     sentence = re.search(r"lines: `\{\"seq\".*?Verbs: (.*?)\.\n", doc, flags=re.S)
     assert sentence is not None
     verbs = re.sub(r"\([^)]*\)", "", sentence.group(1))

@@ -1,4 +1,4 @@
-//! The embedded store (docs/reference.md, "Files on disk"): a directory with a stable `lock` file, a
+//! The embedded store (docs/files.md): a directory with a stable `lock` file, a
 //! `snapshot.json` replaced atomically, an append-only `journal`, and the side files
 //! `history.jsonl` (every transition) and `archive.jsonl` (archived nodes).
 //!

@@ -1,4 +1,4 @@
-//! The history in segments (docs/reference.md, "Files on disk"). `history.jsonl` is the
+//! The history in segments (docs/files.md). `history.jsonl` is the
 //! segment being written: compactions append to it, under `compact.lock`. Once it holds
 //! `segment_bytes` or more it is sealed: its index is written beside where it goes, then it
 //! moves to `history/NNNNNNNNNN.jsonl` (numbered from 1, in order; the file being written is
