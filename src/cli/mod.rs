@@ -17,10 +17,11 @@ pub mod work;
 use crate::error::{Error, Result};
 use crate::verbs::{self, Ctx, Printed};
 use crate::Store;
-use args::{Cli, Described, Verb};
+use args::{Cli, Command};
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::Write;
+use verbs::Described;
 
 /// Runs the CLI with the process's arguments; returns the exit status.
 pub fn main() -> i32 {
@@ -92,75 +93,31 @@ enum Ran {
     Exited(i32),
 }
 
-/// `cx` with `$CLAIMDAG_ACTOR` as its actor when the request names none (`given`): the
-/// variable is only the default, so a bad value cannot break a command that names its actor.
-fn env_actor<'a>(cx: Ctx<'a>, given: &Option<String>) -> Result<Ctx<'a>> {
-    match given {
-        Some(_) => Ok(cx),
-        None => cx.with_env_actor(),
-    }
-}
-
-/// `match $verb { ... }` with one arm per verb named in `printed: [...]`, each
-/// `Verb::Name(Described(request))` run as it is through one generic call of the verb layer
-/// and printed as it replies, then the other arms as written.
-macro_rules! match_verb {
-    (
-        $verb:expr, $cx:expr, $json:expr;
-        printed: [$($name:ident),* $(,)?];
-        $($(#[$attr:meta])* $pat:pat => $arm:expr,)*
-    ) => {
-        match $verb {
-            $(Verb::$name(Described(r)) => verbs::run_printed($cx, r, $json),)*
-            $($(#[$attr])* $pat => $arm,)*
-        }
-    };
-}
-
 fn execute(cli: Cli) -> Result<Ran> {
     // The process ends right after one verb: freeing the loaded state node by node would
     // only cost time, so the store is left for the OS to reclaim.
     let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?));
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
-    let answer = match_verb!(&cli.verb, &cx, cli.json;
-        printed: [
-            Upsert, Link, Unlink, List, Show, Claim, Renew, Release, Reclaim, Cancel, Reopen,
-            Next, Ready, Log, Archive, Unarchive, Graph, Config, Check, Actor, Copy,
-        ];
-        Verb::Complete(Described(a)) => verbs::run_printed(&cx, &a.request()?, cli.json),
-        // docs/reference.md ("Environment"): $CLAIMDAG_ACTOR is claim-next's default actor.
-        Verb::ClaimNext(Described(r)) => {
-            verbs::run_printed(&env_actor(cx, &r.assignee)?, r, cli.json)
-        },
-        Verb::DiffCheck(Described(r)) => verbs::run_printed(&env_actor(cx, &r.actor)?, r, cli.json),
-        Verb::Watch(Described(a)) => return watch::run(store, a, cli.json).map(Ran::Exited),
-        Verb::CompleteMany { file } => verbs::run_printed(
-            &cx,
-            &verbs::CompleteMany::from_bytes(&read_plan(file)?)?,
-            cli.json,
-        ),
-        Verb::Import { file } => verbs::run_printed(
-            &cx,
-            &verbs::Import::from_bytes(&read_plan(file)?, None)?,
-            cli.json,
-        ),
-        Verb::Work(Described(a)) => {
+    let answer = match &cli.command {
+        Command::Verb(v) => v.run_printed(&cx, cli.json),
+        Command::Watch(Described(a)) => return watch::run(store, a, cli.json).map(Ran::Exited),
+        Command::Work(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             let dir = store_text(&cli, store);
             let exit = work::run(store, &cx.workspace, a, cx.actor, dir, cli.json)?;
             return Ok(Ran::Exited(exit));
-        },
+        }
         #[cfg(feature = "pane")]
-        Verb::Pane(Described(a)) => {
+        Command::Pane(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             return pane::run(cx, a).map(Ran::Exited);
-        },
+        }
         #[cfg(not(feature = "pane"))]
-        Verb::Pane(Described(_)) => Err(without("its terminal pane", "pane")),
+        Command::Pane(Described(_)) => Err(without("its terminal pane", "pane")),
         #[cfg(not(feature = "serve"))]
-        Verb::Serve(Described(_)) => Err(without("its HTTP server", "serve")),
+        Command::Serve(Described(_)) => Err(without("its HTTP server", "serve")),
         #[cfg(feature = "serve")]
-        Verb::Serve(Described(a)) => {
+        Command::Serve(Described(a)) => {
             let setup = serve::Setup {
                 listen: a.listen,
                 token_file: a.token_file.clone(),
@@ -171,11 +128,11 @@ fn execute(cli: Cli) -> Result<Ran> {
             };
             serve::serve(store.clone(), setup)?;
             return Ok(Ran::Exited(0));
-        },
+        }
         #[cfg(not(feature = "mcp"))]
-        Verb::Mcp(Described(_)) => Err(without("its MCP server", "mcp")),
+        Command::Mcp(Described(_)) => Err(without("its MCP server", "mcp")),
         #[cfg(feature = "mcp")]
-        Verb::Mcp(Described(a)) => {
+        Command::Mcp(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             let setup = mcp::Setup {
                 workspace: cx.workspace.clone(),
@@ -186,8 +143,8 @@ fn execute(cli: Cli) -> Result<Ran> {
             };
             mcp::serve(store.clone(), setup)?;
             return Ok(Ran::Exited(0));
-        },
-    );
+        }
+    };
     answer.map(Ran::Print)
 }
 
@@ -211,15 +168,4 @@ fn store_text(cli: &Cli, store: &Store) -> OsString {
         (None, Some(d)) => d,
         (None, None) => store.location().into(),
     }
-}
-
-/// The bytes of a file (a plan, completions), or of standard input for `-`.
-fn read_plan(file: &str) -> Result<Vec<u8>> {
-    if file == "-" {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
-            .map_err(|e| Error::io(std::path::Path::new("<stdin>"), &e))?;
-        return Ok(b);
-    }
-    std::fs::read(file).map_err(|e| Error::io(std::path::Path::new(file), &e))
 }

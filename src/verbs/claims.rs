@@ -3,7 +3,7 @@
 
 use super::args::parse_finish_status;
 use super::replies::{Claimed, ClaimedNode, Completed, Granted, HandedBack, Renewed};
-use super::{Ctx, Dur, Verb};
+use super::{About, Ctx, Door, Dur, Verb};
 use crate::error::Result;
 use crate::rules::Finish;
 use schemars::JsonSchema;
@@ -32,7 +32,17 @@ pub struct Claim {
 }
 
 impl Verb for Claim {
-    const NAME: &'static str = "claim";
+    const ABOUT: About = About {
+        verb: "claim",
+        about: "Claim one named node (use claim_next to let the store pick).",
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Claim a ready node for ASSIGNEE; prints the new generation (the fencing token)",
+        help: "Example:\n  claimdag claim 092dca29 --assignee $(printf '%032x' 7) --ttl 10m\n  claimdag claim 092dca29 --assignee name:codex-1",
+        aliases: &[],
+    };
     type Reply = ClaimedNode;
     fn run(&self, cx: &Ctx<'_>) -> Result<ClaimedNode> {
         let id = cx.node(&self.node)?;
@@ -81,8 +91,21 @@ pub struct ClaimNext {
 }
 
 impl Verb for ClaimNext {
-    const NAME: &'static str = "claim_next";
+    const ABOUT: About = About {
+        verb: "claim_next",
+        about: "Take the ready node with the longest critical path (returns id and generation: keep the generation). resume=true after a restart gets back a claim you hold. wait=N: wait up to N seconds for work instead of calling again",
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        doors: &[Door::Worker, Door::Http],
+        summary: "Pick and claim the next ready node in one step; prints \"<id>  gen=<g>\" (exit 1 when none)",
+        help: "Example:\n  claimdag claim-next --assignee $(printf '%032x' 7) --ttl 5m\n  CLAIMDAG_ACTOR=name:codex-1 claimdag claim-next --resume\n\nThe assignee defaults to $CLAIMDAG_ACTOR. With --resume, an actor that already\nholds a live claim in the workspace gets that claim back (id and generation)\ninstead of a second one or assignee_busy.\n\nWith --wait DUR, when nothing is ready it waits up to DUR for a node to become\nready (another process's write, a lease running out, a scheduled time passing)\nand claims it; nothing by then exits 1. A waiting process uses no CPU:\n  claimdag claim-next --assignee name:w1 --wait 10m\n\nWith --count N, up to N ready nodes are claimed in one write, in pick order, one\nline each (max_held counts each claim):\n  claimdag config max_held 0 && claimdag claim-next --assignee name:w1 --count 10",
+        aliases: &[],
+    };
     type Reply = Claimed;
+    fn takes_env_actor(&self) -> bool {
+        self.assignee.is_none()
+    }
     fn run(&self, cx: &Ctx<'_>) -> Result<Claimed> {
         let ws = cx.workspace(self.workspace.as_deref())?;
         let who = cx.actor(self.assignee.as_deref(), "assignee")?;
@@ -132,7 +155,17 @@ pub struct Renew {
 }
 
 impl Verb for Renew {
-    const NAME: &'static str = "renew";
+    const ABOUT: About = About {
+        verb: "renew",
+        about: "Keep your claim alive while you work (about every third of its ttl), with your generation; progress leaves a checkpoint for whoever takes the node next. If it says a cancel was requested, stop.",
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Worker, Door::Http],
+        summary: "Keep a live claim alive (its lease restarts now)",
+        help: "Example:\n  claimdag renew 092dca29 --actor $(printf '%032x' 7) --gen 2\n  claimdag renew 092dca29 --actor name:w1 --gen 2 --progress \"3 of 7 files ported\"\n\nWith --progress, the text is kept as the node's checkpoint: if this holder stops,\nthe next one receives it in its claim. When a cancel was requested, renew prints\n\"cancel requested ...\": stop and complete the node cancelled (or finish it).",
+        aliases: &[],
+    };
     type Reply = Renewed;
     fn run(&self, cx: &Ctx<'_>) -> Result<Renewed> {
         let id = cx.node(&self.node)?;
@@ -169,7 +202,17 @@ pub struct Release {
 }
 
 impl Verb for Release {
-    const NAME: &'static str = "release";
+    const ABOUT: About = About {
+        verb: "release",
+        about: "Hand your claim back so another worker can try, with your generation; retry_in (say \"5m\") keeps it from being taken again before then.",
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        doors: &[Door::Worker, Door::Http],
+        summary: "Hand a live claim back; prints the new generation",
+        help: "Example:\n  claimdag release 092dca29 --actor $(printf '%032x' 7) --gen 2\n  claimdag release 092dca29 --actor name:w1 --gen 2 --retry-in 5m\n\nThe node is ready again at once, or after the store's backoff (config\nretry_delay), or with --retry-in after that long.",
+        aliases: &[],
+    };
     type Reply = Granted;
     fn run(&self, cx: &Ctx<'_>) -> Result<Granted> {
         let id = cx.node(&self.node)?;
@@ -196,7 +239,17 @@ pub struct Reclaim {
 }
 
 impl Verb for Reclaim {
-    const NAME: &'static str = "reclaim";
+    const ABOUT: About = About {
+        verb: "reclaim",
+        about: "Hand back expired claims, or (with lease) claims quiet that long: frees work of stalled workers.",
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Hand back expired claims, and with --lease claims quiet that long; prints each",
+        help: "Example:\n  claimdag reclaim\n  claimdag reclaim --lease 60     # also claims not renewed for 60 s\n  claimdag reclaim --lease 0      # every claim",
+        aliases: &[],
+    };
     type Reply = HandedBack;
     fn run(&self, cx: &Ctx<'_>) -> Result<HandedBack> {
         let ws = cx.workspace(self.workspace.as_deref())?;
@@ -261,7 +314,17 @@ impl Complete {
 }
 
 impl Verb for Complete {
-    const NAME: &'static str = "complete";
+    const ABOUT: About = About {
+        verb: "complete",
+        about: "Finish your claimed node: status done or failed, with the generation your claim returned; output (any JSON) goes to the nodes that depend on it.",
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        doors: &[Door::Worker, Door::Http],
+        summary: "Finish a claimed node at the generation you were granted",
+        help: "Example:\n  claimdag complete 092dca29 --status done --gen 2 --note \"merged\"\n  claimdag complete 092dca29 --status done --gen 2 --output '{\"tables\": 12}'\n\nA todo node may be cancelled at its current generation without a claim.\nWith --output, the JSON value is stored and handed to the nodes that depend on\nthis one, as inputs in their claims.",
+        aliases: &[],
+    };
     type Reply = Completed;
     fn run(&self, cx: &Ctx<'_>) -> Result<Completed> {
         let f = self.finish(cx)?;
@@ -284,7 +347,17 @@ pub struct Reopen {
 }
 
 impl Verb for Reopen {
-    const NAME: &'static str = "reopen";
+    const ABOUT: About = About {
+        verb: "reopen",
+        about: "Put a finished node back to todo.",
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Put a finished node back to todo; prints the new generation",
+        help: "Example:\n  claimdag reopen 092dca29 --gen 2",
+        aliases: &[],
+    };
     type Reply = Granted;
     fn run(&self, cx: &Ctx<'_>) -> Result<Granted> {
         let id = cx.node(&self.node)?;

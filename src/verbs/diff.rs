@@ -7,7 +7,7 @@
 //! change outside what it claimed.
 
 use super::replies::{ChangedFile, ClaimCover, Coverage};
-use super::{Ctx, Verb};
+use super::{About, Ctx, Door, Verb};
 use crate::error::{Error, Result};
 use crate::rules::resource_covers;
 use schemars::JsonSchema;
@@ -59,8 +59,21 @@ pub struct DiffCheck {
 }
 
 impl Verb for DiffCheck {
-    const NAME: &'static str = "diff_check";
+    const ABOUT: About = About {
+        verb: "diff_check",
+        about: "Before you commit: list the files changed in git (the server's work tree, or repo) that none of your live claims covers through its resources.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Worker],
+        summary: "List files changed in git that no live claim of the actor covers (exit 1 when some)",
+        help: "Examples:\n  claimdag diff-check --actor name:codex-1                 # the work tree against HEAD\n  claimdag diff-check --base origin/main --head HEAD --json  # a branch, in CI\n\nA claim covers a path through its resources: a resource equal to the path, or\nending in / and a prefix of it (src/parser/ covers src/parser/x.rs). A submodule\nor an untracked nested repository is its directory (vendor/lib/), covered only\nby a resource covering all of it. A renamed file needs its old and new paths\ncovered; an expired claim covers nothing. Without --head the work tree counts:\nstaged, unstaged and untracked (not ignored) files. The actor defaults to\n$CLAIMDAG_ACTOR. Exit 0 when every change is covered, 1 with the uncovered paths\nlisted.",
+        aliases: &[],
+    };
     type Reply = Coverage;
+    fn takes_env_actor(&self) -> bool {
+        self.actor.is_none()
+    }
     fn run(&self, cx: &Ctx<'_>) -> Result<Coverage> {
         let ws = cx.workspace(self.workspace.as_deref())?;
         let actor = cx.actor(self.actor.as_deref(), "actor")?;

@@ -2,7 +2,7 @@
 //! unarchive, config.
 
 use super::replies::{Archived, Completed, Done, Imported, ImportedNode, SettingsReply, Upserted};
-use super::{Ctx, Dur, Verb};
+use super::{About, Ctx, Door, Dur, Verb};
 use crate::error::Result;
 use crate::rules::Plan;
 use schemars::JsonSchema;
@@ -68,7 +68,17 @@ pub struct Upsert {
 }
 
 impl Verb for Upsert {
-    const NAME: &'static str = "upsert";
+    const ABOUT: About = About {
+        verb: "upsert",
+        about: "Create a node of work (or update the one with the same summary, kind and parent); returns its id. not_before (RFC 3339, or \"+2h\") schedules it for later.",
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Planner, Door::Http],
+        summary: "Create a node, or merge fields into the node with the same identity; prints its id",
+        help: "Example:\n  claimdag upsert --summary \"parse the manifest header\" --priority 2 --label parser\n  claimdag upsert --summary \"nightly rebuild\" --not-before 2026-12-04T02:00:00Z\n  claimdag upsert --summary \"retry the upload\" --not-before +10m\n\nThe id is minted from workspace, kind, parent and summary: upserting the same\nfields again returns the same id and merges role, priority, estimate, labels,\nresources, ref, max-attempts and not-before (unless the node is finished).\nA node with a not-before still to come shows as scheduled and is not granted.",
+        aliases: &[],
+    };
     type Reply = Upserted;
     fn run(&self, cx: &Ctx<'_>) -> Result<Upserted> {
         let parent = self.parent.as_deref().map(|p| cx.node(p)).transpose()?;
@@ -110,7 +120,17 @@ pub struct Link {
 }
 
 impl Verb for Link {
-    const NAME: &'static str = "link";
+    const ABOUT: About = About {
+        verb: "link",
+        about: "Make child wait on parent (hard: parent must be done; soft: parent must finish).",
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Planner, Door::Http],
+        summary: "Make CHILD wait on PARENT (hard: PARENT must be done; --soft: PARENT must finish)",
+        help: "Example:\n  claimdag link 092dca29 71368334\n  claimdag link --soft 092dca29... 71368334...\n\nLinking twice is a no-op.",
+        aliases: &[],
+    };
     type Reply = Done;
     fn run(&self, cx: &Ctx<'_>) -> Result<Done> {
         cx.store
@@ -129,7 +149,18 @@ pub struct Unlink {
 }
 
 impl Verb for Unlink {
-    const NAME: &'static str = "unlink";
+    const ABOUT: About = About {
+        verb: "unlink",
+        about: "Remove the link that makes child wait on parent.",
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        doors: &[Door::Planner, Door::Http],
+        summary:
+            "Remove the link that makes CHILD wait on PARENT (a link that is not there: no-op)",
+        help: "Example:\n  claimdag unlink 092dca29 71368334",
+        aliases: &[],
+    };
     type Reply = Done;
     fn run(&self, cx: &Ctx<'_>) -> Result<Done> {
         cx.store
@@ -158,8 +189,33 @@ impl Import {
     }
 }
 
+/// `import`'s command-line form: the plan's file.
+#[cfg(feature = "cli")]
+#[derive(clap::Args, Debug)]
+pub struct PlanFile {
+    /// The plan file, or - for standard input
+    file: String,
+}
+
+#[cfg(feature = "cli")]
+impl super::Form<Import> for PlanFile {
+    fn request(&self) -> Result<std::borrow::Cow<'_, Import>> {
+        Import::from_bytes(&super::cli::read_file(&self.file)?, None).map(std::borrow::Cow::Owned)
+    }
+}
+
 impl Verb for Import {
-    const NAME: &'static str = "import";
+    const ABOUT: About = About {
+        verb: "import",
+        about: "Create a whole plan of nodes and links in one atomic write; safe to repeat.",
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Planner, Door::Http],
+        summary: "Create or merge every node of a JSON plan, with its links, as one atomic write",
+        help: "Example:\n  claimdag import plan.json\n  cat plan.json | claimdag import -\n\nThe plan: {\"nodes\": [{\"key\": \"parse\", \"summary\": \"parse the header\"},\n                     {\"key\": \"reject\", \"summary\": \"reject bad input\", \"deps\": [\"parse\"]}]}\nEach node may also give kind, parent, soft_deps, role, priority, estimate, labels,\nresources, ref and max_attempts. parent and deps name a key of the plan or an\nexisting id. Importing the same plan again changes nothing. Prints \"<id>  <key>\"\nper node in plan order.",
+        aliases: &[],
+    };
     type Reply = Imported;
     fn run(&self, cx: &Ctx<'_>) -> Result<Imported> {
         let ws = cx.workspace(self.workspace.as_deref())?;
@@ -207,7 +263,17 @@ pub struct Archive {
 }
 
 impl Verb for Archive {
-    const NAME: &'static str = "archive";
+    const ABOUT: About = About {
+        verb: "archive",
+        about: "Move finished nodes out of the live DAG.",
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        doors: &[Door::Planner, Door::Http],
+        summary: "Move finished nodes out of the live state into the archive",
+        help: "Example:\n  claimdag archive 092dca29\n  claimdag archive --older-than 7d\n  claimdag archive                  # every finished node of the workspace\n\nA node waiting on an archived node sees how it ended. list --archived, show and\nlog still find archived nodes; unarchive brings one back.",
+        aliases: &[],
+    };
     type Reply = Archived;
     fn run(&self, cx: &Ctx<'_>) -> Result<Archived> {
         let ws = cx.workspace(self.workspace.as_deref())?;
@@ -232,7 +298,17 @@ pub struct Unarchive {
 }
 
 impl Verb for Unarchive {
-    const NAME: &'static str = "unarchive";
+    const ABOUT: About = About {
+        verb: "unarchive",
+        about: "Bring an archived node back.",
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Bring an archived node back into the live state",
+        help: "Example:\n  claimdag unarchive 092dca29",
+        aliases: &[],
+    };
     type Reply = Completed;
     fn run(&self, cx: &Ctx<'_>) -> Result<Completed> {
         let id = cx.node(&self.node)?;
@@ -254,7 +330,17 @@ pub struct Config {
 }
 
 impl Verb for Config {
-    const NAME: &'static str = "config";
+    const ABOUT: About = About {
+        verb: "config",
+        about: "Read the store's settings (default_ttl, max_held, max_attempts), or change one.",
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Show or change settings: default_ttl, max_held, max_attempts, retry_delay, retry_delay_max, history_keep",
+        help: "Example:\n  claimdag config\n  claimdag config default_ttl 10m\n  claimdag config max_held 0        # no limit\n  claimdag config max_attempts none\n  claimdag config retry_delay 30s   # a handed-back node waits 30s, 1m, 2m, ...\n  claimdag config retry_delay_max 1h\n  claimdag config history_keep 7d   # older history moves to the archive (log --all)",
+        aliases: &[],
+    };
     type Reply = SettingsReply;
     fn run(&self, cx: &Ctx<'_>) -> Result<SettingsReply> {
         if let Some(k) = &self.key {

@@ -22,6 +22,8 @@
 mod args;
 mod catalog;
 mod claims;
+#[cfg(feature = "cli")]
+mod cli;
 mod diff;
 mod edit;
 mod error;
@@ -31,8 +33,10 @@ mod talk;
 pub mod text;
 
 pub use args::{check_role, parse_finish_status, parse_json_arg, Dur};
-pub use catalog::{About, CATALOG};
+pub use catalog::{About, Door};
 pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
+#[cfg(feature = "cli")]
+pub use cli::{CompleteArgs, Described, Form};
 pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
@@ -208,12 +212,21 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// A verb: a request as a user writes it, and how it runs.
+/// A verb: a request as a user writes it, how it runs, and how the doors offer it. Its
+/// name in `every_verb!` below is all the rest a door needs (docs/architecture.md,
+/// "Where to add things").
 pub trait Verb: DeserializeOwned + Serialize + JsonSchema {
+    /// The verb's declaration: its name, what it is for, its hints, its doors, its help.
+    const ABOUT: About;
     /// The verb's name, as the CLI spells it with `-` and JSON callers with `_`.
-    const NAME: &'static str;
+    const NAME: &'static str = Self::ABOUT.verb;
     type Reply: Reply;
     fn run(&self, cx: &Ctx<'_>) -> Result<Self::Reply>;
+    /// On the command line, whether `$CLAIMDAG_ACTOR` stands for the actor this request
+    /// leaves out (docs/reference.md, "Environment").
+    fn takes_env_actor(&self) -> bool {
+        false
+    }
 }
 
 /// A verb's reply: its JSON shape is its `Serialize`; this adds the text form.
@@ -351,9 +364,12 @@ impl schemars::transform::Transform for PlainSchema {
 }
 
 macro_rules! every_verb {
-    ($($ty:ty),* $(,)?) => {
+    ($($ty:ident $(as $form:ty)?),* $(,)?) => {
         /// Every verb's name, in the order the reference lists them.
         pub const NAMES: &[&str] = &[$(<$ty as Verb>::NAME),*];
+
+        /// Every verb's declaration, in the same order.
+        pub const CATALOG: &[About] = &[$(<$ty as Verb>::ABOUT),*];
 
         /// Runs the verb named `verb` (`claim_next` or `claim-next`) with JSON arguments.
         pub fn call(cx: &Ctx<'_>, verb: &str, args: Value) -> Result<Answer> {
@@ -392,6 +408,67 @@ macro_rules! every_verb {
             )*
             None
         }
+
+        /// Every verb as a subcommand of the command line, in its form there: the request
+        /// itself, or what the command line reads it from (`Verb as Form`).
+        #[cfg(feature = "cli")]
+        #[derive(Debug)]
+        pub enum Command {
+            $($ty(cli::form!($ty $(, $form)?)),)*
+        }
+
+        #[cfg(feature = "cli")]
+        impl Command {
+            /// Runs the request and makes the form of its reply that is printed.
+            pub fn run_printed(&self, cx: &Ctx<'_>, json: bool) -> Result<Printed> {
+                match self {
+                    $(Command::$ty(f) => cli::run_form::<$ty, _>(cx, f, json),)*
+                }
+            }
+        }
+
+        #[cfg(feature = "cli")]
+        impl clap::FromArgMatches for Command {
+            fn from_arg_matches(m: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+                Self::from_arg_matches_mut(&mut m.clone())
+            }
+
+            fn from_arg_matches_mut(
+                m: &mut clap::ArgMatches,
+            ) -> std::result::Result<Self, clap::Error> {
+                let (name, mut sub) = cli::verb_matches(m)?;
+                $(
+                    if <$ty as Verb>::ABOUT.command() == name {
+                        return clap::FromArgMatches::from_arg_matches_mut(&mut sub)
+                            .map(Command::$ty);
+                    }
+                )*
+                Err(cli::unknown(&name))
+            }
+
+            fn update_from_arg_matches(
+                &mut self,
+                m: &clap::ArgMatches,
+            ) -> std::result::Result<(), clap::Error> {
+                *self = Self::from_arg_matches(m)?;
+                Ok(())
+            }
+        }
+
+        #[cfg(feature = "cli")]
+        impl clap::Subcommand for Command {
+            fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+                cmd$(.subcommand(cli::subcommand::<$ty, cli::form!($ty $(, $form)?)>()))*
+            }
+
+            fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+                Self::augment_subcommands(cmd)
+            }
+
+            fn has_subcommand(name: &str) -> bool {
+                CATALOG.iter().any(|a| a.command() == name || a.aliases.contains(&name))
+            }
+        }
     };
 }
 
@@ -405,15 +482,15 @@ every_verb!(
     Renew,
     Release,
     Reclaim,
-    Complete,
-    CompleteMany,
+    Complete as CompleteArgs,
+    CompleteMany as talk::CompletionsFile,
     Cancel,
     Reopen,
     Next,
     Ready,
     ClaimNext,
     Log,
-    Import,
+    Import as edit::PlanFile,
     Archive,
     Unarchive,
     Graph,

@@ -1,7 +1,7 @@
 //! The verbs that only read: list, show, next, ready, log, graph, check, and `actor NAME`.
 
 use super::replies::{ActorId, CheckReport, Graphed, History, NextNode, Nodes, Picks, Upserted};
-use super::{Ctx, Verb};
+use super::{About, Ctx, Door, Verb};
 use crate::error::{Error, Result};
 use crate::graph::Format;
 use crate::id::Actor;
@@ -51,7 +51,17 @@ pub struct List {
 }
 
 impl Verb for List {
-    const NAME: &'static str = "list";
+    const ABOUT: About = About {
+        verb: "list",
+        about: "List nodes by status (ready, claimed, expired, done, ...), holder, or everything.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Planner, Door::Http],
+        summary: "List live unfinished nodes in creation order",
+        help: "Example:\n  claimdag list --status ready\n  claimdag list --terminal\n  claimdag list --holder name:codex-1\n\nColumns: id prefix, display status, kind, generation, summary.",
+        aliases: &[],
+    };
     type Reply = Nodes;
     fn run(&self, cx: &Ctx<'_>) -> Result<Nodes> {
         let holder = self
@@ -81,7 +91,17 @@ pub struct Show {
 }
 
 impl Verb for Show {
-    const NAME: &'static str = "show";
+    const ABOUT: About = About {
+        verb: "show",
+        about: "Read every field of one node, and why it is not ready.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Worker, Door::Planner, Door::Http],
+        summary: "Show every field of a node, and why it is not ready",
+        help: "Example:\n  claimdag show 092dca29",
+        aliases: &["get"],
+    };
     type Reply = NodeView;
     fn run(&self, cx: &Ctx<'_>) -> Result<NodeView> {
         cx.store.get(cx.node(&self.node)?)
@@ -103,7 +123,17 @@ pub struct Next {
 }
 
 impl Verb for Next {
-    const NAME: &'static str = "next";
+    const ABOUT: About = About {
+        verb: "next",
+        about: "Which node claim_next would take, without claiming it.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Print the id of the ready node to work on next (exit 1 when none)",
+        help: "Example:\n  claimdag next --role reviewer\n\nPicks the longest critical path, then higher priority, then the exact role,\nthen the older node. Without --role only nodes with no role are offered.",
+        aliases: &[],
+    };
     type Reply = NextNode;
     fn run(&self, cx: &Ctx<'_>) -> Result<NextNode> {
         let ws = cx.workspace(self.workspace.as_deref())?;
@@ -126,7 +156,17 @@ pub struct Ready {
 }
 
 impl Verb for Ready {
-    const NAME: &'static str = "ready";
+    const ABOUT: About = About {
+        verb: "ready",
+        about: "See which nodes are ready, in the order claim_next would take them.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Worker, Door::Planner, Door::Http],
+        summary: "List ready nodes in the order next picks them, with their critical paths",
+        help: "Example:\n  claimdag ready --role reviewer",
+        aliases: &[],
+    };
     type Reply = Picks;
     fn run(&self, cx: &Ctx<'_>) -> Result<Picks> {
         let ws = cx.workspace(self.workspace.as_deref())?;
@@ -152,7 +192,17 @@ pub struct Log {
 }
 
 impl Verb for Log {
-    const NAME: &'static str = "log";
+    const ABOUT: About = About {
+        verb: "log",
+        about: "Read the history of a node (or of the store): every claim, hand-back and completion.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Worker, Door::Http],
+        summary: "Print the history, oldest first",
+        help: "Example:\n  claimdag log\n  claimdag log 092dca29\n  claimdag log --since 42   # only the writes after write 42\n  claimdag log --all        # the archived history too (config history_keep)",
+        aliases: &[],
+    };
     type Reply = History;
     fn run(&self, cx: &Ctx<'_>) -> Result<History> {
         let id = self.node.as_deref().map(|n| cx.node(n)).transpose()?;
@@ -196,7 +246,17 @@ pub struct Graph {
 }
 
 impl Verb for Graph {
-    const NAME: &'static str = "graph";
+    const ABOUT: About = About {
+        verb: "graph",
+        about: "Draw the DAG in Mermaid or dot, critical path in red.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Planner, Door::Http],
+        summary: "Draw the DAG (Graphviz dot or Mermaid), coloured by status, critical path in red",
+        help: "Example:\n  claimdag graph | dot -Tpng -o dag.png\n  claimdag graph --format mermaid --all\n\nHard links are solid, soft links dashed. Finished nodes are left out unless --all.",
+        aliases: &[],
+    };
     type Reply = Graphed;
     fn run(&self, cx: &Ctx<'_>) -> Result<Graphed> {
         let format = self.format.as_deref().unwrap_or("dot");
@@ -218,7 +278,17 @@ impl Verb for Graph {
 pub struct Check {}
 
 impl Verb for Check {
-    const NAME: &'static str = "check";
+    const ABOUT: About = About {
+        verb: "check",
+        about: "Verify the store's invariants.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Planner, Door::Http],
+        summary: "Verify the store's files, checksums and DAG invariants (exit 6 on a problem)",
+        help: "Example:\n  claimdag check",
+        aliases: &[],
+    };
     type Reply = CheckReport;
     fn run(&self, cx: &Ctx<'_>) -> Result<CheckReport> {
         Ok(cx.store.check()?.into())
@@ -235,7 +305,17 @@ pub struct ActorOf {
 }
 
 impl Verb for ActorOf {
-    const NAME: &'static str = "actor";
+    const ABOUT: About = About {
+        verb: "actor",
+        about: "The actor id a name stands for (name:NAME is accepted wherever an actor is).",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Print the actor a name stands for (name:NAME is taken wherever an actor is)",
+        help: "Example:\n  claimdag actor codex-1\n  claimdag claim 092dca29 --assignee name:codex-1   # the same actor\n\nThe actor is the first 16 bytes of SHA-256 over \"claimdag-actor-v1\" and NAME,\neach written as its byte length (8 bytes, big endian) and its bytes.",
+        aliases: &[],
+    };
     type Reply = ActorId;
     fn run(&self, _: &Ctx<'_>) -> Result<ActorId> {
         Ok(ActorId {
@@ -259,7 +339,17 @@ pub struct Copy {
 }
 
 impl Verb for Copy {
-    const NAME: &'static str = "copy";
+    const ABOUT: About = About {
+        verb: "copy",
+        about: "",
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        doors: &[],
+        summary: "Copy a whole store (history and archive included) into a new one, between backends",
+        help: "Example:\n  claimdag copy --from ~/.local/state/claimdag --to postgres://ci@db/claims\n  claimdag copy --from 'postgres://ci@db/claims?schema=team_a' --to /tmp/backup\n\nThe destination must be a new store (never written). Generations, history, the\narchive and the settings move as they are; run claimdag check on the copy.",
+        aliases: &[],
+    };
     type Reply = super::replies::Copied;
     fn run(&self, _: &Ctx<'_>) -> Result<super::replies::Copied> {
         let open = |s: &str| crate::store::Store::open(Some(std::path::Path::new(s)));

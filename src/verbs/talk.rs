@@ -2,7 +2,7 @@
 //! completions in one write). A checkpoint rides on `renew`, an output on `complete`.
 
 use super::replies::{CancelReply, Completed, CompletedMany};
-use super::{Complete, Ctx, Verb};
+use super::{About, Complete, Ctx, Door, Verb};
 use crate::error::{Error, Result};
 use crate::model::Status;
 use schemars::JsonSchema;
@@ -32,7 +32,17 @@ pub struct Cancel {
 }
 
 impl Verb for Cancel {
-    const NAME: &'static str = "cancel";
+    const ABOUT: About = About {
+        verb: "cancel",
+        about: "Cancel a node: a todo node is cancelled at once; the holder of a claimed one is asked to stop (it learns it at its next renew), with your reason.",
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        doors: &[Door::Planner, Door::Http],
+        summary: "Cancel a node: a todo node now; a claimed one's holder is asked to stop",
+        help: "Example:\n  claimdag cancel 092dca29 --reason \"wrong approach: the parser is being replaced\"\n  claimdag cancel 092dca29 --actor name:lead --gen 3\n\nA todo node becomes cancelled. For a claimed node, the holder is asked to stop:\nit learns it at its next renew (claimdag work stops its command and completes\nthe node cancelled). A finished node is refused (terminal). Prints\n\"<8 chars>...  cancelled\" or \"<8 chars>...  cancel requested\".",
+        aliases: &[],
+    };
     type Reply = CancelReply;
     fn run(&self, cx: &Ctx<'_>) -> Result<CancelReply> {
         if cx.bounds.holder_only {
@@ -80,8 +90,33 @@ impl CompleteMany {
     }
 }
 
+/// `complete-many`'s command-line form: the completions' file.
+#[cfg(feature = "cli")]
+#[derive(clap::Args, Debug)]
+pub struct CompletionsFile {
+    /// The completions file, or - for standard input
+    file: String,
+}
+
+#[cfg(feature = "cli")]
+impl super::Form<CompleteMany> for CompletionsFile {
+    fn request(&self) -> Result<std::borrow::Cow<'_, CompleteMany>> {
+        CompleteMany::from_bytes(&super::cli::read_file(&self.file)?).map(std::borrow::Cow::Owned)
+    }
+}
+
 impl Verb for CompleteMany {
-    const NAME: &'static str = "complete_many";
+    const ABOUT: About = About {
+        verb: "complete_many",
+        about: "Finish several of your claimed nodes in one write: all of them, or none when one is refused.",
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Finish several claims in one write: all of them, or none",
+        help: "Example:\n  claimdag complete-many done.json\n  echo '[{\"node\": \"092dca29\", \"status\": \"done\", \"gen\": 2},\n        {\"node\": \"71368334\", \"status\": \"failed\", \"gen\": 4, \"note\": \"timeout\"}]' |\n    claimdag complete-many -\n\nThe file is a JSON list of completions as complete takes them (node, status,\ngen, and optionally actor, note, output), or {\"completions\": [...]}. One\nrefusal (a stale generation, a node not held) refuses the whole write and\nnothing changes. Prints \"<8 chars>...  <status>\" per node, in order.",
+        aliases: &[],
+    };
     type Reply = CompletedMany;
     fn run(&self, cx: &Ctx<'_>) -> Result<CompletedMany> {
         let all = self

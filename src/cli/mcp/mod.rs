@@ -35,28 +35,17 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-const WORKER: &[&str] = &[
-    "ready",
-    "claim_next",
-    "show",
-    "renew",
-    "complete",
-    "release",
-    "log",
-    "diff_check",
-];
-const PLANNER: &[&str] = &[
-    "upsert", "link", "unlink", "import", "list", "graph", "show", "ready", "archive", "check",
-    "cancel",
-];
-
 impl Profile {
+    /// Whether the profile offers the verb as a tool (its declaration's doors say).
     fn offers(self, verb: &str) -> bool {
-        match self {
-            Profile::Worker => WORKER.contains(&verb),
-            Profile::Planner => PLANNER.contains(&verb),
-            Profile::All => true,
-        }
+        let door = match self {
+            Profile::Worker => verbs::Door::Worker,
+            Profile::Planner => verbs::Door::Planner,
+            Profile::All => verbs::Door::Mcp,
+        };
+        verbs::CATALOG
+            .iter()
+            .any(|a| a.verb == verb && a.offered_by(door))
     }
 }
 
@@ -383,7 +372,7 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if !self.profile.offers(&name) || !verbs::CATALOG.iter().any(|t| t.verb == name) {
+        if !self.profile.offers(&name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool {name:?}: tools/list names the tools this server offers"),
                 None,

@@ -3,7 +3,7 @@
 //! status of its code (`http.rs`).
 
 use super::http::{
-    busy, error, json, not_allowed, refusal, reply, unauthorized, Body, Shared, NOT_SERVED,
+    busy, error, json, not_allowed, refusal, reply, served, unauthorized, Body, Shared,
 };
 use crate::error::{Code, Error};
 use crate::id::Actor;
@@ -71,10 +71,7 @@ async fn call(
     verb: String,
     req: Request<Incoming>,
 ) -> Response<Body> {
-    let Some(about) = verbs::CATALOG
-        .iter()
-        .find(|a| a.verb == verb && !NOT_SERVED.contains(&a.verb))
-    else {
+    let Some(about) = served().find(|a| a.verb == verb) else {
         return unknown_verb(&verb);
     };
     let writes = !about.read_only;
@@ -161,11 +158,7 @@ async fn long_poll(
 
 /// 404 for a verb that is not served here, naming those that are.
 fn unknown_verb(verb: &str) -> Response<Body> {
-    let served: Vec<&str> = verbs::CATALOG
-        .iter()
-        .map(|a| a.verb)
-        .filter(|v| !NOT_SERVED.contains(v))
-        .collect();
+    let served: Vec<&str> = served().map(|a| a.verb).collect();
     refusal(
         StatusCode::NOT_FOUND,
         Code::NotFound,

@@ -45,8 +45,13 @@ pub struct Shared {
     pub stop: tokio::sync::watch::Sender<bool>,
 }
 
-/// Verbs that need a store path or a work tree of the server's machine: not served.
-pub const NOT_SERVED: &[&str] = &["copy", "diff_check"];
+/// The declarations of the verbs served (`Door::Http`): not those that need a store path
+/// or a work tree of the server's machine (`copy`, `diff_check`).
+pub fn served() -> impl Iterator<Item = &'static verbs::About> {
+    verbs::CATALOG
+        .iter()
+        .filter(|a| a.offered_by(verbs::Door::Http))
+}
 
 /// 401, naming what the request lacks.
 pub fn unauthorized(verb: &str, writes: bool) -> Response<Body> {

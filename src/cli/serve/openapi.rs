@@ -1,7 +1,7 @@
 //! `GET /v1/openapi.json`: the HTTP API described from the verb layer's own schemas (the
 //! ones the MCP tools carry), so that it cannot drift from what the server takes.
 
-use super::http::{status_of, NOT_SERVED};
+use super::http::{served, status_of};
 use crate::error::Code;
 use crate::verbs;
 use serde_json::{json, Map, Value};
@@ -9,10 +9,7 @@ use serde_json::{json, Map, Value};
 /// The OpenAPI 3.1 document of every verb served.
 pub fn document() -> Value {
     let mut paths = Map::new();
-    for about in verbs::CATALOG
-        .iter()
-        .filter(|a| !NOT_SERVED.contains(&a.verb))
-    {
+    for about in served() {
         let Some((mut input, mut output)) = verbs::schemas(about.verb) else {
             continue;
         };
