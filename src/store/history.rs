@@ -5,11 +5,10 @@
 //! the Python `Watch` read this way.
 
 use super::backend::Hint;
-use super::wait::deadline;
 use super::Store;
 use crate::error::Result;
 use crate::model::HistoryLine;
-use std::time::{Duration, Instant};
+
 
 /// Where a reader of the history is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,20 +63,17 @@ impl Store {
 
     /// The history lines after the cursor (as [`Store::history_next`], all of them),
     /// waiting up to `wait` for a write when there is none yet; empty when none came.
-    pub fn history_wait(
+    pub fn history_wait<'w>(
         &self,
         cur: &mut HistoryCursor,
-        wait: Duration,
+        wait: impl Into<super::Wait<'w>>,
     ) -> Result<Vec<HistoryLine>> {
-        let end = deadline(wait)?;
-        loop {
-            // Read before the history: a write after it shows as a new version.
-            let seen = self.version()?;
+        let wait = wait.into();
+        // Only a write adds history: no look when a lease runs out.
+        let got = self.wait_for(wait, false, || {
             let lines = self.history_next(cur, usize::MAX)?;
-            if !lines.is_empty() || Instant::now() >= end {
-                return Ok(lines);
-            }
-            self.backend.wait_change(seen, end)?;
-        }
+            Ok(Some(lines).filter(|l| !l.is_empty()))
+        })?;
+        Ok(got.unwrap_or_default())
     }
 }

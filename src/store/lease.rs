@@ -123,13 +123,13 @@ impl Store {
     /// lease.complete(Status::Done, None)?;
     /// # Ok::<(), claimdag::Error>(())
     /// ```
-    pub fn lease_next_wait(
+    pub fn lease_next_wait<'w>(
         &self,
         workspace: &str,
         actor: Actor,
         role: Option<&str>,
         ttl_ms: u64,
-        wait: Duration,
+        wait: impl Into<super::Wait<'w>>,
     ) -> Result<Option<Lease>> {
         Ok(self
             .claim_next_grant(workspace, actor, role, Some(ttl_ms), false, wait)?

@@ -2,12 +2,11 @@
 //! the prerequisites, renewals that carry a checkpoint and answer a cancel request, cancel
 //! requests, outputs, and several completions in one write.
 
-use super::{unexpected, Store};
+use super::{unexpected, Store, Wait};
 use crate::error::Result;
 use crate::id::{Actor, Id};
 use crate::model::{CancelRequest, Status};
 use crate::rules::{Finish, Grant, Output, Request};
-use std::time::Duration;
 
 impl Store {
     /// As [`Store::claim`], answering the whole grant: the generation, the last checkpoint
@@ -50,14 +49,14 @@ impl Store {
     /// assert_eq!(g.inputs, vec![(fetch, Some(r#"{"rows":3}"#.to_string()))]);
     /// # Ok::<(), claimdag::Error>(())
     /// ```
-    pub fn claim_next_grant(
+    pub fn claim_next_grant<'w>(
         &self,
         workspace: &str,
         actor: Actor,
         role: Option<&str>,
         ttl_ms: Option<u64>,
         resume: bool,
-        wait: Duration,
+        wait: impl Into<Wait<'w>>,
     ) -> Result<Option<Grant>> {
         let got = self.claim_next_batch(workspace, actor, role, ttl_ms, resume, 1, wait)?;
         Ok(got.into_iter().next())
@@ -84,14 +83,14 @@ impl Store {
     /// assert!(got.iter().all(|g| g.generation == 2));
     /// # Ok::<(), claimdag::Error>(())
     /// ```
-    pub fn claim_next_many(
+    pub fn claim_next_many<'w>(
         &self,
         workspace: &str,
         actor: Actor,
         role: Option<&str>,
         ttl_ms: Option<u64>,
         count: u32,
-        wait: Duration,
+        wait: impl Into<Wait<'w>>,
     ) -> Result<Vec<Grant>> {
         self.claim_next_batch(workspace, actor, role, ttl_ms, false, count, wait)
     }
@@ -99,7 +98,7 @@ impl Store {
     /// [`Store::claim_next_many`], with `resume` (answering up to `count` live claims the
     /// actor holds, if it holds any).
     #[allow(clippy::too_many_arguments)]
-    pub fn claim_next_batch(
+    pub fn claim_next_batch<'w>(
         &self,
         workspace: &str,
         actor: Actor,
@@ -107,8 +106,9 @@ impl Store {
         ttl_ms: Option<u64>,
         resume: bool,
         count: u32,
-        wait: Duration,
+        wait: impl Into<Wait<'w>>,
     ) -> Result<Vec<Grant>> {
+        let wait = wait.into();
         let once = || match self.execute(&Request::ClaimNext {
             workspace: workspace.to_string(),
             actor,
@@ -121,10 +121,10 @@ impl Store {
             Output::Claimed(c) => Ok(Some(c)),
             o => Err(unexpected(o)),
         };
-        if wait.is_zero() {
+        if wait.up_to.is_zero() && wait.stop.is_none() {
             return Ok(once()?.unwrap_or_default());
         }
-        Ok(self.wait_for(wait, once)?.unwrap_or_default())
+        Ok(self.wait_for(wait, true, once)?.unwrap_or_default())
     }
 
     /// As [`Store::renew`], also keeping `progress` as the node's checkpoint (when given):

@@ -11,6 +11,45 @@ use crate::model::HistoryLine;
 use crate::rules;
 use std::time::{Duration, Instant};
 
+/// How often a wait that something may end sooner ([`Wait::stop`]) looks at it.
+pub const STOP_EVERY: Duration = Duration::from_millis(250);
+
+/// What ends a wait sooner than its time: a client that went away, a signal to handle.
+#[derive(Clone, Copy)]
+pub struct Stop<'a>(pub &'a (dyn Fn() -> bool + Sync));
+
+impl std::fmt::Debug for Stop<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stop(..)")
+    }
+}
+
+/// How long a call may wait for work (or for a write), and what may end the wait sooner.
+/// Every wait of the library and of its doors is this one: the command line's, the MCP
+/// server's (ended by the client's cancel), Python's (ended by a signal), a lease's. A
+/// [`Duration`] is a wait that nothing ends sooner.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Wait<'a> {
+    /// The longest the call waits (zero: it looks once).
+    pub up_to: Duration,
+    /// Looked at before each look for work and at least every [`STOP_EVERY`] while
+    /// waiting; once it says stop, the call answers what it has (nothing) and no look
+    /// starts after.
+    pub stop: Option<Stop<'a>>,
+}
+
+impl From<Duration> for Wait<'_> {
+    fn from(up_to: Duration) -> Self {
+        Wait { up_to, stop: None }
+    }
+}
+
+impl Wait<'_> {
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|s| (s.0)())
+    }
+}
+
 /// The end of a wait of `wait` from now; a wait too long for the clock is refused.
 pub(crate) fn deadline(wait: Duration) -> Result<Instant> {
     Instant::now().checked_add(wait).ok_or_else(|| {
@@ -36,43 +75,48 @@ impl Store {
     /// assert_eq!(store.claim_next_wait("", me, None, None, Duration::from_millis(50))?, None);
     /// # Ok::<(), claimdag::Error>(())
     /// ```
-    pub fn claim_next_wait(
+    pub fn claim_next_wait<'w>(
         &self,
         workspace: &str,
         actor: Actor,
         role: Option<&str>,
         ttl_ms: Option<u64>,
-        wait: Duration,
+        wait: impl Into<Wait<'w>>,
     ) -> Result<Option<(Id, u64)>> {
         let got = self.claim_next_grant(workspace, actor, role, ttl_ms, false, wait)?;
         Ok(got.map(|g| (g.id, g.generation)))
     }
 
     /// As [`Store::resume_or_claim_next`], waiting as [`Store::claim_next_wait`] does.
-    pub fn resume_or_claim_next_wait(
+    pub fn resume_or_claim_next_wait<'w>(
         &self,
         workspace: &str,
         actor: Actor,
         role: Option<&str>,
         ttl_ms: Option<u64>,
-        wait: Duration,
+        wait: impl Into<Wait<'w>>,
     ) -> Result<Option<(Id, u64, bool)>> {
         let got = self.claim_next_grant(workspace, actor, role, ttl_ms, true, wait)?;
         Ok(got.map(|g| (g.id, g.generation, g.resumed)))
     }
 
-    /// Tries `attempt` until it answers something or `wait` runs out, sleeping between
-    /// tries until the store changes or the next change by time alone is due.
+    /// Tries `attempt` until it answers something, `wait` runs out or its stop says so,
+    /// sleeping between tries until the store changes or (`by_time`) the next change by
+    /// time alone is due.
     pub(super) fn wait_for<T>(
         &self,
-        wait: Duration,
+        wait: Wait<'_>,
+        by_time: bool,
         mut attempt: impl FnMut() -> Result<Option<T>>,
     ) -> Result<Option<T>> {
-        let end = deadline(wait)?;
+        let end = deadline(wait.up_to)?;
         // Read before each attempt (first here, then by the wait's last look): a commit
         // after it shows as a new version, so the wait returns at once instead of missing it.
         let mut seen = self.version()?;
         loop {
+            if wait.stopped() {
+                return Ok(None);
+            }
             if let Some(got) = attempt()? {
                 return Ok(Some(got));
             }
@@ -80,11 +124,25 @@ impl Store {
             if now >= end {
                 return Ok(None);
             }
-            let until = match self.next_change_in()? {
-                Some(d) => end.min(now + d),
-                None => end,
+            let until = match by_time.then(|| self.next_change_in()).transpose()? {
+                Some(Some(d)) => end.min(now + d),
+                _ => end,
             };
-            seen = self.backend.wait_change(seen, until)?;
+            seen = self.sleep(seen, until, &wait)?;
+        }
+    }
+
+    /// Sleeps until a write after version `seen`, `until`, or (looked at every
+    /// [`STOP_EVERY`]) the wait's stop; returns the store's version then.
+    fn sleep(&self, seen: u64, until: Instant, wait: &Wait<'_>) -> Result<u64> {
+        if wait.stop.is_none() {
+            return self.backend.wait_change(seen, until);
+        }
+        loop {
+            let now = self.backend.wait_change(seen, until.min(Instant::now() + STOP_EVERY))?;
+            if now != seen || Instant::now() >= until || wait.stopped() {
+                return Ok(now);
+            }
         }
     }
 

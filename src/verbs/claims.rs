@@ -114,17 +114,20 @@ impl Verb for ClaimNext {
         if let Some(most) = cx.bounds.max_wait_ms {
             wait = wait.min(most);
         }
-        let wait = std::time::Duration::from_millis(wait);
+        let wait = crate::store::Wait {
+            up_to: std::time::Duration::from_millis(wait),
+            stop: cx.stop,
+        };
         let Some(count) = self.count else {
             let got = cx
                 .store
                 .claim_next_grant(&ws, who, role, ttl, self.resume, wait)?;
-            return Ok(Claimed(got.map(ClaimedNode::from), None));
+            return Ok(Claimed::One(got.map(ClaimedNode::from)));
         };
         let got = cx
             .store
             .claim_next_batch(&ws, who, role, ttl, self.resume, count, wait)?;
-        Ok(Claimed::batch(
+        Ok(Claimed::Many(
             got.into_iter().map(ClaimedNode::from).collect(),
         ))
     }

@@ -68,6 +68,8 @@ pub struct Ctx<'a> {
     pub actor: Option<Actor>,
     /// What a door that serves an agent holds its requests to (nothing by default).
     pub bounds: Bounds,
+    /// What ends a waiting call sooner: the client of a door went away, a signal came.
+    pub stop: Option<crate::store::Stop<'a>>,
 }
 
 /// What a door holds its requests to, beyond the rules of the store: the MCP server binds
@@ -99,6 +101,7 @@ impl<'a> Ctx<'a> {
             workspace: workspace.to_string(),
             actor: None,
             bounds: Bounds::default(),
+            stop: None,
         })
     }
 

@@ -51,64 +51,41 @@ impl Reply for Granted {
     }
 }
 
-/// What `claim-next` claimed (or, with `resume`, the claim the actor already held), or
-/// nothing when no node is ready (exit 1, `null` in JSON). With `count`, the second field
-/// holds every claim of the batch (the first is its first), and the JSON is their list
-/// (`[]` when none), the text one line each.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Claimed(pub Option<ClaimedNode>, pub Option<Vec<ClaimedNode>>);
+/// What `claim-next` claimed (or, with `resume`, the claim the actor already held): the
+/// claim, or `null` when no node is ready (exit 1); with `count`, the list of claims (`[]`
+/// when none), the text one line each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Claimed {
+    /// With `count`: every claim of the batch, in pick order.
+    Many(Vec<ClaimedNode>),
+    /// The claim, or null when nothing is ready.
+    One(Option<ClaimedNode>),
+}
 
 impl Claimed {
-    /// The claims of a `claim-next --count`.
-    pub fn batch(all: Vec<ClaimedNode>) -> Claimed {
-        Claimed(all.first().cloned(), Some(all))
+    /// The first claim answered (the only one without `count`), if any.
+    pub fn first(&self) -> Option<&ClaimedNode> {
+        match self {
+            Claimed::Many(all) => all.first(),
+            Claimed::One(one) => one.as_ref(),
+        }
+    }
+
+    /// The first claim answered, taken.
+    pub fn into_first(self) -> Option<ClaimedNode> {
+        match self {
+            Claimed::Many(all) => all.into_iter().next(),
+            Claimed::One(one) => one,
+        }
     }
 
     /// Every claim answered, in pick order.
     pub fn all(&self) -> Vec<ClaimedNode> {
-        match &self.1 {
-            Some(all) => all.clone(),
-            None => self.0.iter().cloned().collect(),
+        match self {
+            Claimed::Many(all) => all.clone(),
+            Claimed::One(one) => one.iter().cloned().collect(),
         }
-    }
-}
-
-impl Serialize for Claimed {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.1 {
-            Some(all) => all.serialize(s),
-            None => self.0.serialize(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Claimed {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Claimed, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Wire {
-            Many(Vec<ClaimedNode>),
-            One(Option<ClaimedNode>),
-        }
-        Ok(match Wire::deserialize(d)? {
-            Wire::Many(all) => Claimed::batch(all),
-            Wire::One(one) => Claimed(one, None),
-        })
-    }
-}
-
-impl JsonSchema for Claimed {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Claimed".into()
-    }
-
-    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        let one = g.subschema_for::<Option<ClaimedNode>>();
-        let many = g.subschema_for::<Vec<ClaimedNode>>();
-        schemars::json_schema!({
-            "description": "The claim (or null when nothing is ready); with count, the list of claims.",
-            "anyOf": [one, many]
-        })
     }
 }
 
@@ -219,7 +196,7 @@ impl Reply for Claimed {
             .collect()
     }
     fn exit(&self) -> i32 {
-        i32::from(self.0.is_none())
+        i32::from(self.first().is_none())
     }
     fn object_key() -> Option<&'static str> {
         Some("claimed")

@@ -216,7 +216,7 @@ unsafe fn claim_next(
         let out_id = unsafe { out_id_arg(out_id, "out_id") }?;
         let out_gen = unsafe { out_arg(out_generation, "out_generation") }?;
         let req = next_request(assignee, ws, role, ttl_ms, wait_ms, None);
-        match run(store, &req)?.0 {
+        match run(store, &req)?.into_first() {
             Some(c) => {
                 out_id.write(c.id);
                 out_gen.write(c.generation);

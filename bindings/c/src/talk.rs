@@ -132,7 +132,7 @@ unsafe fn next_json(
         let out = unsafe { out_arg(out_json, "out_json") }?;
         let req = next_request(assignee, ws, role, ttl_ms, wait_ms, count);
         let got = run(store, &req)?;
-        if got.0.is_none() {
+        if got.first().is_none() {
             return Err(nothing_ready(ws, role));
         }
         // One grant answers as the grant, a batch as the list (`verbs::Claimed`).

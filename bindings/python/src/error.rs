@@ -80,39 +80,33 @@ pub fn invalid(py: Python<'_>, message: impl Into<String>) -> PyErr {
     to_py_err(py, claimdag::Error::invalid(message))
 }
 
-/// The longest piece of a wait run with the GIL released: between pieces the wait checks
-/// for signals, so Ctrl-C interrupts a long `claim_next(wait=...)` or `watch()`.
-const WAIT_PIECE: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// Runs `attempt` with the GIL released until it answers something or `wait_ms` runs out;
-/// `attempt` is given the milliseconds it may wait itself (never more than half a second:
-/// signals are checked in between, with the GIL held). Tried at least once (with 0 when
-/// `wait_ms` is 0); `None` when the wait ran out with nothing.
-pub fn detach_waiting<T, F>(py: Python<'_>, wait_ms: u64, mut attempt: F) -> PyResult<Option<T>>
+/// Runs `attempt` with the GIL released, given the library's wait of `wait_ms` ended by a
+/// signal: the wait looks every `claimdag::STOP_EVERY` (with the GIL) whether one came, so
+/// Ctrl-C interrupts a long `claim_next(wait=...)` or `watch()` and raises as it should.
+pub fn detach_waiting<T, F>(py: Python<'_>, wait_ms: u64, attempt: F) -> PyResult<Option<T>>
 where
-    F: FnMut(u64) -> claimdag::Result<Option<T>> + Send,
+    F: FnOnce(claimdag::Wait<'_>) -> claimdag::Result<Option<T>> + Send,
     T: Send,
 {
-    let start = std::time::Instant::now();
-    let end = start
-        .checked_add(std::time::Duration::from_millis(wait_ms))
-        .ok_or_else(|| {
-            invalid(
-                py,
-                format!("wait of {wait_ms} ms is too long for the clock"),
-            )
-        })?;
-    loop {
-        let left = end.saturating_duration_since(std::time::Instant::now());
-        let piece = left.min(WAIT_PIECE);
-        // Rounded up: a last fraction of a millisecond is waited, not spun through.
-        let piece_ms = u64::try_from(piece.as_micros().div_ceil(1000)).unwrap_or(u64::MAX);
-        if let Some(got) = detach(py, || attempt(piece_ms))? {
-            return Ok(Some(got));
-        }
-        if std::time::Instant::now() >= end {
-            return Ok(None);
-        }
-        py.check_signals()?;
+    let signal: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let stop = || {
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                if let Ok(mut s) = signal.lock() {
+                    *s = Some(e);
+                }
+                true
+            }
+        })
+    };
+    let wait = claimdag::Wait {
+        up_to: std::time::Duration::from_millis(wait_ms),
+        stop: Some(claimdag::Stop(&stop)),
+    };
+    let got = detach(py, || attempt(wait))?;
+    match signal.into_inner().ok().flatten() {
+        Some(e) => Err(e),
+        None => Ok(got),
     }
 }

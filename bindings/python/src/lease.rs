@@ -96,11 +96,12 @@ impl Lease {
         on_lost: Option<Py<PyAny>>,
         on_cancel: Option<Py<PyAny>>,
     ) -> PyResult<Option<Lease>> {
-        let got = detach_waiting(py, wait_ms, |piece| {
-            let cx = Ctx::new(store, workspace)?;
+        request.wait = Some(Dur::Ms(wait_ms)).filter(|_| wait_ms > 0);
+        let got = detach_waiting(py, wait_ms, |wait| {
+            let mut cx = Ctx::new(store, workspace)?;
+            cx.stop = wait.stop;
             let who = cx.actor(request.assignee.as_deref(), "assignee")?;
-            request.wait = Some(Dur::Ms(piece)).filter(|_| piece > 0);
-            let Some(c) = request.run(&cx)?.0 else {
+            let Some(c) = request.run(&cx)?.into_first() else {
                 return Ok(None);
             };
             let lease = claimdag::Lease::hold(store.clone(), c.id, c.generation, who, ttl_ms);

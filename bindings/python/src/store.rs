@@ -440,9 +440,11 @@ impl Store {
         };
         let wait_ms = opt_millis("wait", wait)?.unwrap_or(0);
         let (core, ws) = (&self.core, &self.workspace);
-        let got = detach_waiting(py, wait_ms, move |piece| {
-            req.wait = dur(Some(piece).filter(|p| *p > 0));
-            Ok(req.run(&Ctx::new(core, ws)?)?.0)
+        req.wait = dur(Some(wait_ms).filter(|w| *w > 0));
+        let got = detach_waiting(py, wait_ms, move |wait| {
+            let mut cx = Ctx::new(core, ws)?;
+            cx.stop = wait.stop;
+            Ok(req.run(&cx)?.into_first())
         })?;
         got.map(|c| match details {
             true => Ok(Py::new(py, Grant(c))?.into_any()),
@@ -481,9 +483,11 @@ impl Store {
         };
         let wait_ms = opt_millis("wait", wait)?.unwrap_or(0);
         let (core, ws) = (&self.core, &self.workspace);
-        let got = detach_waiting(py, wait_ms, move |piece| {
-            req.wait = dur(Some(piece).filter(|p| *p > 0));
-            let all = req.run(&Ctx::new(core, ws)?)?.all();
+        req.wait = dur(Some(wait_ms).filter(|w| *w > 0));
+        let got = detach_waiting(py, wait_ms, move |wait| {
+            let mut cx = Ctx::new(core, ws)?;
+            cx.stop = wait.stop;
+            let all = req.run(&cx)?.all();
             Ok((!all.is_empty()).then_some(all))
         })?;
         Ok(got.unwrap_or_default().into_iter().map(Grant).collect())

@@ -59,8 +59,8 @@ impl Watch {
         let core = &self.core;
         let wait_ms = self.timeout_ms.unwrap_or(u64::MAX / 4);
         let mut cursor = start;
-        let lines = detach_waiting(py, wait_ms, |piece| {
-            let lines = core.history_wait(&mut cursor, std::time::Duration::from_millis(piece))?;
+        let lines = detach_waiting(py, wait_ms, |wait| {
+            let lines = core.history_wait(&mut cursor, wait)?;
             Ok(Some(lines).filter(|l| !l.is_empty()))
         })?;
         let Some(lines) = lines else {

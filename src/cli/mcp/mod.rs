@@ -72,14 +72,7 @@ pub struct Setup {
     pub max_wait_ms: u64,
 }
 
-/// The longest `claim_next` wait an agent may ask for unless the operator says otherwise
-/// (`--max-wait`): a call open longer than this would outlast the request timeouts of
-/// common clients.
-pub const MAX_WAIT_MS: u64 = 30_000;
 
-/// The longest one blocking call of a waiting `claim_next` lasts (see
-/// [`Server::claim_waiting`]).
-const WAIT_SLICE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How often a waiting `claim_next` tells a client that asked for progress (a
 /// `progressToken` in the request's `_meta`) that it is still waiting; the first comes
@@ -162,6 +155,18 @@ impl Server {
     /// Runs one verb with JSON arguments off the async executor; a refusal becomes an error
     /// result carrying the error body.
     async fn run(&self, verb: String, args: Value) -> CallToolResult {
+        self.run_until(verb, args, None).await
+    }
+
+    /// [`Server::run`], a wait of the verb ending once `cancelled` is (the client cancelled
+    /// the request or went away): no look for work starts after, so the blocking thread
+    /// and, but for a look already running, any node are let go.
+    async fn run_until(
+        &self,
+        verb: String,
+        args: Value,
+        cancelled: Option<Box<dyn Fn() -> bool + Send + Sync>>,
+    ) -> CallToolResult {
         let (store, ws, actor) = (self.store.clone(), self.workspace.clone(), self.actor);
         let bounds = self.bounds.clone();
         let verb_name = verb.clone();
@@ -169,6 +174,8 @@ impl Server {
             let mut cx = Ctx::new(&store, &ws)?;
             cx.actor = actor;
             cx.bounds = bounds;
+            let stop = move || cancelled.as_ref().is_some_and(|c| c());
+            cx.stop = Some(crate::store::Stop(&stop));
             verbs::call(&cx, &verb, args)
         })
         .await;
@@ -193,40 +200,6 @@ impl Server {
 }
 
 impl Server {
-    /// `claim_next` with a wait of `wait_ms` (cut to the server's bound): the store's wait
-    /// in slices of at most [`WAIT_SLICE`], each one blocking call off the executor, so
-    /// that a request the client cancels (or a client that goes away) stops waiting
-    /// within a slice instead of holding a thread, and perhaps a node, for the whole wait.
-    async fn claim_waiting(
-        &self,
-        args: Value,
-        wait_ms: u64,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        let wait = std::time::Duration::from_millis(wait_ms.min(self.bounds_wait()));
-        let end = tokio::time::Instant::now() + wait;
-        loop {
-            let left = end.saturating_duration_since(tokio::time::Instant::now());
-            let slice = left.min(WAIT_SLICE);
-            let mut a = args.clone();
-            a["wait"] = json!(format!("{}ms", slice.as_millis()));
-            let r = self.run("claim_next".into(), a).await;
-            // Nothing claimed: `null`, or with `count` an empty list.
-            let none = |c: &Value| c.is_null() || c.as_array().is_some_and(Vec::is_empty);
-            let nothing = r.is_error != Some(true)
-                && r.structured_content
-                    .as_ref()
-                    .is_some_and(|v| v.get("claimed").is_some_and(none));
-            if !nothing || left <= slice || context.ct.is_cancelled() {
-                return r;
-            }
-        }
-    }
-
-    fn bounds_wait(&self) -> u64 {
-        self.bounds.max_wait_ms.unwrap_or(MAX_WAIT_MS)
-    }
-
     /// A waiting `claim_next` whose client cancelled the request (or timed it out) while
     /// the store's wait ran: a node it claimed meanwhile would be held by nobody who knows,
     /// until its lease ran out; it is handed back at once, ready again without a delay.
@@ -379,18 +352,11 @@ impl ServerHandler for Server {
             ));
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let wait = match args.get("wait") {
-            Some(w) if name == "claim_next" && !w.is_null() => {
-                serde_json::from_value::<verbs::Dur>(w.clone())
-                    .and_then(|d| d.ms().map_err(|e| serde::de::Error::custom(e.to_string())))
-            }
-            // Not a waiting call: the verb layer reads (or refuses) the arguments.
-            _ => return Ok(self.run(name, args).await.into()),
-        };
-        let Ok(wait_ms) = wait else {
+        if name != "claim_next" || args.get("wait").is_none_or(Value::is_null) {
             return Ok(self.run(name, args).await.into());
-        };
-        let ran = self.claim_waiting(args, wait_ms, &context);
+        }
+        let ct = context.ct.clone();
+        let ran = self.run_until(name, args, Some(Box::new(move || ct.is_cancelled())));
         let r = match context.meta.get_progress_token() {
             Some(token) => with_progress(ran, &context.peer, token).await,
             None => ran.await,

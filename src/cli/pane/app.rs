@@ -469,7 +469,7 @@ impl<'a> App<'a> {
             role: self.filters.role.clone(),
             ..verbs::ClaimNext::default()
         };
-        Ok(match req.run(&self.cx)?.0 {
+        Ok(match req.run(&self.cx)?.into_first() {
             Some(c) => (
                 format!("claimed {} at gen {}", c.id.short(), c.generation),
                 Some(c.id),

@@ -93,7 +93,7 @@ async fn look(
         };
         let req: ClaimNext = verbs::parse(args)?;
         let got = req.run(&cx)?;
-        let granted = got.0.is_some();
+        let granted = got.first().is_some();
         let next = match granted {
             true => None,
             false => store.next_change_in()?,
