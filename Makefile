@@ -14,7 +14,7 @@ TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: demo test lint test-rust test-c test-shipped test-fuzz test-python test-install header \
+.PHONY: demo test lint test-rust test-c test-shipped test-fuzz test-python test-install header generate \
 	bench soak fuzz install uninstall wheel
 
 demo:
@@ -72,6 +72,11 @@ wheel:
 # Regenerate include/claimdag.h from the C crate (a test fails when it drifts).
 header:
 	CLAIMDAG_BLESS=1 $(CARGO) test -p claimdag-capi --test header
+
+# Regenerate every file written from the verbs' declarations: the C header and the Python
+# Verb literal (tests fail when they drift).
+generate: header
+	CLAIMDAG_BLESS=1 $(CARGO) test -p claimdag --test front_doors generated::
 
 # Figures against the alternatives (docs/performance.md). QUICK=1: fewer samples, no 1M nodes.
 # BASELINE=PATH: the command-line figures of another claimdag binary too, runs alternating.

@@ -121,6 +121,7 @@ GraphFormat = Literal["dot", "mermaid"]
 OnError = Literal["failed", "release"]
 
 #: The verbs ``Store.call`` runs: the CLI's, with ``_`` for ``-`` (either is accepted).
+#: Written by ``make generate`` from the verbs' declarations.
 Verb = Literal[
     "upsert",
     "link",
@@ -151,6 +152,8 @@ Verb = Literal[
     "copy",
     "diff_check",
     "diff-check",
+    "fence_check",
+    "fence-check",
 ]
 
 # -- Values in -----------------------------------------------------------------------------

@@ -378,6 +378,21 @@ fn acting(by: Actor, mut effect: Effect) -> Result<Effect> {
     Ok(effect)
 }
 
+/// `fence-check`: whether `gen` is the live claim of `n` (as [`display`] shows it: claimed,
+/// its lease still running). Otherwise `stale_generation`: work done under `gen` is no
+/// longer the holder's to finish (the claim was handed back, or its lease ran out and it
+/// will be).
+pub fn fence_check(n: &Node, shown: DisplayWord, gen: u64) -> Result<()> {
+    if n.generation == gen && shown == DisplayWord::Claimed {
+        return Ok(());
+    }
+    Err(Error::StaleGeneration {
+        node: n.id,
+        given: gen,
+        generation: n.generation,
+    })
+}
+
 /// The first time after `now` at which the rules would see `state` differently by time
 /// alone (the next lease to run out, the next `not_before` to pass), if any. A decision
 /// made at `now` holds until then: a store that commits it later (a slow link, a paused

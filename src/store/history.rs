@@ -9,7 +9,6 @@ use super::Store;
 use crate::error::Result;
 use crate::model::HistoryLine;
 
-
 /// Where a reader of the history is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct HistoryCursor {

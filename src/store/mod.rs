@@ -20,9 +20,9 @@ inner! {
 pub use crate::model::HistoryLine;
 pub use backend::{Clock, Dump, Report, SystemClock};
 pub use history::HistoryCursor;
-pub use wait::{Stop, Wait, STOP_EVERY};
 pub use open::{is_database, without_password};
 pub use query::{ListFilter, Page, PageFilter, STATUS_WORDS};
+pub use wait::{Stop, Wait, STOP_EVERY};
 inner_item! { use backend::{Backend, Need, Reading}; }
 #[cfg(feature = "internals")]
 pub use backend::Decide;

@@ -139,7 +139,9 @@ impl Store {
             return self.backend.wait_change(seen, until);
         }
         loop {
-            let now = self.backend.wait_change(seen, until.min(Instant::now() + STOP_EVERY))?;
+            let now = self
+                .backend
+                .wait_change(seen, until.min(Instant::now() + STOP_EVERY))?;
             if now != seen || Instant::now() >= until || wait.stopped() {
                 return Ok(now);
             }

@@ -368,3 +368,38 @@ impl Verb for Reopen {
         Ok(Granted { id, generation })
     }
 }
+
+/// Whether a generation is still the node's live claim: what a merge queue or a CI job asks
+/// before it takes work done under that claim.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FenceCheck {
+    pub node: String,
+    /// The generation the work was done under (a commit's `Claimdag-Generation:`).
+    pub gen: u64,
+}
+
+impl Verb for FenceCheck {
+    const ABOUT: About = About {
+        verb: "fence_check",
+        about: "Whether gen is still the node's live claim: refused stale_generation when the claim was handed back or ran out.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Exit 0 when GEN is the node's live claim, else 5 with the stale generation",
+        help: "Example:\n  claimdag fence-check 092dca29 3 && git merge --ff-only agent-branch\n\nPrints \"gen=<g>\" when GEN is the node's claim and its lease is running; a\nclaim handed back, finished or run out is refused stale_generation (exit 5)\nwith the node's current generation.",
+        aliases: &[],
+    };
+    type Reply = Granted;
+    fn run(&self, cx: &Ctx<'_>) -> Result<Granted> {
+        let id = cx.node(&self.node)?;
+        let v = cx.store.get(id)?;
+        crate::rules::fence_check(&v.node, v.display, self.gen)?;
+        Ok(Granted {
+            id,
+            generation: self.gen,
+        })
+    }
+}

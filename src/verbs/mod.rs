@@ -34,7 +34,7 @@ pub mod text;
 
 pub use args::{check_role, parse_finish_status, parse_json_arg, Dur};
 pub use catalog::{About, Door};
-pub use claims::{Claim, ClaimNext, Complete, Reclaim, Release, Renew, Reopen};
+pub use claims::{Claim, ClaimNext, Complete, FenceCheck, Reclaim, Release, Renew, Reopen};
 #[cfg(feature = "cli")]
 pub use cli::{CompleteArgs, Described, Form};
 pub use diff::DiffCheck;
@@ -502,4 +502,5 @@ every_verb!(
     ActorOf,
     Copy,
     DiffCheck,
+    FenceCheck,
 );

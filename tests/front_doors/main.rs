@@ -9,4 +9,5 @@ mod bad_input;
 mod cli_surface;
 mod errors;
 mod examples;
+mod generated;
 mod mcp_bounds;

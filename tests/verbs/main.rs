@@ -6,6 +6,7 @@ mod common;
 
 mod config_verb;
 mod expired_claims;
+mod fence_check;
 mod graph_verb;
 mod handover_doc;
 mod links;

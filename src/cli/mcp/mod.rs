@@ -72,8 +72,6 @@ pub struct Setup {
     pub max_wait_ms: u64,
 }
 
-
-
 /// How often a waiting `claim_next` tells a client that asked for progress (a
 /// `progressToken` in the request's `_meta`) that it is still waiting; the first comes
 /// after [`FIRST_PROGRESS`], so that a call answered at once sends none.
