@@ -8,7 +8,7 @@
 //!    `UPDATE`, as River and Oban claim: no DAG, no fence, no history) and against the
 //!    embedded store; with durability on and, separately, off.
 //! 2. 16 workers spread over 4 workspaces against 16 workers in one.
-//! 3. 16 workers claiming 10 nodes a write (`claim_next_many`) and finishing them in one
+//! 3. 16 workers claiming 10 nodes a write (`claim_next_with`, a count) and finishing them in one
 //!    (`complete_many`), in nodes per second, against the queue's single-item rate.
 //! 4. A long run of 8 workers (10 minutes; 1 with `--quick`) while another connection holds
 //!    a transaction (and its snapshot) open for the first half: the rate minute by minute,
@@ -32,7 +32,7 @@ mod pg;
 
 use claimdag::rules::{Finish, Plan, PlanNode};
 use claimdag::store::{embedded::Tuning, SystemClock};
-use claimdag::{Actor, Status, Store};
+use claimdag::{Actor, ClaimNextOptions, Status, Store};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -303,17 +303,15 @@ fn one_at_a_time(w: &mut Worker, i: usize) -> u64 {
     }
 }
 
-/// claim_next_many of up to `count` + complete_many, 2 durable writes for up to `count`
+/// claim_next_with of up to `count` + complete_many, 2 durable writes for up to `count`
 /// nodes.
 fn many_at_a_time(w: &mut Worker, i: usize, count: u32) -> u64 {
-    let got = match w.store.claim_next_many(
-        &w.workspace,
-        actor(i),
-        None,
-        Some(600_000),
-        count,
-        Duration::ZERO,
-    ) {
+    let pick = ClaimNextOptions {
+        ttl_ms: Some(600_000),
+        count: Some(count),
+        ..ClaimNextOptions::default()
+    };
+    let got = match w.store.claim_next_with(&w.workspace, actor(i), pick) {
         Ok(g) if !g.is_empty() => g,
         _ => return 0,
     };

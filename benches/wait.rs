@@ -15,7 +15,7 @@
 mod pg;
 
 use claimdag::rules::{Plan, PlanNode};
-use claimdag::{Actor, Id, Status, Store};
+use claimdag::{Actor, ClaimNextOptions, Id, Status, Store};
 use pg::{schema, server};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -53,9 +53,20 @@ fn open(dir: &str) -> Store {
 /// One claim, by `mode`; `None` when `budget` ran out first.
 fn claim_one(store: &Store, me: Actor, mode: Mode, budget: Duration) -> Option<(Id, u64)> {
     match mode {
-        Mode::Wait => store
-            .claim_next_wait("", me, None, None, budget)
-            .expect("claim_next_wait"),
+        Mode::Wait => {
+            let wait = budget.into();
+            let got = store
+                .claim_next_with(
+                    "",
+                    me,
+                    ClaimNextOptions {
+                        wait,
+                        ..Default::default()
+                    },
+                )
+                .expect("claim_next_with");
+            got.first().map(|g| (g.id, g.generation))
+        }
         Mode::Poll => {
             let end = Instant::now() + budget;
             loop {

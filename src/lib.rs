@@ -99,5 +99,5 @@ pub use schedule::Pick;
 #[doc(hidden)]
 pub use state::State;
 pub use store::lease::Lease;
-pub use store::{ListFilter, Stop, Store, Wait, STOP_EVERY};
+pub use store::{ClaimNextOptions, ListFilter, Stop, Store, Wait, STOP_EVERY};
 pub use view::NodeView;

@@ -321,15 +321,14 @@ impl Worker<'_> {
     fn claim(&mut self) -> std::result::Result<bool, End> {
         let p = self.opts;
         let resume = self.args.resume && self.tally.taken == 0;
-        let got = self.store.claim_next_grant(
-            &p.workspace,
-            p.actor,
-            p.role.as_deref(),
-            Some(p.ttl_ms),
+        let pick = crate::store::ClaimNextOptions {
+            role: p.role.as_deref(),
+            ttl_ms: Some(p.ttl_ms),
             resume,
-            Duration::ZERO,
-        );
-        let grant = match got {
+            ..crate::store::ClaimNextOptions::default()
+        };
+        let got = self.store.claim_next_with(&p.workspace, p.actor, pick);
+        let grant = match got.map(|g| g.into_iter().next()) {
             Ok(Some(c)) => c,
             Ok(None) => return Ok(false),
             Err(e) if e.code() == Code::AssigneeBusy && !self.jobs.is_empty() => return Ok(false),

@@ -105,7 +105,7 @@ impl Store {
     }
 
     /// As [`Store::lease_next`], but when nothing is ready waits up to `wait` for a node to
-    /// become ready (as [`Store::claim_next_wait`]: another writer's commit, a claim running
+    /// become ready (as [`Store::claim_next_with`] does: another writer's commit, a claim running
     /// out, a `not_before` passing). `None` when `wait` ran out with nothing ready.
     ///
     /// ```
@@ -131,8 +131,16 @@ impl Store {
         ttl_ms: u64,
         wait: impl Into<super::Wait<'w>>,
     ) -> Result<Option<Lease>> {
-        Ok(self
-            .claim_next_grant(workspace, actor, role, Some(ttl_ms), false, wait)?
+        let pick = super::ClaimNextOptions {
+            role,
+            ttl_ms: Some(ttl_ms),
+            wait: wait.into(),
+            ..super::ClaimNextOptions::default()
+        };
+        let got = self.claim_next_with(workspace, actor, pick)?;
+        Ok(got
+            .into_iter()
+            .next()
             .map(|g| Lease::hold_grant(self.clone(), g, actor, ttl_ms)))
     }
 

@@ -22,6 +22,7 @@ pub use backend::{Clock, Dump, Report, SystemClock};
 pub use history::HistoryCursor;
 pub use open::{is_database, without_password};
 pub use query::{ListFilter, Page, PageFilter, STATUS_WORDS};
+pub use talk::ClaimNextOptions;
 pub use wait::{Stop, Wait, STOP_EVERY};
 inner_item! { use backend::{Backend, Need, Reading}; }
 #[cfg(feature = "internals")]
@@ -38,7 +39,6 @@ use crate::state::State;
 use crate::view::NodeView;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The default store directory (docs/reference.md, "Choosing the store"): `$CLAIMDAG_DIR`, else
 /// `$XDG_STATE_HOME/claimdag`, else `~/.local/state/claimdag`. Empty variables count as unset.
@@ -252,22 +252,13 @@ impl Store {
         role: Option<&str>,
         ttl_ms: Option<u64>,
     ) -> Result<Option<(Id, u64)>> {
-        let got = self.claim_next_grant(workspace, actor, role, ttl_ms, false, Duration::ZERO)?;
-        Ok(got.map(|g| (g.id, g.generation)))
-    }
-
-    /// As [`Store::claim_next`], but when `actor` already holds a live claim in
-    /// `workspace`, answers that claim (the oldest) with `true` instead of claiming
-    /// another: a resumed worker finds its place.
-    pub fn resume_or_claim_next(
-        &self,
-        workspace: &str,
-        actor: Actor,
-        role: Option<&str>,
-        ttl_ms: Option<u64>,
-    ) -> Result<Option<(Id, u64, bool)>> {
-        let got = self.claim_next_grant(workspace, actor, role, ttl_ms, true, Duration::ZERO)?;
-        Ok(got.map(|g| (g.id, g.generation, g.resumed)))
+        let pick = talk::ClaimNextOptions {
+            role,
+            ttl_ms,
+            ..talk::ClaimNextOptions::default()
+        };
+        let got = self.claim_next_with(workspace, actor, pick)?;
+        Ok(got.first().map(|g| (g.id, g.generation)))
     }
 
     /// Renews a live claim of `actor`: its lease starts again now. Answers the cancel

@@ -8,6 +8,23 @@ use crate::id::{Actor, Id};
 use crate::model::{CancelRequest, Status};
 use crate::rules::{Finish, Grant, Output, Request};
 
+/// What a `claim-next` asks beyond its workspace and actor ([`Store::claim_next_with`]);
+/// `ClaimNextOptions::default()` is one node of any role, with the store's `default_ttl`, at once.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClaimNextOptions<'a> {
+    /// Only nodes of this role or of none (`None`: only nodes of none).
+    pub role: Option<&'a str>,
+    /// The lease (default: the store's `default_ttl`).
+    pub ttl_ms: Option<u64>,
+    /// Answer the live claims the actor already holds in the workspace, if it holds any,
+    /// instead of claiming more (or refusing `assignee_busy`).
+    pub resume: bool,
+    /// Claim up to this many ready nodes (1 to 1000) in one write (default 1).
+    pub count: Option<u32>,
+    /// How long to wait for work when none is ready, and what ends the wait sooner.
+    pub wait: Wait<'a>,
+}
+
 impl Store {
     /// As [`Store::claim`], answering the whole grant: the generation, the last checkpoint
     /// an earlier holder left, and the outputs of the prerequisites that are `done`.
@@ -29,13 +46,15 @@ impl Store {
         }
     }
 
-    /// Every form of `claim-next` in one call, answering the whole grant: with `resume`, the
-    /// live claim `actor` already holds in `workspace` (`resumed` set) if any; with a
-    /// non-zero `wait`, waiting as [`Store::claim_next_wait`] does. `None` when nothing is
-    /// ready (by the end of the wait).
+    /// Every form of `claim-next` in one call, answering the whole grants in pick order:
+    /// up to `pick.count` of them (one by default); with `pick.resume`, the live claims
+    /// `actor` already holds in `workspace` (`resumed` set) if any; with `pick.wait`,
+    /// waiting while nothing is ready (a write of any process or host, a claim running out,
+    /// a `not_before` passing; a waiting caller uses no CPU). Empty when nothing is ready (by
+    /// the end of the wait).
     ///
     /// ```
-    /// # use claimdag::{Actor, Status, Store, Upsert};
+    /// # use claimdag::{Actor, ClaimNextOptions, Status, Store, Upsert};
     /// # use std::time::Duration;
     /// # let tmp = tempfile::tempdir().unwrap();
     /// # let store = Store::open(Some(&tmp.path().join("claims")))?;
@@ -43,84 +62,34 @@ impl Store {
     /// let fetch = store.upsert(Upsert { summary: "fetch".into(), ..Upsert::default() })?;
     /// let parse = store.upsert(Upsert { summary: "parse".into(), ..Upsert::default() })?;
     /// store.link(fetch, parse, false)?;
-    /// let g = store.claim_next_grant("", me, None, None, false, Duration::ZERO)?.unwrap();
+    /// let g = store.claim_next_with("", me, ClaimNextOptions::default())?.remove(0);
     /// store.complete_output(fetch, Status::Done, g.generation, Some(me), serde_json::json!({"rows": 3}))?;
-    /// let g = store.claim_next_grant("", me, None, None, false, Duration::ZERO)?.unwrap();
+    /// let g = store.claim_next_with("", me, ClaimNextOptions::default())?.remove(0);
     /// assert_eq!(g.inputs, vec![(fetch, Some(r#"{"rows":3}"#.to_string()))]);
+    /// // Nothing more is ready: a wait of 50 ms runs out and answers nothing.
+    /// let wait = Duration::from_millis(50).into();
+    /// assert!(store.claim_next_with("", me, ClaimNextOptions { wait, ..ClaimNextOptions::default() })?.is_empty());
     /// # Ok::<(), claimdag::Error>(())
     /// ```
-    pub fn claim_next_grant<'w>(
+    pub fn claim_next_with(
         &self,
         workspace: &str,
         actor: Actor,
-        role: Option<&str>,
-        ttl_ms: Option<u64>,
-        resume: bool,
-        wait: impl Into<Wait<'w>>,
-    ) -> Result<Option<Grant>> {
-        let got = self.claim_next_batch(workspace, actor, role, ttl_ms, resume, 1, wait)?;
-        Ok(got.into_iter().next())
-    }
-
-    /// Claims up to `count` ready nodes (1 to 1000) for `actor` in one write, in pick order,
-    /// under the same rules as one at a time (`max_held` counts each; a node whose resource
-    /// another claim holds is passed over); each claim has its own generation. With a
-    /// non-zero `wait`, waits as [`Store::claim_next_wait`] does while nothing is ready.
-    /// Empty when nothing is ready (by the end of the wait).
-    ///
-    /// ```
-    /// # use claimdag::{Actor, Store, Upsert};
-    /// # use std::time::Duration;
-    /// # let tmp = tempfile::tempdir().unwrap();
-    /// # let store = Store::open(Some(&tmp.path().join("claims")))?;
-    /// store.set_setting("max_held", "0")?;
-    /// for i in 0..3 {
-    ///     store.upsert(Upsert { summary: format!("page {i}"), ..Upsert::default() })?;
-    /// }
-    /// let me = Actor::from_name("w1")?;
-    /// let got = store.claim_next_many("", me, None, None, 10, Duration::ZERO)?;
-    /// assert_eq!(got.len(), 3);
-    /// assert!(got.iter().all(|g| g.generation == 2));
-    /// # Ok::<(), claimdag::Error>(())
-    /// ```
-    pub fn claim_next_many<'w>(
-        &self,
-        workspace: &str,
-        actor: Actor,
-        role: Option<&str>,
-        ttl_ms: Option<u64>,
-        count: u32,
-        wait: impl Into<Wait<'w>>,
+        pick: ClaimNextOptions<'_>,
     ) -> Result<Vec<Grant>> {
-        self.claim_next_batch(workspace, actor, role, ttl_ms, false, count, wait)
-    }
-
-    /// [`Store::claim_next_many`], with `resume` (answering up to `count` live claims the
-    /// actor holds, if it holds any).
-    #[allow(clippy::too_many_arguments)]
-    pub fn claim_next_batch<'w>(
-        &self,
-        workspace: &str,
-        actor: Actor,
-        role: Option<&str>,
-        ttl_ms: Option<u64>,
-        resume: bool,
-        count: u32,
-        wait: impl Into<Wait<'w>>,
-    ) -> Result<Vec<Grant>> {
-        let wait = wait.into();
         let once = || match self.execute(&Request::ClaimNext {
             workspace: workspace.to_string(),
             actor,
-            role: role.map(str::to_string),
-            ttl_ms,
-            resume,
-            count,
+            role: pick.role.map(str::to_string),
+            ttl_ms: pick.ttl_ms,
+            resume: pick.resume,
+            count: pick.count.unwrap_or(1),
         })? {
             Output::Claimed(c) if c.is_empty() => Ok(None),
             Output::Claimed(c) => Ok(Some(c)),
             o => Err(unexpected(o)),
         };
+        let wait = pick.wait;
         if wait.up_to.is_zero() && wait.stop.is_none() {
             return Ok(once()?.unwrap_or_default());
         }

@@ -1,4 +1,4 @@
-//! Waiting instead of polling: [`Store::claim_next_wait`] sleeps until a node may have
+//! Waiting instead of polling: [`Store::claim_next_with`] with a [`Wait`] sleeps until a node may have
 //! become ready (another writer's commit, a lease running out, a `not_before` passing) and
 //! looks again; [`Store::wait_change`] is the same wait for any write, which `watch` is
 //! built on. A wake-up never grants anything by itself: every look is a whole write under
@@ -6,7 +6,7 @@
 
 use super::{HistoryCursor, Need, Store};
 use crate::error::{Error, Result};
-use crate::id::{Actor, Id};
+
 use crate::model::HistoryLine;
 use crate::rules;
 use std::time::{Duration, Instant};
@@ -61,45 +61,6 @@ pub(crate) fn deadline(wait: Duration) -> Result<Instant> {
 }
 
 impl Store {
-    /// As [`Store::claim_next`], but when nothing is ready waits up to `wait` for a node to
-    /// become ready (a write of any process or host, a claim running out, a `not_before`
-    /// passing) and claims it. `None` when `wait` ran out with nothing ready. A waiting
-    /// caller uses no CPU while nothing changes.
-    ///
-    /// ```
-    /// # use claimdag::{Actor, Store, Upsert};
-    /// # use std::time::Duration;
-    /// # let tmp = tempfile::tempdir().unwrap();
-    /// # let store = Store::open(Some(&tmp.path().join("claims")))?;
-    /// let me = Actor::from_name("w1")?;
-    /// assert_eq!(store.claim_next_wait("", me, None, None, Duration::from_millis(50))?, None);
-    /// # Ok::<(), claimdag::Error>(())
-    /// ```
-    pub fn claim_next_wait<'w>(
-        &self,
-        workspace: &str,
-        actor: Actor,
-        role: Option<&str>,
-        ttl_ms: Option<u64>,
-        wait: impl Into<Wait<'w>>,
-    ) -> Result<Option<(Id, u64)>> {
-        let got = self.claim_next_grant(workspace, actor, role, ttl_ms, false, wait)?;
-        Ok(got.map(|g| (g.id, g.generation)))
-    }
-
-    /// As [`Store::resume_or_claim_next`], waiting as [`Store::claim_next_wait`] does.
-    pub fn resume_or_claim_next_wait<'w>(
-        &self,
-        workspace: &str,
-        actor: Actor,
-        role: Option<&str>,
-        ttl_ms: Option<u64>,
-        wait: impl Into<Wait<'w>>,
-    ) -> Result<Option<(Id, u64, bool)>> {
-        let got = self.claim_next_grant(workspace, actor, role, ttl_ms, true, wait)?;
-        Ok(got.map(|g| (g.id, g.generation, g.resumed)))
-    }
-
     /// Tries `attempt` until it answers something, `wait` runs out or its stop says so,
     /// sleeping between tries until the store changes or (`by_time`) the next change by
     /// time alone is due.

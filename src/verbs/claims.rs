@@ -118,18 +118,19 @@ impl Verb for ClaimNext {
             up_to: std::time::Duration::from_millis(wait),
             stop: cx.stop,
         };
-        let Some(count) = self.count else {
-            let got = cx
-                .store
-                .claim_next_grant(&ws, who, role, ttl, self.resume, wait)?;
-            return Ok(Claimed::One(got.map(ClaimedNode::from)));
+        let pick = crate::store::ClaimNextOptions {
+            role,
+            ttl_ms: ttl,
+            resume: self.resume,
+            count: self.count,
+            wait,
         };
-        let got = cx
-            .store
-            .claim_next_batch(&ws, who, role, ttl, self.resume, count, wait)?;
-        Ok(Claimed::Many(
-            got.into_iter().map(ClaimedNode::from).collect(),
-        ))
+        let got = cx.store.claim_next_with(&ws, who, pick)?;
+        let mut all = got.into_iter().map(ClaimedNode::from);
+        Ok(match self.count {
+            None => Claimed::One(all.next()),
+            Some(_) => Claimed::Many(all.collect()),
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 use claimdag::graph::Format;
 use claimdag::rules::{Plan, PlanNode};
 use claimdag::store::ListFilter;
-use claimdag::{Actor, Code, Error, Id, Settings, Status, Store, Upsert};
+use claimdag::{Actor, ClaimNextOptions, Code, Error, Id, Settings, Status, Store, Upsert};
 use std::time::Duration;
 
 pub fn actor(n: u8) -> Actor {
@@ -525,18 +525,12 @@ pub fn claim_next_resumes_an_actors_claim(s: &Store) {
     let (a, _b) = (node(s, "a"), node(s, "b"));
     let (id, g) = s.claim_next("", actor(1), None, None).unwrap().unwrap();
     assert_eq!(id, a);
-    assert_eq!(
-        s.resume_or_claim_next("", actor(1), None, None).unwrap(),
-        Some((a, g, true))
-    );
+    assert_eq!(resume(s, actor(1)), Some((a, g, true)));
     assert_eq!(gen_of(s, a), g, "resuming writes nothing");
     refused(s, Code::AssigneeBusy, || {
         s.claim_next("", actor(1), None, None)
     });
-    let (other, _, resumed) = s
-        .resume_or_claim_next("", actor(2), None, None)
-        .unwrap()
-        .unwrap();
+    let (other, _, resumed) = resume(s, actor(2)).unwrap();
     assert!(!resumed && other != a);
 }
 
@@ -646,4 +640,14 @@ pub fn settings_are_one_write_each(s: &Store) {
     let a = node(s, "a");
     s.claim(a, actor(1), None, None).unwrap();
     assert_eq!(s.get(a).unwrap().node.ttl_ms, Some(600_000));
+}
+
+/// A `claim-next --resume` of `who`: the claim and whether it was resumed.
+fn resume(s: &Store, who: Actor) -> Option<(Id, u64, bool)> {
+    let pick = ClaimNextOptions {
+        resume: true,
+        ..ClaimNextOptions::default()
+    };
+    let got = s.claim_next_with("", who, pick).unwrap();
+    got.first().map(|g| (g.id, g.generation, g.resumed))
 }

@@ -3,9 +3,17 @@
 
 use crate::scenarios::{actor, node, refused, with};
 use claimdag::rules::Finish;
-use claimdag::{Code, Status, Store, Upsert};
+use claimdag::{ClaimNextOptions, Code, Status, Store, Upsert};
 use serde_json::json;
 use std::time::{Duration, Instant};
+
+/// A `claim-next --count n`.
+fn count(n: u32) -> ClaimNextOptions<'static> {
+    ClaimNextOptions {
+        count: Some(n),
+        ..ClaimNextOptions::default()
+    }
+}
 
 /// Waits (at most 10 s) until `f` holds.
 fn eventually(what: &str, mut f: impl FnMut() -> bool) {
@@ -41,8 +49,9 @@ pub fn a_checkpoint_survives_hand_backs_and_reaches_the_next_holder(s: &Store) {
     );
     std::thread::sleep(Duration::from_millis(350));
     let next = s
-        .claim_next_grant("", actor(2), None, None, false, Duration::ZERO)
+        .claim_next_with("", actor(2), ClaimNextOptions::default())
         .unwrap()
+        .pop()
         .expect("the handed-back node is ready");
     assert_eq!((next.id, next.generation), (a, g + 2));
     assert_eq!(next.progress.as_deref(), Some("3 of 7 files"));
@@ -342,23 +351,19 @@ pub fn claim_next_many_grants_in_pick_order_within_the_rules(s: &Store) {
     let tiny = est("tiny", 1, &[]);
     let me = actor(1);
     refused(s, Code::InvalidInput, || {
-        s.claim_next_many("", me, None, None, 0, Duration::ZERO)
+        s.claim_next_with("", me, count(0))
     });
     // In pick order; `clash` overlaps `big`'s resource once big is claimed in this very
     // write, so it is passed over; max_held stops the batch at 3.
-    let got = s
-        .claim_next_many("", me, None, None, 10, Duration::ZERO)
-        .unwrap();
+    let got = s.claim_next_with("", me, count(10)).unwrap();
     let ids: Vec<_> = got.iter().map(|g| (g.id, g.generation)).collect();
     assert_eq!(ids, [(big, 2), (mid, 2), (small, 2)]);
     assert_eq!(s.get(clash).unwrap().node.status, Status::Todo);
     // The actor holds max_held: another batch is refused as one claim would be.
     refused(s, Code::AssigneeBusy, || {
-        s.claim_next_many("", me, None, None, 2, Duration::ZERO)
+        s.claim_next_with("", me, count(2))
     });
-    let other = s
-        .claim_next_many("", actor(2), None, None, 5, Duration::ZERO)
-        .unwrap();
+    let other = s.claim_next_with("", actor(2), count(5)).unwrap();
     assert_eq!(other.iter().map(|g| g.id).collect::<Vec<_>>(), [tiny]);
     // One write: the grants share the write number.
     let seqs: std::collections::HashSet<u64> = s

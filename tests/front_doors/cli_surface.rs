@@ -334,6 +334,13 @@ fn json_works_on_every_verb() {
     if has("cancel") && has("complete-many") {
         talk_in_json(&s, &me, &mut seen);
     }
+    if has("fence-check") {
+        let f = s.upsert("fenced", &[]);
+        let g = s.claim(&f, &me, &[]).to_string();
+        let j = json_of(&s, &["fence-check", &f, &g]);
+        assert_eq!((&j["id"], &j["generation"]), (&f.as_str().into(), &2.into()), "{j}");
+        seen.push("fence-check");
+    }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,
     // test_serve.py, the work and pane tests).
     let running = ["mcp", "serve", "work", "pane"];

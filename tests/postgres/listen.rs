@@ -3,7 +3,7 @@
 //! however many of its threads wait, and a listening connection that is lost is made again.
 
 use crate::{cli, pg, psql, schema_of};
-use claimdag::{Actor, Store};
+use claimdag::{Actor, ClaimNextOptions, Store};
 use std::time::{Duration, Instant};
 
 /// The listening connections on the store at `url` (its channel is named after its schema).
@@ -27,7 +27,15 @@ fn a_handle_listens_on_one_connection_however_many_threads_wait() {
             let s = store.clone();
             std::thread::spawn(move || {
                 let me = Actor::from_name(&format!("t{k}")).unwrap();
-                s.claim_next_wait("", me, None, None, Duration::from_secs(6))
+                let wait = Duration::from_secs(6).into();
+                s.claim_next_with(
+                    "",
+                    me,
+                    ClaimNextOptions {
+                        wait,
+                        ..Default::default()
+                    },
+                )
             })
         })
         .collect();
@@ -46,7 +54,7 @@ fn a_handle_listens_on_one_connection_however_many_threads_wait() {
         .collect();
     let granted: Vec<_> = got.iter().flatten().collect();
     assert_eq!(granted.len(), 1, "one node, granted once: {got:?}");
-    assert_eq!(granted[0].0.hex(), id);
+    assert_eq!(granted[0].id.hex(), id);
 }
 
 #[test]
