@@ -529,6 +529,19 @@ pub struct Event {
     pub by: Option<Actor>,
 }
 
+/// A name the store keeps for an actor (whose id is the name's, `Actor::from_name`): kept
+/// when the actor is first used as `name:NAME`, or added with `actor add`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ActorName {
+    pub id: Actor,
+    pub name: String,
+    /// What the lead wrote about it (`actor add --note`).
+    #[serde(default)]
+    pub note: Option<String>,
+    /// When the name was first kept (ms since the epoch).
+    pub added_at: Millis,
+}
+
 /// One transition in the history, with the committed write it came from (`seq`, which
 /// only grows) and its place among that write's events (`i`). In JSON, on disk and in every
 /// front door it is one flat object: `{"seq", "i", "at", "verb", ...}` (absent fields left
@@ -540,6 +553,23 @@ pub struct HistoryLine {
     /// The event's index within its record.
     pub i: u32,
     pub event: Event,
+    /// The name kept for the event's actor (`actor_name` in JSON), where a door shows it.
+    pub actor_name: Option<String>,
+    /// The name kept for `by` (`by_name`), where a door shows it.
+    pub by_name: Option<String>,
+}
+
+impl HistoryLine {
+    /// The line of `event`, the `i`th event of write `seq`, without names.
+    pub fn new(seq: u64, i: u32, event: Event) -> HistoryLine {
+        HistoryLine {
+            seq,
+            i,
+            event,
+            actor_name: None,
+            by_name: None,
+        }
+    }
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -554,6 +584,9 @@ struct HistoryWire {
     node: Option<Id>,
     #[serde(default)]
     actor: Option<Id>,
+    /// The name kept for the actor, if any.
+    #[serde(default)]
+    actor_name: Option<String>,
     #[serde(default)]
     generation: Option<u64>,
     #[serde(default)]
@@ -564,6 +597,8 @@ struct HistoryWire {
     /// Who acted, when that was not `actor`.
     #[serde(default)]
     by: Option<Id>,
+    #[serde(default)]
+    by_name: Option<String>,
 }
 
 impl schemars::JsonSchema for HistoryLine {
@@ -581,6 +616,8 @@ impl From<HistoryWire> for HistoryLine {
         HistoryLine {
             seq: w.seq,
             i: w.i,
+            actor_name: w.actor_name,
+            by_name: w.by_name,
             event: Event {
                 at: w.at,
                 verb: w.verb,
@@ -610,6 +647,9 @@ impl Serialize for HistoryLine {
         if let Some(a) = &e.actor {
             m.serialize_entry("actor", a)?;
         }
+        if let Some(n) = &self.actor_name {
+            m.serialize_entry("actor_name", n)?;
+        }
         if let Some(g) = &e.generation {
             m.serialize_entry("generation", g)?;
         }
@@ -621,6 +661,9 @@ impl Serialize for HistoryLine {
         }
         if let Some(b) = &e.by {
             m.serialize_entry("by", b)?;
+        }
+        if let Some(n) = &self.by_name {
+            m.serialize_entry("by_name", n)?;
         }
         m.end()
     }
@@ -721,10 +764,10 @@ mod tests {
     /// same compact text.
     #[test]
     fn a_history_output_is_a_value_in_json() {
-        let h = HistoryLine {
-            seq: 1,
-            i: 0,
-            event: Event {
+        let h = HistoryLine::new(
+            1,
+            0,
+            Event {
                 at: 5,
                 verb: "complete".into(),
                 node: None,
@@ -734,7 +777,7 @@ mod tests {
                 output: Some(r#"{"b":1,"a":[true,null]}"#.into()),
                 by: None,
             },
-        };
+        );
         let text = serde_json::to_string(&h).unwrap();
         assert!(
             text.ends_with(r#""output":{"b":1,"a":[true,null]}}"#),

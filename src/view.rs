@@ -2,7 +2,7 @@
 //! and why it is not ready.
 
 use crate::id::{Actor, Id};
-use crate::model::{json_value, CancelRequest, DisplayWord, Millis, Node, Status};
+use crate::model::{json_value, ActorName, CancelRequest, DisplayWord, HistoryLine, Millis, Node, Status};
 use crate::rules;
 use crate::state::State;
 use serde::{Deserialize, Serialize};
@@ -15,6 +15,65 @@ pub struct NodeView {
     pub ready: bool,
     /// Why a `todo` node is not ready (or is blocked); `None` otherwise.
     pub why: Option<String>,
+    /// The names kept for the node's actors ([`Names::name_view`]).
+    pub names: NodeNames,
+}
+
+/// The names of a node's actors, where the store keeps one: in JSON `holder_name`,
+/// `last_holder_name`, `completed_by_name` and `cancel_requested.by_name` (`null` when the
+/// actor has none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeNames {
+    pub holder: Option<String>,
+    pub last_holder: Option<String>,
+    pub completed_by: Option<String>,
+    pub cancel_by: Option<String>,
+}
+
+/// The names the store keeps, by actor: what the doors show beside (or, in text, instead
+/// of) an actor's id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names(std::collections::HashMap<Actor, String>);
+
+impl Names {
+    pub fn of(kept: &[ActorName]) -> Names {
+        Names(kept.iter().map(|a| (a.id, a.name.clone())).collect())
+    }
+
+    /// The name kept for `actor`, if any.
+    pub fn get(&self, actor: &Actor) -> Option<&str> {
+        self.0.get(actor).map(String::as_str)
+    }
+
+    fn opt(&self, actor: &Option<Actor>) -> Option<String> {
+        actor.and_then(|a| self.get(&a).map(str::to_string))
+    }
+
+    /// `view` with the names of its actors.
+    pub fn name_view(&self, view: &mut NodeView) {
+        let n = &view.node;
+        view.names = NodeNames {
+            holder: self.opt(&n.holder),
+            last_holder: self.opt(&n.last_holder),
+            completed_by: self.opt(&n.completed_by),
+            cancel_by: self.opt(&n.cancel_requested.as_ref().and_then(|c| c.by)),
+        };
+    }
+
+    /// `line` with the names of its actors.
+    pub fn name_line(&self, line: &mut HistoryLine) {
+        line.actor_name = self.opt(&line.event.actor);
+        line.by_name = self.opt(&line.event.by);
+    }
+
+    /// An actor as text shows it: `name:NAME` when a name is kept (what a command takes
+    /// back), else its 32 hex characters.
+    pub fn shown(&self, actor: &Actor) -> String {
+        match self.get(actor) {
+            Some(n) => format!("name:{n}"),
+            None => actor.to_string(),
+        }
+    }
 }
 
 impl NodeView {
@@ -33,6 +92,7 @@ impl NodeView {
             display,
             ready: display == DisplayWord::Ready,
             why,
+            names: NodeNames::default(),
         }
     }
 
@@ -58,6 +118,7 @@ struct Shape<'a> {
     why: &'a Option<String>,
     generation: u64,
     holder: &'a Option<Id>,
+    holder_name: &'a Option<String>,
     attempts: u32,
     max_attempts: Option<u32>,
     claimed_at: Option<Millis>,
@@ -72,15 +133,26 @@ struct Shape<'a> {
     ref_: &'a Option<String>,
     note: &'a Option<String>,
     completed_by: &'a Option<Id>,
+    completed_by_name: &'a Option<String>,
     not_before: Option<Millis>,
     last_holder: &'a Option<Id>,
+    last_holder_name: &'a Option<String>,
     progress: &'a Option<String>,
     progress_at: Option<Millis>,
-    cancel_requested: &'a Option<CancelRequest>,
+    cancel_requested: Option<CancelShape<'a>>,
     output: Option<Value>,
     created_at: Millis,
     updated_at: Millis,
     archived: bool,
+}
+
+/// A cancel request's JSON shape, with the name of who asked.
+#[derive(Serialize)]
+struct CancelShape<'a> {
+    by: &'a Option<Actor>,
+    by_name: &'a Option<String>,
+    reason: &'a Option<String>,
+    at: Millis,
 }
 
 impl Serialize for NodeView {
@@ -100,6 +172,7 @@ impl Serialize for NodeView {
             why: &self.why,
             generation: n.generation,
             holder: &n.holder,
+            holder_name: &self.names.holder,
             attempts: n.attempts,
             max_attempts: n.max_attempts,
             claimed_at: n.claimed_at,
@@ -113,11 +186,18 @@ impl Serialize for NodeView {
             ref_: &n.ref_,
             note: &n.note,
             completed_by: &n.completed_by,
+            completed_by_name: &self.names.completed_by,
             not_before: n.not_before,
             last_holder: &n.last_holder,
+            last_holder_name: &self.names.last_holder,
             progress: &n.progress,
             progress_at: n.progress_at,
-            cancel_requested: &n.cancel_requested,
+            cancel_requested: n.cancel_requested.as_ref().map(|c| CancelShape {
+                by: &c.by,
+                by_name: &self.names.cancel_by,
+                reason: &c.reason,
+                at: c.at,
+            }),
             output: n.output.as_deref().map(json_value),
             created_at: n.created_at,
             updated_at: n.updated_at,
@@ -151,6 +231,9 @@ struct Owned {
     /// The fencing token: every grant and hand-back moves it by one.
     generation: u64,
     holder: Option<Actor>,
+    /// The name kept for the holder, if any.
+    #[serde(default)]
+    holder_name: Option<String>,
     attempts: u32,
     max_attempts: Option<u32>,
     claimed_at: Option<Millis>,
@@ -165,20 +248,24 @@ struct Owned {
     ref_: Option<String>,
     note: Option<String>,
     completed_by: Option<Actor>,
+    #[serde(default)]
+    completed_by_name: Option<String>,
     /// Not granted before this time (ms since the epoch): a scheduled node, or one
     /// handed back with a backoff.
     #[serde(default)]
     not_before: Option<Millis>,
     last_holder: Option<Actor>,
+    #[serde(default)]
+    last_holder_name: Option<String>,
     /// The last checkpoint a holder left (kept across hand-backs; cleared by a reopen).
     #[serde(default)]
     progress: Option<String>,
     /// When `progress` was last written.
     #[serde(default)]
     progress_at: Option<Millis>,
-    /// A request that the holder stop: who asked, why, when.
+    /// A request that the holder stop: who asked (and the name kept for it), why, when.
     #[serde(default)]
-    cancel_requested: Option<CancelRequest>,
+    cancel_requested: Option<CancelOwned>,
     /// What the node produced (any JSON value), handed to its dependents.
     #[serde(default)]
     output: Option<Value>,
@@ -187,9 +274,23 @@ struct Owned {
     archived: bool,
 }
 
+/// A cancel request as it reads back.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "CancelRequest")]
+struct CancelOwned {
+    #[serde(default)]
+    by: Option<Actor>,
+    #[serde(default)]
+    by_name: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
+    at: Millis,
+}
+
 impl<'de> Deserialize<'de> for NodeView {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<NodeView, D::Error> {
         let o = Owned::deserialize(d)?;
+        let cancel_by = o.cancel_requested.as_ref().and_then(|c| c.by_name.clone());
         Ok(NodeView {
             node: Node {
                 id: o.id,
@@ -219,7 +320,11 @@ impl<'de> Deserialize<'de> for NodeView {
                 last_holder: o.last_holder,
                 progress: o.progress,
                 progress_at: o.progress_at,
-                cancel_requested: o.cancel_requested,
+                cancel_requested: o.cancel_requested.map(|c| CancelRequest {
+                    by: c.by,
+                    reason: c.reason,
+                    at: c.at,
+                }),
                 output: o.output.map(|v| v.to_string()),
                 created_at: o.created_at,
                 updated_at: o.updated_at,
@@ -228,6 +333,12 @@ impl<'de> Deserialize<'de> for NodeView {
             display: o.display,
             ready: o.ready,
             why: o.why,
+            names: NodeNames {
+                holder: o.holder_name,
+                last_holder: o.last_holder_name,
+                completed_by: o.completed_by_name,
+                cancel_by,
+            },
         })
     }
 }

@@ -67,6 +67,8 @@ pub struct Dump {
     pub nodes: Vec<Node>,
     pub archived: Vec<Node>,
     pub history: Vec<HistoryLine>,
+    /// The names kept for actors.
+    pub actors: Vec<crate::model::ActorName>,
 }
 
 /// Where a reader of the history stopped, as a backend counts it (the embedded store: the
@@ -159,6 +161,13 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
 
     /// Reads everything afresh (formats, checksums) and verifies the invariants.
     fn check(&self) -> Result<Report>;
+
+    /// The names the store keeps for its actors, in the order first kept.
+    fn actor_names(&self) -> Result<Vec<crate::model::ActorName>>;
+
+    /// Keeps `names`: a name not kept yet is added; one kept already keeps its name and its
+    /// first time, and takes the note given (if any). Durable when it returns.
+    fn keep_actor_names(&self, names: &[crate::model::ActorName]) -> Result<()>;
 
     /// The whole store, read in one locked step.
     fn dump(&self) -> Result<Dump>;

@@ -3,6 +3,7 @@
 //! the backend; reads are named queries over one consistent reading of it. No front door
 //! sees the state itself.
 
+mod actors;
 mod backend;
 mod history;
 pub mod lease;
@@ -88,6 +89,8 @@ pub struct Store {
     /// Who acts through this handle when it is not the actor a request names
     /// ([`Store::acting_as`]).
     by: Option<Actor>,
+    /// The actors whose names this handle knows are kept ([`Store::named_actor`]).
+    named: Arc<std::sync::Mutex<std::collections::HashSet<Actor>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -101,7 +104,11 @@ impl Store {
     inner_item! {
         /// A store over any backend.
         fn from_backend(backend: Arc<dyn Backend>) -> Store {
-            Store { backend, by: None }
+            Store {
+                backend,
+                by: None,
+                named: Arc::default(),
+            }
         }
     }
 
@@ -128,6 +135,7 @@ impl Store {
         Store {
             backend: self.backend.clone(),
             by: Some(by),
+            named: self.named.clone(),
         }
     }
 

@@ -5,8 +5,11 @@
 /// One verb as it is declared once, beside its request (`Verb::ABOUT`).
 #[derive(Debug, Clone, Copy)]
 pub struct About {
-    /// The verb's name, as JSON callers spell it (`claim_next`); the CLI writes `-`.
+    /// The verb's name, as JSON callers spell it (`claim_next`).
     pub verb: &'static str,
+    /// Its subcommand, as typed: `claim-next`, or `actor add` for one under another verb's
+    /// subcommand (`actor`).
+    pub command: &'static str,
     /// What it is for, in one or two sentences, to an agent or a client.
     pub about: &'static str,
     /// It changes nothing.
@@ -48,8 +51,11 @@ impl About {
         }
     }
 
-    /// The subcommand's name: the verb's, with `-` for `_`.
-    pub fn command(&self) -> String {
-        self.verb.replace('_', "-")
+    /// The subcommand's name, and the subcommand it is under (if any).
+    pub fn command_path(&self) -> (Option<&'static str>, &'static str) {
+        match self.command.split_once(' ') {
+            Some((parent, name)) => (Some(parent), name),
+            None => (None, self.command),
+        }
     }
 }

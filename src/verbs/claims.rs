@@ -34,6 +34,7 @@ pub struct Claim {
 impl Verb for Claim {
     const ABOUT: About = About {
         verb: "claim",
+        command: "claim",
         about: "Claim one named node (use claim_next to let the store pick).",
         read_only: false,
         destructive: false,
@@ -93,6 +94,7 @@ pub struct ClaimNext {
 impl Verb for ClaimNext {
     const ABOUT: About = About {
         verb: "claim_next",
+        command: "claim-next",
         about: "Take the ready node with the longest critical path (returns id and generation: keep the generation). resume=true after a restart gets back a claim you hold. wait=N: wait up to N seconds for work instead of calling again",
         read_only: false,
         destructive: false,
@@ -161,6 +163,7 @@ pub struct Renew {
 impl Verb for Renew {
     const ABOUT: About = About {
         verb: "renew",
+        command: "renew",
         about: "Keep your claim alive while you work (about every third of its ttl), with your generation; progress leaves a checkpoint for whoever takes the node next. If it says a cancel was requested, stop.",
         read_only: false,
         destructive: false,
@@ -208,6 +211,7 @@ pub struct Release {
 impl Verb for Release {
     const ABOUT: About = About {
         verb: "release",
+        command: "release",
         about: "Hand your claim back so another worker can try, with your generation; retry_in (say \"5m\") keeps it from being taken again before then.",
         read_only: false,
         destructive: true,
@@ -245,6 +249,7 @@ pub struct Reclaim {
 impl Verb for Reclaim {
     const ABOUT: About = About {
         verb: "reclaim",
+        command: "reclaim",
         about: "Hand back expired claims, or (with lease) claims quiet that long: frees work of stalled workers.",
         read_only: false,
         destructive: true,
@@ -320,6 +325,7 @@ impl Complete {
 impl Verb for Complete {
     const ABOUT: About = About {
         verb: "complete",
+        command: "complete",
         about: "Finish your claimed node: status done or failed, with the generation your claim returned; output (any JSON) goes to the nodes that depend on it.",
         read_only: false,
         destructive: true,
@@ -353,6 +359,7 @@ pub struct Reopen {
 impl Verb for Reopen {
     const ABOUT: About = About {
         verb: "reopen",
+        command: "reopen",
         about: "Put a finished node back to todo.",
         read_only: false,
         destructive: true,
@@ -384,6 +391,7 @@ pub struct FenceCheck {
 impl Verb for FenceCheck {
     const ABOUT: About = About {
         verb: "fence_check",
+        command: "fence-check",
         about: "Whether gen is still the node's live claim: refused stale_generation when the claim was handed back or ran out.",
         read_only: true,
         destructive: false,

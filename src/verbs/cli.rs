@@ -45,24 +45,40 @@ pub(super) fn run_form<V: Verb + Clone, F: Form<V>>(
     }
 }
 
-/// The subcommand of verb `V`, whose arguments are `F`'s, added only when it is the one run
-/// (or its help is asked for): building every verb's arguments for each process would cost
-/// more than a `show` does.
-pub(super) fn subcommand<V: Verb, F: clap::Args>() -> clap::Command {
+/// `cmd` with the subcommand of verb `V`, whose arguments are `F`'s, added only when it is
+/// the one run (or its help is asked for): building every verb's arguments for each
+/// process would cost more than a `show` does. A verb under another (`actor add`) goes
+/// under that one's subcommand, which then takes either its own arguments or one of its
+/// subcommands.
+pub(super) fn subcommand<V: Verb, F: clap::Args>(cmd: clap::Command) -> clap::Command {
     let a: About = V::ABOUT;
-    clap::Command::new(a.command())
+    let (parent, name) = a.command_path();
+    let sub = clap::Command::new(name)
         .about(a.summary)
         .after_help(a.help)
         .aliases(a.aliases)
-        .defer(keep_about::<F>)
+        .defer(keep_about::<F>);
+    match parent {
+        None => cmd.subcommand(sub),
+        Some(p) => cmd.mut_subcommand(p, |c| {
+            c.args_conflicts_with_subcommands(true)
+                .subcommand_negates_reqs(true)
+                .subcommand(sub)
+        }),
+    }
 }
 
-/// The subcommand's name and its matches.
+/// The subcommand as typed (`actor add` for one under another) and its matches.
 pub(super) fn verb_matches(
     m: &mut clap::ArgMatches,
 ) -> std::result::Result<(String, clap::ArgMatches), clap::Error> {
-    m.remove_subcommand()
-        .ok_or_else(|| clap::Error::raw(clap::error::ErrorKind::MissingSubcommand, "no verb\n"))
+    let (name, mut sub) = m
+        .remove_subcommand()
+        .ok_or_else(|| clap::Error::raw(clap::error::ErrorKind::MissingSubcommand, "no verb\n"))?;
+    Ok(match sub.remove_subcommand() {
+        Some((child, m)) => (format!("{name} {child}"), m),
+        None => (name, sub),
+    })
 }
 
 pub(super) fn unknown(name: &str) -> clap::Error {

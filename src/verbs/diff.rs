@@ -61,6 +61,7 @@ pub struct DiffCheck {
 impl Verb for DiffCheck {
     const ABOUT: About = About {
         verb: "diff_check",
+        command: "diff-check",
         about: "Before you commit: list the files changed in git (the server's work tree, or repo) that none of your live claims covers through its resources.",
         read_only: true,
         destructive: false,

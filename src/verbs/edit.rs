@@ -70,6 +70,7 @@ pub struct Upsert {
 impl Verb for Upsert {
     const ABOUT: About = About {
         verb: "upsert",
+        command: "upsert",
         about: "Create a node of work (or update the one with the same summary, kind and parent); returns its id. not_before (RFC 3339, or \"+2h\") schedules it for later.",
         read_only: false,
         destructive: false,
@@ -122,6 +123,7 @@ pub struct Link {
 impl Verb for Link {
     const ABOUT: About = About {
         verb: "link",
+        command: "link",
         about: "Make child wait on parent (hard: parent must be done; soft: parent must finish).",
         read_only: false,
         destructive: false,
@@ -151,6 +153,7 @@ pub struct Unlink {
 impl Verb for Unlink {
     const ABOUT: About = About {
         verb: "unlink",
+        command: "unlink",
         about: "Remove the link that makes child wait on parent.",
         read_only: false,
         destructive: true,
@@ -207,6 +210,7 @@ impl super::Form<Import> for PlanFile {
 impl Verb for Import {
     const ABOUT: About = About {
         verb: "import",
+        command: "import",
         about: "Create a whole plan of nodes and links in one atomic write; safe to repeat.",
         read_only: false,
         destructive: false,
@@ -265,6 +269,7 @@ pub struct Archive {
 impl Verb for Archive {
     const ABOUT: About = About {
         verb: "archive",
+        command: "archive",
         about: "Move finished nodes out of the live DAG.",
         read_only: false,
         destructive: true,
@@ -300,6 +305,7 @@ pub struct Unarchive {
 impl Verb for Unarchive {
     const ABOUT: About = About {
         verb: "unarchive",
+        command: "unarchive",
         about: "Bring an archived node back.",
         read_only: false,
         destructive: false,
@@ -332,6 +338,7 @@ pub struct Config {
 impl Verb for Config {
     const ABOUT: About = About {
         verb: "config",
+        command: "config",
         about: "Read the store's settings (default_ttl, max_held, max_attempts), or change one.",
         read_only: false,
         destructive: true,

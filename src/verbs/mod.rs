@@ -19,6 +19,7 @@
 //! # Ok::<(), claimdag::Error>(())
 //! ```
 
+mod actors;
 mod args;
 mod catalog;
 mod claims;
@@ -32,6 +33,7 @@ mod replies;
 mod talk;
 pub mod text;
 
+pub use actors::{ActorAdd, ActorList, Actors};
 pub use args::{check_role, parse_finish_status, parse_json_arg, Dur};
 pub use catalog::{About, Door};
 pub use claims::{Claim, ClaimNext, Complete, FenceCheck, Reclaim, Release, Renew, Reopen};
@@ -70,6 +72,8 @@ pub struct Ctx<'a> {
     pub bounds: Bounds,
     /// What ends a waiting call sooner: the client of a door went away, a signal came.
     pub stop: Option<crate::store::Stop<'a>>,
+    /// The `name:NAME` actors the call named, to keep once it succeeds.
+    names: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// What a door holds its requests to, beyond the rules of the store: the MCP server binds
@@ -102,6 +106,7 @@ impl<'a> Ctx<'a> {
             actor: None,
             bounds: Bounds::default(),
             stop: None,
+            names: Default::default(),
         })
     }
 
@@ -113,10 +118,39 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The same context with a default actor (32 hex or `name:NAME`).
+    /// The same context with a default actor (32 hex or `name:NAME`, whose name the store
+    /// keeps now).
     pub fn with_actor(mut self, actor: Option<&str>) -> Result<Ctx<'a>> {
         self.actor = actor.map(|a| Actor::parse_actor(a, "actor")).transpose()?;
+        if let Some(name) = actor.and_then(|a| a.strip_prefix("name:")) {
+            self.store.named_actor(name)?;
+        }
         Ok(self)
+    }
+
+    /// An actor as a user writes it; the name of `name:NAME` is kept in the store once the
+    /// call succeeds ([`Ctx::keep_names`]): a refused call leaves the store as it was.
+    fn parse_actor(&self, text: &str, what: &str) -> Result<Actor> {
+        let a = Actor::parse_actor(text, what)?;
+        if let Some(name) = text.strip_prefix("name:") {
+            if let Ok(mut n) = self.names.lock() {
+                n.push(name.to_string());
+            }
+        }
+        Ok(a)
+    }
+
+    /// Keeps the names of the `name:NAME` actors the call named, after it succeeded (its
+    /// first use of a name). A name that cannot be kept now (the disk full) is kept at its
+    /// next use: the call itself is done, and a name is only what the doors show.
+    pub fn keep_names(&self) {
+        let names = match self.names.lock() {
+            Ok(mut n) => std::mem::take(&mut *n),
+            Err(_) => return,
+        };
+        for name in names {
+            let _ = self.store.named_actor(&name);
+        }
     }
 
     /// The default actor from `$CLAIMDAG_ACTOR` (empty counts as unset), if no actor is
@@ -183,7 +217,7 @@ impl<'a> Ctx<'a> {
 
     /// An actor a request names: parsed, and when the context is bound, its own actor only.
     fn given_actor(&self, text: &str, what: &str) -> Result<Actor> {
-        let a = Actor::parse_actor(text, what)?;
+        let a = self.parse_actor(text, what)?;
         match self.actor {
             Some(me) if self.bounds.bound && a != me => Err(Error::invalid(format!(
                 "{what} {text}: requests here act as {me} only (leave {what} out)"
@@ -279,9 +313,19 @@ impl Answer {
     }
 }
 
+/// Runs one typed request and answers its typed reply, the names it used kept
+/// ([`Ctx::keep_names`]): what a door that converts the reply itself calls.
+pub fn reply<V: Verb>(cx: &Ctx<'_>, req: &V) -> Result<V::Reply> {
+    let reply = req.run(cx)?;
+    cx.keep_names();
+    Ok(reply)
+}
+
 /// Runs one typed request.
 pub fn run<V: Verb>(cx: &Ctx<'_>, req: &V) -> Result<Answer> {
-    req.run(cx).map(|r| Answer::of(&r))
+    let reply = req.run(cx)?;
+    cx.keep_names();
+    Ok(Answer::of(&reply))
 }
 
 /// A reply in the one form a caller prints, and the exit status: its text, or its JSON
@@ -296,6 +340,7 @@ pub struct Printed {
 /// or not): a `Value` of a 100,000-node `list`, made for nothing, was most of its work.
 pub fn run_printed<V: Verb>(cx: &Ctx<'_>, req: &V, json: bool) -> Result<Printed> {
     let reply = req.run(cx)?;
+    cx.keep_names();
     let out = if json {
         // As `Answer::of`: a reply that does not serialise is `null`.
         let mut out = serde_json::to_vec(&reply).unwrap_or_else(|_| b"null".to_vec());
@@ -441,7 +486,7 @@ macro_rules! every_verb {
             ) -> std::result::Result<Self, clap::Error> {
                 let (name, mut sub) = cli::verb_matches(m)?;
                 $(
-                    if <$ty as Verb>::ABOUT.command() == name {
+                    if <$ty as Verb>::ABOUT.command == name {
                         return clap::FromArgMatches::from_arg_matches_mut(&mut sub)
                             .map(Command::$ty);
                     }
@@ -461,7 +506,9 @@ macro_rules! every_verb {
         #[cfg(feature = "cli")]
         impl clap::Subcommand for Command {
             fn augment_subcommands(cmd: clap::Command) -> clap::Command {
-                cmd$(.subcommand(cli::subcommand::<$ty, cli::form!($ty $(, $form)?)>()))*
+                let cmd = cmd;
+                $(let cmd = cli::subcommand::<$ty, cli::form!($ty $(, $form)?)>(cmd);)*
+                cmd
             }
 
             fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
@@ -469,7 +516,9 @@ macro_rules! every_verb {
             }
 
             fn has_subcommand(name: &str) -> bool {
-                CATALOG.iter().any(|a| a.command() == name || a.aliases.contains(&name))
+                CATALOG
+                    .iter()
+                    .any(|a| a.command == name || a.aliases.contains(&name))
             }
         }
     };
@@ -500,6 +549,8 @@ every_verb!(
     Config,
     Check,
     ActorOf,
+    ActorAdd,
+    ActorList,
     Copy,
     DiffCheck,
     FenceCheck,

@@ -53,6 +53,7 @@ pub struct List {
 impl Verb for List {
     const ABOUT: About = About {
         verb: "list",
+        command: "list",
         about: "List nodes by status (ready, claimed, expired, done, ...), holder, or everything.",
         read_only: true,
         destructive: false,
@@ -78,7 +79,10 @@ impl Verb for List {
             only_archived: self.archived && !self.all,
             ready: self.ready,
         };
-        Ok(Nodes(cx.store.list(&filter)?))
+        let mut views = cx.store.list(&filter)?;
+        let names = cx.store.names()?;
+        views.iter_mut().for_each(|v| names.name_view(v));
+        Ok(Nodes(views))
     }
 }
 
@@ -93,6 +97,7 @@ pub struct Show {
 impl Verb for Show {
     const ABOUT: About = About {
         verb: "show",
+        command: "show",
         about: "Read every field of one node, and why it is not ready.",
         read_only: true,
         destructive: false,
@@ -104,7 +109,9 @@ impl Verb for Show {
     };
     type Reply = NodeView;
     fn run(&self, cx: &Ctx<'_>) -> Result<NodeView> {
-        cx.store.get(cx.node(&self.node)?)
+        let mut view = cx.store.get(cx.node(&self.node)?)?;
+        cx.store.names()?.name_view(&mut view);
+        Ok(view)
     }
 }
 
@@ -125,6 +132,7 @@ pub struct Next {
 impl Verb for Next {
     const ABOUT: About = About {
         verb: "next",
+        command: "next",
         about: "Which node claim_next would take, without claiming it.",
         read_only: true,
         destructive: false,
@@ -158,6 +166,7 @@ pub struct Ready {
 impl Verb for Ready {
     const ABOUT: About = About {
         verb: "ready",
+        command: "ready",
         about: "See which nodes are ready, in the order claim_next would take them.",
         read_only: true,
         destructive: false,
@@ -194,6 +203,7 @@ pub struct Log {
 impl Verb for Log {
     const ABOUT: About = About {
         verb: "log",
+        command: "log",
         about: "Read the history of a node (or of the store): every claim, hand-back and completion.",
         read_only: true,
         destructive: false,
@@ -207,11 +217,14 @@ impl Verb for Log {
     fn run(&self, cx: &Ctx<'_>) -> Result<History> {
         let id = self.node.as_deref().map(|n| cx.node(n)).transpose()?;
         let since = self.since.unwrap_or(0);
-        Ok(History(match id {
+        let mut lines = match id {
             None if cx.bounds.bound => cx.store.history_in(since, &cx.workspace, self.all)?,
             id if self.all => cx.store.history_archived(since, id)?,
             id => cx.store.history_since(since, id)?,
-        }))
+        };
+        let names = cx.store.names()?;
+        lines.iter_mut().for_each(|l| names.name_line(l));
+        Ok(History(lines))
     }
 }
 
@@ -248,6 +261,7 @@ pub struct Graph {
 impl Verb for Graph {
     const ABOUT: About = About {
         verb: "graph",
+        command: "graph",
         about: "Draw the DAG in Mermaid or dot, critical path in red.",
         read_only: true,
         destructive: false,
@@ -280,6 +294,7 @@ pub struct Check {}
 impl Verb for Check {
     const ABOUT: About = About {
         verb: "check",
+        command: "check",
         about: "Verify the store's invariants.",
         read_only: true,
         destructive: false,
@@ -307,6 +322,7 @@ pub struct ActorOf {
 impl Verb for ActorOf {
     const ABOUT: About = About {
         verb: "actor",
+        command: "actor",
         about: "The actor id a name stands for (name:NAME is accepted wherever an actor is).",
         read_only: true,
         destructive: false,
@@ -341,6 +357,7 @@ pub struct Copy {
 impl Verb for Copy {
     const ABOUT: About = About {
         verb: "copy",
+        command: "copy",
         about: "",
         read_only: false,
         destructive: false,

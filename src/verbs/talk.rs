@@ -34,6 +34,7 @@ pub struct Cancel {
 impl Verb for Cancel {
     const ABOUT: About = About {
         verb: "cancel",
+        command: "cancel",
         about: "Cancel a node: a todo node is cancelled at once; the holder of a claimed one is asked to stop (it learns it at its next renew), with your reason.",
         read_only: false,
         destructive: true,
@@ -108,6 +109,7 @@ impl super::Form<CompleteMany> for CompletionsFile {
 impl Verb for CompleteMany {
     const ABOUT: About = About {
         verb: "complete_many",
+        command: "complete-many",
         about: "Finish several of your claimed nodes in one write: all of them, or none when one is refused.",
         read_only: false,
         destructive: true,

@@ -18,9 +18,15 @@ pub fn list(views: &[NodeView]) -> String {
     let mut out = String::new();
     for v in views {
         let n = &v.node;
+        let holder = match (n.status, n.holder) {
+            (crate::model::Status::Claimed, Some(h)) => {
+                format!("holder={}  ", actor(&h, &v.names.holder))
+            }
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{}  {:<width$}  {}  gen={}  {}",
+            "{}  {:<width$}  {}  gen={}  {holder}{}",
             n.id.short(),
             v.display.as_str(),
             n.kind,
@@ -31,12 +37,32 @@ pub fn list(views: &[NodeView]) -> String {
     out
 }
 
-/// Every field, one a line: `<name padded to 13><value>`, `-` for one not set.
+/// An actor as text shows it: `name:NAME` when the store keeps a name for it (what a
+/// command takes back), else its 32 hex characters.
+fn actor(a: &crate::id::Actor, name: &Option<String>) -> String {
+    match name {
+        Some(n) => format!("name:{n}"),
+        None => a.hex(),
+    }
+}
+
+/// An actor as `show` prints it: its id, and the name kept for it.
+fn actor_in_full(a: Option<crate::id::Actor>, name: &Option<String>) -> String {
+    match (a, name) {
+        (Some(a), Some(n)) => format!("{} (name:{n})", a.hex()),
+        (Some(a), None) => a.hex(),
+        (None, _) => "-".into(),
+    }
+}
+
 /// The fields of a holder and the rest talking: checkpoint, cancel request, output.
-fn talk_fields(n: &crate::model::Node) -> Vec<(&'static str, String)> {
+fn talk_fields(v: &NodeView) -> Vec<(&'static str, String)> {
+    let n = &v.node;
     let opt = |o: Option<String>| o.unwrap_or_else(|| "-".to_string());
     let cancel = n.cancel_requested.as_ref().map(|c| {
-        let by = c.by.map(|a| a.hex()).unwrap_or_else(|| "-".into());
+        let by =
+            c.by.map(|a| actor(&a, &v.names.cancel_by))
+                .unwrap_or_else(|| "-".into());
         let why = c.reason.as_deref().unwrap_or("-");
         format!("requested at {} by {by}: {why}", iso_time(c.at))
     });
@@ -74,7 +100,7 @@ pub fn show(v: &NodeView) -> String {
         ("ready", v.ready.to_string()),
         ("why", opt(v.why.clone())),
         ("generation", n.generation.to_string()),
-        ("holder", opt(n.holder.map(|h| h.hex()))),
+        ("holder", actor_in_full(n.holder, &v.names.holder)),
         ("attempts", n.attempts.to_string()),
         ("max_attempts", opt(n.max_attempts.map(|m| m.to_string()))),
         ("claimed_at", time(n.claimed_at)),
@@ -107,7 +133,10 @@ pub fn show(v: &NodeView) -> String {
         ("resources", list(&n.resources)),
         ("ref", opt(n.ref_.clone())),
         ("note", opt(n.note.clone())),
-        ("completed_by", opt(n.completed_by.map(|h| h.hex()))),
+        (
+            "completed_by",
+            actor_in_full(n.completed_by, &v.names.completed_by),
+        ),
         ("not_before", time(n.not_before)),
         ("created_at", iso_time(n.created_at)),
         ("updated_at", iso_time(n.updated_at)),
@@ -115,7 +144,7 @@ pub fn show(v: &NodeView) -> String {
     ];
     // Every value on its line, whatever text a field holds.
     let mut out = String::new();
-    for (k, val) in fields.into_iter().chain(talk_fields(n)) {
+    for (k, val) in fields.into_iter().chain(talk_fields(v)) {
         let _ = writeln!(out, "{k:<13}{}", one_line(&val));
     }
     out
@@ -165,10 +194,10 @@ pub fn log(lines: &[HistoryLine]) -> String {
             let _ = write!(out, "  gen={g}");
         }
         if let Some(a) = e.actor {
-            let _ = write!(out, "  actor={a}");
+            let _ = write!(out, "  actor={}", actor(&a, &h.actor_name));
         }
         if let Some(b) = e.by {
-            let _ = write!(out, "  by={b}");
+            let _ = write!(out, "  by={}", actor(&b, &h.by_name));
         }
         if let Some(d) = &e.detail {
             let _ = write!(out, "  {}", one_line(d));

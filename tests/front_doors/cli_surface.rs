@@ -178,7 +178,7 @@ fn list_pads_the_status_column_and_filters() {
     assert_eq!(
         s.ok(&["list"]),
         format!(
-            "{}  claimed  task  gen=2  will be claimed\n\
+            "{}  claimed  task  gen=2  holder={me}  will be claimed\n\
              {}  ready    task  gen=1  waits\n",
             short(&a),
             short(&c)
@@ -187,7 +187,7 @@ fn list_pads_the_status_column_and_filters() {
     assert_eq!(
         s.ok(&["list", "--terminal"]),
         format!(
-            "{}  claimed  task  gen=2  will be claimed\n\
+            "{}  claimed  task  gen=2  holder={me}  will be claimed\n\
              {}  done     task  gen=2  will be done\n\
              {}  ready    task  gen=1  waits\n",
             short(&a),
@@ -198,7 +198,7 @@ fn list_pads_the_status_column_and_filters() {
     assert_eq!(s.ok(&["list", "--all"]), s.ok(&["list", "--terminal"]));
     assert_eq!(
         s.ok(&["list", "--holder", &me]),
-        format!("{}  claimed  task  gen=2  will be claimed\n", short(&a))
+        format!("{}  claimed  task  gen=2  holder={me}  will be claimed\n", short(&a))
     );
     assert_eq!(
         s.ok(&["list", "--status", "done"]),
@@ -338,7 +338,11 @@ fn json_works_on_every_verb() {
         let f = s.upsert("fenced", &[]);
         let g = s.claim(&f, &me, &[]).to_string();
         let j = json_of(&s, &["fence-check", &f, &g]);
-        assert_eq!((&j["id"], &j["generation"]), (&f.as_str().into(), &2.into()), "{j}");
+        assert_eq!(
+            (&j["id"], &j["generation"]),
+            (&f.as_str().into(), &2.into()),
+            "{j}"
+        );
         seen.push("fence-check");
     }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,

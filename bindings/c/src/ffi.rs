@@ -95,7 +95,7 @@ pub(crate) unsafe fn store_arg<'a>(ptr: *const claimdag_store) -> Result<&'a Sto
 /// duration arguments are read by the verb layer, as for every front door.
 pub(crate) fn run<V: Verb>(store: &Store, req: &V) -> Result<V::Reply, Failure> {
     let cx = Ctx::from_env(store, None)?;
-    Ok(req.run(&cx)?)
+    Ok(claimdag::verbs::reply(&cx, req)?)
 }
 
 /// A reply's JSON, as the CLI's `--json` prints it, as a string for C.

@@ -14,7 +14,7 @@
 use crate::convert::json_arg;
 use crate::error::{detach, detach_waiting, invalid, to_py_err};
 use crate::types::{CancelRequest, Grant, Node};
-use claimdag::verbs::{self, parse_finish_status, Ctx, Dur, Verb};
+use claimdag::verbs::{self, parse_finish_status, Ctx, Dur};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 use std::sync::{Arc, Mutex};
@@ -101,7 +101,7 @@ impl Lease {
             let mut cx = Ctx::new(store, workspace)?;
             cx.stop = wait.stop;
             let who = cx.actor(request.assignee.as_deref(), "assignee")?;
-            let Some(c) = request.run(&cx)?.into_first() else {
+            let Some(c) = verbs::reply(&cx, &request)?.into_first() else {
                 return Ok(None);
             };
             let lease = claimdag::Lease::hold(store.clone(), c.id, c.generation, who, ttl_ms);

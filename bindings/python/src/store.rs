@@ -43,7 +43,7 @@ impl Store {
         V::Reply: Send,
     {
         let (core, ws) = (&self.core, &self.workspace);
-        detach(py, move || req.run(&Ctx::new(core, ws)?))
+        detach(py, move || verbs::reply(&Ctx::new(core, ws)?, &req))
     }
 }
 
@@ -444,7 +444,7 @@ impl Store {
         let got = detach_waiting(py, wait_ms, move |wait| {
             let mut cx = Ctx::new(core, ws)?;
             cx.stop = wait.stop;
-            Ok(req.run(&cx)?.into_first())
+            Ok(verbs::reply(&cx, &req)?.into_first())
         })?;
         got.map(|c| match details {
             true => Ok(Py::new(py, Grant(c))?.into_any()),
@@ -487,7 +487,7 @@ impl Store {
         let got = detach_waiting(py, wait_ms, move |wait| {
             let mut cx = Ctx::new(core, ws)?;
             cx.stop = wait.stop;
-            let all = req.run(&cx)?.all();
+            let all = verbs::reply(&cx, &req)?.all();
             Ok((!all.is_empty()).then_some(all))
         })?;
         Ok(got.unwrap_or_default().into_iter().map(Grant).collect())

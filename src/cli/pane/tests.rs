@@ -44,11 +44,8 @@ fn node(s: &Store, summary: &str, estimate: u64, parent: Option<Id>) -> Id {
 }
 
 fn app<'a>(fx: &'a Fixture) -> App<'a> {
-    let cx = Ctx::new(&fx.store, "").unwrap();
-    let cx = Ctx {
-        actor: Some(fx.me),
-        ..cx
-    };
+    let mut cx = Ctx::new(&fx.store, "").unwrap();
+    cx.actor = Some(fx.me);
     App::new(cx, Filters::default()).unwrap()
 }
 

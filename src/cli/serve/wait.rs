@@ -92,7 +92,7 @@ async fn look(
             ..Bounds::default()
         };
         let req: ClaimNext = verbs::parse(args)?;
-        let got = req.run(&cx)?;
+        let got = verbs::reply(&cx, &req)?;
         let granted = got.first().is_some();
         let next = match granted {
             true => None,

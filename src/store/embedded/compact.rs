@@ -128,11 +128,7 @@ impl Embedded {
             }
             keep_from = *end;
             for (i, event) in rec.change.events.iter().enumerate() {
-                let line = HistoryLine {
-                    seq: rec.seq,
-                    i: i as u32,
-                    event: event.clone(),
-                };
+                let line = HistoryLine::new(rec.seq, i as u32, event.clone());
                 serde_json::to_writer(&mut lines, &line).map_err(json)?;
                 lines.push(b'\n');
             }

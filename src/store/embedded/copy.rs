@@ -35,6 +35,9 @@ pub(super) fn load(dir: &Path, dump: &Dump) -> Result<()> {
                 })
             }),
         )?;
+        if !dump.actors.is_empty() {
+            super::actors::keep(dir, &dump.actors)?;
+        }
         fsutil::replace_atomically(dir, JOURNAL, &mut |w| w.write_all(journal::HEADER))?;
         let stubs = dump
             .archived

@@ -444,11 +444,7 @@ fn tail_journal(dir: &Path, read: &mut Reading, hint: &mut [u64]) -> Result<()> 
                 return Ok(());
             }
             if read.passes((rec.seq, i as u32)) {
-                read.keep(HistoryLine {
-                    seq: rec.seq,
-                    i: i as u32,
-                    event,
-                });
+                read.keep(HistoryLine::new(rec.seq, i as u32, event));
             }
         }
         start = end;

@@ -10,6 +10,7 @@
 //! notices moves the journal's events to the history file, writes a new snapshot and
 //! empties the journal; a crash at any step leaves a store that reads the same.
 
+mod actors;
 mod cache;
 mod compact;
 mod copy;
@@ -301,6 +302,7 @@ impl Backend for EmbeddedStore {
     }
 
     fn dump(&self) -> Result<Dump> {
+        let actors = actors::read(&self.dir)?;
         group::quiet(self)
             .cache
             .with_logs(&self.dir, true, |state, logs| Dump {
@@ -309,7 +311,16 @@ impl Backend for EmbeddedStore {
                 nodes: state.nodes().to_vec(),
                 archived: logs.in_order(),
                 history: logs.history,
+                actors,
             })
+    }
+
+    fn actor_names(&self) -> Result<Vec<crate::model::ActorName>> {
+        actors::read(&self.dir)
+    }
+
+    fn keep_actor_names(&self, names: &[crate::model::ActorName]) -> Result<()> {
+        actors::keep(&self.dir, names)
     }
 
     fn load(&self, dump: &Dump) -> Result<()> {

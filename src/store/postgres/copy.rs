@@ -92,6 +92,7 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         nodes,
         archived,
         history,
+        actors: Vec::new(),
     })
 }
 

@@ -58,10 +58,10 @@ pub(super) fn from(
 /// One row of a history query as a history line.
 pub(super) fn line(store: &PgStore, r: &postgres::Row) -> Result<HistoryLine> {
     let parse = |s: Option<String>| s.map(|t| Id::parse(&t, "id")).transpose();
-    Ok(HistoryLine {
-        seq: r.get::<_, i64>(0) as u64,
-        i: r.get::<_, i32>(1) as u32,
-        event: crate::model::Event {
+    Ok(HistoryLine::new(
+        r.get::<_, i64>(0) as u64,
+        r.get::<_, i32>(1) as u32,
+        crate::model::Event {
             at: r.get::<_, i64>(2) as u64,
             verb: r.get(3),
             node: parse(r.get(4)).map_err(|e| store.corrupt(e.to_string()))?,
@@ -71,5 +71,5 @@ pub(super) fn line(store: &PgStore, r: &postgres::Row) -> Result<HistoryLine> {
             output: r.get(8),
             by: parse(r.get(9)).map_err(|e| store.corrupt(e.to_string()))?,
         },
-    })
+    ))
 }

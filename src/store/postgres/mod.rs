@@ -387,6 +387,14 @@ impl Archive for PgArchive<'_> {
 mod write;
 
 impl Backend for PgStore {
+    fn actor_names(&self) -> Result<Vec<crate::model::ActorName>> {
+        Ok(Vec::new())
+    }
+
+    fn keep_actor_names(&self, _names: &[crate::model::ActorName]) -> Result<()> {
+        Ok(())
+    }
+
     fn location(&self) -> String {
         self.target.location().to_string()
     }
