@@ -198,7 +198,10 @@ fn list_pads_the_status_column_and_filters() {
     assert_eq!(s.ok(&["list", "--all"]), s.ok(&["list", "--terminal"]));
     assert_eq!(
         s.ok(&["list", "--holder", &me]),
-        format!("{}  claimed  task  gen=2  holder={me}  will be claimed\n", short(&a))
+        format!(
+            "{}  claimed  task  gen=2  holder={me}  will be claimed\n",
+            short(&a)
+        )
     );
     assert_eq!(
         s.ok(&["list", "--status", "done"]),

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod actor_names;
 mod config_verb;
 mod expired_claims;
 mod fence_check;
