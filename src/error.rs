@@ -113,10 +113,16 @@ with_codes!(code_enum);
 pub enum Error {
     #[error("{what} not found")]
     NotFound { what: String, node: Option<Id> },
-    #[error("node {node} is already claimed by {holder} at gen={generation}")]
+    #[error(
+        "node {node} is already claimed by {holder}{} at gen={generation}",
+        named(holder_name)
+    )]
     AlreadyClaimed {
         node: Id,
         holder: Id,
+        /// The name the store keeps for the holder (filled in by the verb layer).
+        #[serde(default)]
+        holder_name: Option<Box<str>>,
         generation: u64,
     },
     #[error("actor {actor} already holds {} live claim(s) in this workspace (max_held={max_held}): {}; cannot claim node {node}", held.len(), id_list(held))]
@@ -135,13 +141,15 @@ pub enum Error {
         attempts: u32,
         max_attempts: u32,
     },
-    #[error("node {node}: resource {resource:?} overlaps {held:?}, held by {holder} on node {other} at gen={generation}")]
+    #[error("node {node}: resource {resource:?} overlaps {held:?}, held by {holder}{} on node {other} at gen={generation}", named(holder_name))]
     ResourceConflict {
         node: Id,
-        resource: String,
-        held: String,
+        resource: Box<str>,
+        held: Box<str>,
         other: Id,
         holder: Id,
+        #[serde(default)]
+        holder_name: Option<Box<str>>,
         generation: u64,
     },
     #[error("node {node} is not claimed (status {status})")]
@@ -154,11 +162,16 @@ pub enum Error {
         given: u64,
         generation: u64,
     },
-    #[error("{actor} is not the holder of node {node} (held by {holder} at gen={generation})")]
+    #[error(
+        "{actor} is not the holder of node {node} (held by {holder}{} at gen={generation})",
+        named(holder_name)
+    )]
     NotHolder {
         node: Id,
         actor: Id,
         holder: Id,
+        #[serde(default)]
+        holder_name: Option<Box<str>>,
         generation: u64,
     },
     #[error("cycle: {detail}")]
@@ -184,6 +197,13 @@ fn id_list(ids: &[Id]) -> String {
 }
 
 /// `given` of a stale generation: 0 when the caller gave none (its claim was handed back).
+/// " (name:NAME)" after an actor the store keeps a name for.
+fn named(name: &Option<Box<str>>) -> String {
+    name.as_deref()
+        .map(|n| format!(" (name:{n})"))
+        .unwrap_or_default()
+}
+
 fn given_text(given: u64) -> String {
     match given {
         0 => "this actor's claim was handed back".to_string(),
@@ -269,6 +289,27 @@ impl Error {
             Error::Cycle { node, .. } => Some(*node),
             _ => None,
         }
+    }
+
+    /// The name kept for the holder the error names, once the verb layer filled it in.
+    pub fn holder_name(&self) -> Option<&str> {
+        match self {
+            Error::AlreadyClaimed { holder_name, .. }
+            | Error::ResourceConflict { holder_name, .. }
+            | Error::NotHolder { holder_name, .. } => holder_name.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The same error with the name kept for its holder, if any.
+    pub fn with_holder_name(mut self, name: Option<&str>) -> Error {
+        if let Error::AlreadyClaimed { holder_name, .. }
+        | Error::ResourceConflict { holder_name, .. }
+        | Error::NotHolder { holder_name, .. } = &mut self
+        {
+            *holder_name = name.map(Box::from);
+        }
+        self
     }
 
     /// The current holder named by the error, when there is one.

@@ -41,6 +41,7 @@ impl Tx<'_> {
             return Err(Error::AlreadyClaimed {
                 node: id,
                 holder: n.holder.unwrap_or_default(),
+                holder_name: None,
                 generation: n.generation,
             });
         }
@@ -230,6 +231,7 @@ impl Tx<'_> {
                 node: id,
                 actor,
                 holder: n.holder.unwrap_or_default(),
+                holder_name: None,
                 generation: n.generation,
             });
         }
@@ -340,6 +342,7 @@ impl Tx<'_> {
                     node: id,
                     actor: a,
                     holder: n.holder.unwrap_or_default(),
+                    holder_name: None,
                     generation: n.generation,
                 });
             }
@@ -410,10 +413,11 @@ impl Tx<'_> {
                 if let Some(theirs) = other.resources.iter().find(|r| resources_overlap(mine, r)) {
                     return Err(Error::ResourceConflict {
                         node: n.id,
-                        resource: mine.clone(),
-                        held: theirs.clone(),
+                        resource: mine.as_str().into(),
+                        held: theirs.as_str().into(),
                         other: other.id,
                         holder: other.holder.unwrap_or_default(),
+                        holder_name: None,
                         generation: other.generation,
                     });
                 }

@@ -104,6 +104,7 @@ impl Tx<'_> {
             return Err(Error::AlreadyClaimed {
                 node: child,
                 holder: c.holder.unwrap_or_default(),
+                holder_name: None,
                 generation: c.generation,
             });
         }

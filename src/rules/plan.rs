@@ -310,6 +310,7 @@ impl Tx<'_> {
                 Error::AlreadyClaimed {
                     node: node.id,
                     holder: node.holder.unwrap_or_default(),
+                    holder_name: None,
                     generation: node.generation,
                 },
             ));

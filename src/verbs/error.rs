@@ -13,6 +13,7 @@ pub fn error_body(e: &Error) -> Value {
     }
     if let Some(h) = e.holder() {
         body["holder"] = json!(h);
+        body["holder_name"] = json!(e.holder_name());
     }
     if let Some(g) = e.generation() {
         body["generation"] = json!(g);

@@ -140,6 +140,18 @@ impl<'a> Ctx<'a> {
         Ok(a)
     }
 
+    /// `e` with the name kept for the holder it names, if any: a refusal says who holds
+    /// the node the way every door shows an actor.
+    pub fn named_error(&self, e: Error) -> Error {
+        let Some(h) = e.holder() else {
+            return e;
+        };
+        match self.store.names() {
+            Ok(names) => e.with_holder_name(names.get(&h)),
+            Err(_) => e,
+        }
+    }
+
     /// Keeps the names of the `name:NAME` actors the call named, after it succeeded (its
     /// first use of a name). A name that cannot be kept now (the disk full) is kept at its
     /// next use: the call itself is done, and a name is only what the doors show.
@@ -316,14 +328,14 @@ impl Answer {
 /// Runs one typed request and answers its typed reply, the names it used kept
 /// ([`Ctx::keep_names`]): what a door that converts the reply itself calls.
 pub fn reply<V: Verb>(cx: &Ctx<'_>, req: &V) -> Result<V::Reply> {
-    let reply = req.run(cx)?;
+    let reply = req.run(cx).map_err(|e| cx.named_error(e))?;
     cx.keep_names();
     Ok(reply)
 }
 
 /// Runs one typed request.
 pub fn run<V: Verb>(cx: &Ctx<'_>, req: &V) -> Result<Answer> {
-    let reply = req.run(cx)?;
+    let reply = req.run(cx).map_err(|e| cx.named_error(e))?;
     cx.keep_names();
     Ok(Answer::of(&reply))
 }
@@ -339,7 +351,7 @@ pub struct Printed {
 /// Runs one typed request and makes only the form of its reply that is printed (`--json`
 /// or not): a `Value` of a 100,000-node `list`, made for nothing, was most of its work.
 pub fn run_printed<V: Verb>(cx: &Ctx<'_>, req: &V, json: bool) -> Result<Printed> {
-    let reply = req.run(cx)?;
+    let reply = req.run(cx).map_err(|e| cx.named_error(e))?;
     cx.keep_names();
     let out = if json {
         // As `Answer::of`: a reply that does not serialise is `null`.

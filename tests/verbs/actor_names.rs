@@ -156,5 +156,8 @@ fn copy_carries_the_names() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), s.ok(&["actor", "list"]));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        s.ok(&["actor", "list"])
+    );
 }

@@ -54,12 +54,14 @@ impl Board {
     pub fn load(store: &Store, filters: &Filters) -> Result<Board> {
         // The version first: a write between it and the reads shows as a change next time.
         let version = store.version()?;
-        let nodes = store.list(&ListFilter {
+        let mut nodes = store.list(&ListFilter {
             workspace: Some(filters.workspace.clone()),
             terminal: true,
             archived: filters.archived,
             ..ListFilter::default()
         })?;
+        let names = store.names()?;
+        nodes.iter_mut().for_each(|v| names.name_view(v));
         let critical = store.critical_path(&filters.workspace)?;
         let clock_offset = store.now()? as i64 - local_ms();
         let index = nodes

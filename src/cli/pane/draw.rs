@@ -150,10 +150,12 @@ fn row(app: &App<'_>, v: &NodeView, depth: u16, selected: bool) -> Line<'static>
     let n = &v.node;
     let d = s.display(v);
     let critical = s.on_critical_path(&n.id);
-    let holder = match n.holder {
-        Some(h) if Some(h) == app.cx.actor => "me".to_string(),
-        Some(h) => h.hex()[..8].to_string(),
-        None => "-".into(),
+    // The holder's name (its first 8 characters), else its id's.
+    let holder = match (n.holder, &v.names.holder) {
+        (Some(h), _) if Some(h) == app.cx.actor => "me".to_string(),
+        (Some(_), Some(name)) => name.chars().take(8).collect(),
+        (Some(h), None) => h.hex()[..8].to_string(),
+        (None, _) => "-".into(),
     };
     // The lease's countdown, or a scheduled node's till it is ready.
     let lease = s

@@ -72,7 +72,9 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
     let rendered = shared
         .pages
         .page(key, seen, move || {
-            let p = shared2.store.page(&filter)?;
+            let mut p = shared2.store.page(&filter)?;
+            let names = shared2.store.names()?;
+            p.rows.iter_mut().for_each(|v| names.name_view(v));
             Ok(Bytes::from(if whole {
                 page::page(&p, &filter, &shared2.store.location(), &csrf)
             } else {

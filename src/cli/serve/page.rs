@@ -170,7 +170,10 @@ fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
         } else {
             ""
         },
-        holder_short = n.holder.map(|h| h.short()).unwrap_or_default(),
+        holder_short = match (&v.names.holder, n.holder) {
+            (Some(name), _) => html(name),
+            (None, h) => h.map(|h| h.short()).unwrap_or_default(),
+        },
         lease = lease(v, now),
         why = why(v),
         actions = actions(v),
