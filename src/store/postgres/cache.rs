@@ -262,7 +262,7 @@ impl Conn {
 
     /// The server's time as this handle reads it now, for a write to `w` (`None`: the
     /// settings): its clock plus the last offset seen, never before that workspace's last
-    /// write's time (any write's, for the settings). `commit7` refuses a time past the
+    /// write's time (any write's, for the settings). `commit` refuses a time past the
     /// server's own.
     pub(super) fn decision_time(&self, w: Option<&str>) -> Millis {
         let floor = match w {
@@ -278,7 +278,7 @@ impl Conn {
         now.max(self.clock.last_now)
     }
 
-    /// The sum a whole-store catch-up stands at (`version7` on the server).
+    /// The sum a whole-store catch-up stands at (`change_count` on the server).
     pub(super) fn version(&self) -> i64 {
         self.cache.spaces.values().map(|s| s.wseq).sum::<i64>() + self.cache.settings_version
     }

@@ -24,6 +24,11 @@ const MOST: i32 = 64;
 /// lock costs less than the line.
 pub(super) const COMBINE_AT: usize = 4;
 
+/// The store's combining policy (`PgStore::combine`): as contention says, always (tests),
+/// never (tests and measures).
+pub(super) const ALWAYS: u8 = 1;
+pub(super) const NEVER: u8 = 2;
+
 /// What a leader answers a waiting request.
 #[derive(Serialize, Deserialize)]
 enum Answer {
@@ -58,9 +63,13 @@ pub(super) fn combinable(req: &Request) -> bool {
 /// contention, a workspace the cache does not know, or a leader that saw the request
 /// otherwise).
 pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result<Option<Output>> {
-    let always = store.always_combine.load(std::sync::atomic::Ordering::Relaxed);
-    if !(conn.contention.combine || always)
-        || !conn.cache.loaded || !conn.cache.exists || !combinable(req) {
+    let policy = store.combine.load(std::sync::atomic::Ordering::Relaxed);
+    let wanted = match policy {
+        ALWAYS => true,
+        NEVER => false,
+        _ => conn.contention.combine,
+    };
+    if !wanted || !conn.cache.loaded || !conn.cache.exists || !combinable(req) {
         return Ok(None);
     }
     let w = match req.scope(&conn.cache.state) {

@@ -55,8 +55,8 @@ pub struct PgStore {
     conn: Mutex<Conn>,
     /// The connection that listens for writes, while something waits.
     listener: listen::Listener,
-    /// Requests are combined even without contention (tests).
-    always_combine: std::sync::atomic::AtomicBool,
+    /// When requests are combined (tests and measures set it).
+    combine: std::sync::atomic::AtomicU8,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -219,7 +219,7 @@ impl PgStore {
             target: Target::parse(arg)?,
             conn: Mutex::new(Conn::default()),
             listener: listen::Listener::default(),
-            always_combine: Default::default(),
+            combine: Default::default(),
         })
     }
 
@@ -442,8 +442,14 @@ impl Backend for PgStore {
 
     #[cfg(feature = "testing")]
     fn always_combine(&self) {
-        self.always_combine
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.combine
+            .store(combine::ALWAYS, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[cfg(feature = "testing")]
+    fn never_combine(&self) {
+        self.combine
+            .store(combine::NEVER, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn execute(&self, req: &Request) -> Result<Output> {
