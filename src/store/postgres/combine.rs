@@ -251,7 +251,13 @@ fn decide_and_commit(
     conn.cache.spaces.insert(w.to_string(), Space { wseq, last_now });
     conn.cache.settings_version = led.settings_version;
     conn.saw_clock(led.now, last_now);
-    conn.contention.contended = others > 0;
+    // It combined because its workspace was busy: its next write made the usual way takes
+    // the lock first (an optimistic one would race the writers it just led), and decides
+    // on its cache again only after calm locked writes (`CALM`).
+    conn.contention.contended = true;
+    if others > 0 {
+        conn.contention.calm = 0;
+    }
     conn.contention.combine = batch >= COMBINE_AT;
     Ok(match decided.mine {
         Some(answer) => Led::Decided(answer),

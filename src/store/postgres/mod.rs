@@ -40,6 +40,9 @@ use std::sync::{Mutex, MutexGuard};
 /// Optimistic attempts before a write takes its workspace's lock first: under contention
 /// every other writer's commit refuses an optimistic one, and the lock orders them instead.
 const RACES: usize = 2;
+/// Locked writes in a row that met no other writer before a handle decides on its cache
+/// again: among a few busy writers, an optimistic commit after one calm moment is refused.
+const CALM: u32 = 3;
 /// Serialization failures and deadlocks retried before giving up.
 const RETRIES: usize = 16;
 /// A connection idle this long costs one round trip (a check that it is alive) before its
@@ -146,6 +149,8 @@ struct Contention {
     /// The last write raced another (or took the lock, or was combined with others'): the
     /// next one takes the lock first, or is combined.
     contended: bool,
+    /// Locked writes in a row that met no other writer in their workspace.
+    calm: u32,
     /// The number of this session's last request left for a leader (`combine`).
     ask: i64,
     /// The next write of the fleet's hot path is left for the workspace's leader: enough

@@ -2,7 +2,7 @@
 //! state: the archive, the history, and `check`.
 
 use super::rows::{Cols, Committed, NodeRow};
-use super::{cache, missing, sql, transient, Conn, PgArchive, PgStore, RACES, RETRIES};
+use super::{cache, missing, sql, transient, Conn, PgArchive, PgStore, CALM, RACES, RETRIES};
 use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::{Change, Node};
@@ -86,7 +86,10 @@ pub(super) fn write(
                 }
                 return Ok(());
             }
-            Ok(Attempt::Raced) => conn.contention.contended = true,
+            Ok(Attempt::Raced) => {
+                conn.contention.contended = true;
+                conn.contention.calm = 0;
+            }
             Err(Retry::Transient(_)) if transient_failures < RETRIES => transient_failures += 1,
             Err(Retry::Transient(e)) => return Err(store.err(e)),
             Err(Retry::Fail(e)) => return Err(e),
@@ -236,7 +239,12 @@ fn locked_attempt(
         // Someone wrote there since this handle last looked: the next write locks first too,
         // and with enough writers there, is left for the workspace's leader instead.
         let now_at = mark(conn, target);
-        conn.contention.contended = now_at != seen;
+        // One locked write that met nobody is no sign that the next optimistic commit gets
+        // through among a few busy writers: back to deciding on the cache only after
+        // `CALM` such writes in a row.
+        let calm = &mut conn.contention.calm;
+        *calm = if now_at != seen { 0 } else { *calm + 1 };
+        conn.contention.contended = *calm < CALM;
         conn.contention.combine = now_at.0 - seen.0 >= super::combine::COMBINE_AT as i64;
         let change = decided(conn, store, decide, now)?;
         if change.is_empty() {
