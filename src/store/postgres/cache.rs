@@ -90,10 +90,15 @@ impl Conn {
     /// lock, in one round trip; returns the server's time.
     pub(super) fn lock_ws(&mut self, store: &PgStore, w: &str) -> Result<Millis> {
         let seen = self.cache.spaces.get(w).copied().unwrap_or_default();
-        let text = sql::q(sql::LOCK_WS, &store.target.schema)
-            .replace("{w}", &sql::literal(w))
-            .replace("{since}", &seen.wseq.to_string())
-            .replace("{sv}", &self.cache.settings_version.to_string());
+        let text = sql::fill(
+            sql::LOCK_WS,
+            &[
+                ("schema", &sql::ident(&store.target.schema)),
+                ("w", &sql::literal(w)),
+                ("since", &seen.wseq.to_string()),
+                ("sv", &self.cache.settings_version.to_string()),
+            ],
+        );
         let messages = self
             .client()?
             .simple_query(&text)

@@ -147,7 +147,13 @@ fn wait(conn: &mut Conn, store: &PgStore, w: &str, body: Option<&str>) -> Result
 /// and then gives back the lead of `w` if this session holds it: the request's removal is
 /// committed before the next leader can look.
 fn abandon(conn: &mut Conn, store: &PgStore, w: &str) {
-    let text = sql::q(sql::ABANDON, &store.target.schema).replace("{w}", &sql::literal(w));
+    let text = sql::fill(
+        sql::ABANDON,
+        &[
+            ("schema", &sql::ident(&store.target.schema)),
+            ("w", &sql::literal(w)),
+        ],
+    );
     if let Ok(client) = conn.client() {
         let _ = client.batch_execute(&text);
     }

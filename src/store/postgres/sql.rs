@@ -160,6 +160,36 @@ pub fn q(template: &str, schema: &str) -> String {
     template.replace("{schema}", &ident(schema))
 }
 
+/// `template` with each `{name}` of `values` replaced by its value, in one pass: a value (a
+/// workspace's name, a change's JSON) is never read again for a placeholder.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 256);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after.find('}').and_then(|close| {
+            let name = &after[..close];
+            values
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v, close))
+        });
+        match value {
+            Some((v, close)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `text` as an SQL string literal, for the statements sent whole in one round trip:
 /// dollar-quoted, with a tag whose every letter but the last `$` the text does not hold
 /// (so that the tag cannot be read inside the text, nor across its end).
@@ -234,7 +264,16 @@ pub fn newer(location: &str, version: i32) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::literal;
+    use super::{fill, literal};
+
+    #[test]
+    fn a_filled_value_is_never_read_for_a_placeholder() {
+        let text = fill(
+            "SELECT {schema}.f({w}, {n}, {body}) {other}",
+            &[("schema", "\"s\""), ("w", "'{n}{body}'"), ("n", "1"), ("body", "'{w}'")],
+        );
+        assert_eq!(text, "SELECT \"s\".f('{n}{body}', 1, '{w}') {other}");
+    }
 
     #[test]
     fn a_literal_never_closes_inside_or_across_its_text() {

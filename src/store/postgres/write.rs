@@ -363,17 +363,18 @@ fn commit_text(
     if conn.session.durable {
         text.push_str(sql::FLUSH_WRITE);
     }
-    // The change's text last: nothing in it is read as a placeholder.
-    Ok(sql::q(&text, &store.target.schema)
-        .replace("{w}", &w.as_deref().map_or("NULL".into(), sql::literal))
-        .replace("{expected}", &expected.to_string())
-        .replace("{sv}", &conn.cache.settings_version.to_string())
-        .replace("{decided_at}", &decided_at.to_string())
-        .replace(
-            "{valid_until}",
-            &valid_until.map_or("NULL".into(), |t| t.to_string()),
-        )
-        .replace("{body}", &sql::literal(&body)))
+    Ok(sql::fill(
+        &text,
+        &[
+            ("schema", &sql::ident(&store.target.schema)),
+            ("w", &w.as_deref().map_or("NULL".into(), sql::literal)),
+            ("expected", &expected.to_string()),
+            ("sv", &conn.cache.settings_version.to_string()),
+            ("decided_at", &decided_at.to_string()),
+            ("valid_until", &valid_until.map_or("NULL".into(), |t| t.to_string())),
+            ("body", &sql::literal(&body)),
+        ],
+    ))
 }
 
 /// The archived nodes, as of the state `conn` was just brought to (read in one snapshot
