@@ -113,3 +113,36 @@ fn opening_an_up_to_date_store_changes_nothing_in_it() {
     cli(&url, &["upsert", "--summary", "again"]).ok();
     assert_eq!(psql(&oids), before);
 }
+
+/// Processes that open an older store at once take turns migrating it (an advisory lock):
+/// every one of them gets through, and the store is migrated once, as a new store is made.
+#[test]
+fn processes_opening_an_older_store_at_once_all_get_through() {
+    let fresh = new_store();
+    let url = pg::fresh_url();
+    let schema = schema_of(&url);
+    at_version(&schema, 1);
+    let runs: Vec<_> = (0..6)
+        .map(|i| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                if i % 2 == 0 {
+                    cli(&url, &["list"]).ok().to_string()
+                } else {
+                    cli(&url, &["upsert", "--summary", &format!("racer {i}")])
+                        .ok()
+                        .to_string()
+                }
+            })
+        })
+        .collect();
+    for r in runs {
+        r.join().expect("a process");
+    }
+    assert_eq!(
+        psql(&format!("SELECT version FROM {schema}.store")),
+        latest()
+    );
+    assert_eq!(catalog(&schema), fresh);
+    assert!(cli(&url, &["check"]).ok().starts_with("ok: 3 live nodes"));
+}
