@@ -380,34 +380,34 @@ fn plans(base: &str, f: &Fixture, label: &str) {
     let reads: Vec<(&str, String)> = vec![
         (
             "`log NODE`",
-            format!("SELECT count(*) FROM {s}.history16(0, '{node}', false)"),
+            format!("SELECT count(*) FROM {s}.history_lines(0, '{node}', false)"),
         ),
         (
             "`log --all NODE`",
-            format!("SELECT count(*) FROM {s}.history16(0, '{node}', true)"),
+            format!("SELECT count(*) FROM {s}.history_lines(0, '{node}', true)"),
         ),
         (
             "`log --since SEQ` (last 10 writes)",
             format!(
-                "SELECT count(*) FROM {s}.history16({}, NULL, false)",
+                "SELECT count(*) FROM {s}.history_lines({}, NULL, false)",
                 f.since
             ),
         ),
         (
             "follower behind: next 1,000 from the middle",
             format!(
-                "SELECT count(*) FROM {s}.history_from16({}, {}, 1000)",
+                "SELECT count(*) FROM {s}.history_from({}, {}, 1000)",
                 f.middle.0, f.middle.1
             ),
         ),
         (
             "follower from the start: first 1,000",
-            format!("SELECT count(*) FROM {s}.history_from16(0, -1, 1000)"),
+            format!("SELECT count(*) FROM {s}.history_from(0, -1, 1000)"),
         ),
         (
             "`/metrics`: the history follower at the head",
             format!(
-                "SELECT count(*) FROM {s}.history_from16({head}, {}, {})",
+                "SELECT count(*) FROM {s}.history_from({head}, {}, {})",
                 i32::MAX,
                 i64::MAX
             ),
@@ -422,8 +422,11 @@ fn plans(base: &str, f: &Fixture, label: &str) {
         plan_row(what, &x.plans(sql, &["history h", "history_archive a"]));
     }
     plan_row(
-        "`/metrics`: the store's version (`version7`)",
-        &x.plans(&format!("SELECT {s}.version7()"), &["version7", "ws_now"]),
+        "`/metrics`: the store's version (`change_count`)",
+        &x.plans(
+            &format!("SELECT {s}.change_count()"),
+            &["change_count", "ws_now"],
+        ),
     );
     plan_row(
         "`/metrics`: the state's catch-up (`since_all`)",
@@ -452,7 +455,7 @@ fn passes(f: &Fixture, base: &str, lines: u64) {
         at += 10_000;
         let t = Instant::now();
         let moved: i64 = c
-            .query_one(&format!("SELECT {s}.archive16({at})"), &[])
+            .query_one(&format!("SELECT {s}.archive_history({at})"), &[])
             .unwrap()
             .get(0);
         (t.elapsed().as_secs_f64() * 1e3, moved)

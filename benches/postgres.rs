@@ -20,7 +20,10 @@
 //!
 //!     cargo bench --bench postgres -- [--quick] [--url URL] [--long SECONDS]
 //!     cargo bench --bench postgres -- --one NODES WORKERS [--spaces K] [--count N]
-//!                                                         (one run of ours; N a write)
+//!                                     [--combine always|never]
+//!                                                         (one run of ours; N a write;
+//!                                                          the combined writes forced on
+//!                                                          or off)
 //!     cargo bench --bench postgres -- --only-long SECONDS                 (section 4 alone)
 //!
 //! Without `--url` it starts a throwaway server with scripts/pg.sh. Prints Markdown on
@@ -50,6 +53,8 @@ struct Args {
     count: u32,
     /// `--only-long SECONDS`: the long run alone.
     only_long: bool,
+    /// `--combine always|never`: the workers of `--one` combine every request, or none.
+    combine: Option<String>,
 }
 
 fn args() -> Args {
@@ -61,6 +66,7 @@ fn args() -> Args {
         spaces: 1,
         count: 1,
         only_long: false,
+        combine: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -73,6 +79,7 @@ fn args() -> Args {
                 a.only_long = true;
             }
             "--spaces" => a.spaces = it.next().and_then(|s| s.parse().ok()).unwrap_or(1),
+            "--combine" => a.combine = it.next(),
             "--count" => a.count = it.next().and_then(|s| s.parse().ok()).unwrap_or(1),
             "--one" => {
                 let n = it.next().and_then(|s| s.parse().ok());
@@ -610,6 +617,13 @@ fn main() {
         };
         let url = pg_store(&base, "bench_one", nodes, &spaces, true);
         let (handles, started) = started_workers(&url, w, &spaces);
+        for h in &handles {
+            match a.combine.as_deref() {
+                Some("always") => h.store.always_combine(),
+                Some("never") => h.store.never_combine(),
+                _ => {}
+            }
+        }
         let count = a.count;
         let (r, cpu) = rate_cpu(handles, secs * 3.0, move |w, i| match count {
             0 | 1 => one_at_a_time(w, i),
@@ -617,9 +631,11 @@ fn main() {
         });
         let unit = if count > 1 { "nodes" } else { "cycles" };
         println!(
-            "{nodes} nodes, {w} workers over {} workspaces: {r:.0} {unit}/s \
-             (a handle started in {started:.1} ms; processors, client + server a cycle: {})",
+            "{nodes} nodes, {w} workers over {} workspaces, combined writes {}: {r:.0} \
+             {unit}/s (a handle started in {started:.1} ms; processors, client + server a \
+             cycle: {})",
             spaces.len(),
+            a.combine.as_deref().unwrap_or("as contention says"),
             cpu.cell()
         );
         return;

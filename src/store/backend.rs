@@ -118,6 +118,11 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     #[cfg(feature = "testing")]
     fn always_combine(&self) {}
 
+    /// For tests and measures: no request is handed to another handle, whatever the
+    /// contention (every write goes the plain way).
+    #[cfg(feature = "testing")]
+    fn never_combine(&self) {}
+
     /// The history lines of writes after `since` (0: all), oldest first; `node`'s only
     /// when given. With `archived`, the history moved to the archive by `history_keep`
     /// first; without, only the live history.

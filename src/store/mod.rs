@@ -159,6 +159,14 @@ impl Store {
         self.backend.always_combine();
     }
 
+    /// For tests and measures: no request is handed to another handle, whatever the
+    /// contention (PostgreSQL writes every request the plain way; nothing on the embedded
+    /// store).
+    #[cfg(feature = "testing")]
+    pub fn never_combine(&self) {
+        self.backend.never_combine();
+    }
+
     /// Runs `f` on the current state at the lease clock's time. For tests and diagnostics:
     /// front doors use the named queries below.
     #[cfg(feature = "internals")]

@@ -484,7 +484,7 @@ fn a_leaders_first_commit_leaves_no_statement_the_server_compiles() {
     let text = std::fs::read(&log).expect("the server's log");
     let text = String::from_utf8_lossy(&text[from..]);
     assert!(
-        text.contains("commit8("),
+        text.contains("commit_combined("),
         "no plan of the leader's commit was logged"
     );
     let compiled: Vec<&str> = text.lines().filter(|l| l.contains("JIT:")).collect();

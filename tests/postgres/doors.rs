@@ -50,7 +50,7 @@ fn a_rust_handle_reconnects_after_killed_connections_and_a_restart() {
 }
 
 /// The texts of the message that commits a write.
-const COMMIT: &[&str] = &[".commit13("];
+const COMMIT: &[&str] = &[".commit("];
 
 #[test]
 fn a_write_cut_mid_commit_is_io_and_reads_back_whole_or_not_at_all() {

@@ -140,7 +140,7 @@ fn a_statement_timeout_refuses_the_write_and_changes_nothing() {
     let url = pg::fresh_url();
     seed(&url, 3);
     let schema = super::schema_of(&url);
-    let before = psql(&format!("SELECT {schema}.version7()"));
+    let before = psql(&format!("SELECT {schema}.change_count()"));
     // Another session holds the workspace's lock; this one gives up after 300 ms.
     let mut holder = super::psql_meanwhile(&format!(
         "BEGIN; SELECT name FROM {schema}.ws FOR UPDATE; SELECT pg_sleep(3); COMMIT;"
@@ -161,7 +161,7 @@ fn a_statement_timeout_refuses_the_write_and_changes_nothing() {
     );
     holder.wait().unwrap();
     assert_eq!(
-        psql(&format!("SELECT {schema}.version7()")),
+        psql(&format!("SELECT {schema}.change_count()")),
         before,
         "nothing was written"
     );

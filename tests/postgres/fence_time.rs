@@ -15,6 +15,7 @@ const COMMIT_STATEMENT: &[&str] = &[
     ".commit4(",
     ".commit7(",
     ".commit13(",
+    ".commit(",
 ];
 
 /// The lease runs 3 s; the write's statement is held back 6 s on its way to the server.

@@ -220,8 +220,7 @@ fn an_older_schema_is_migrated_by_the_library() {
     let url = pg::fresh_url();
     let schema = schema_of(&url);
     // A store of schema version 1, as the first release of this backend made it.
-    let v1 = include_str!("../../src/store/postgres/migrations/0001_init.sql")
-        .replace("{schema}", &schema);
+    let v1 = include_str!("older/0001_init.sql").replace("{schema}", &schema);
     psql(&v1);
     psql(&format!(
         "SELECT * FROM {schema}.commit(0, '{{\"nodes\": [{{\"id\": \"{}\", \"summary\": \"from v1\", \

@@ -284,7 +284,7 @@ fn a_pass_held_up_in_its_move_keeps_no_writer_or_reader_waiting_and_loses_nothin
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while psql(
         "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
-         AND query LIKE '%archive16%'",
+         AND query LIKE '%archive_history%'",
     ) != "1"
     {
         assert!(

@@ -10,6 +10,7 @@ mod common;
 #[path = "../common/pg.rs"]
 mod pg;
 
+mod catalog;
 mod combined;
 mod copy;
 mod cost;

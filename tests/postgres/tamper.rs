@@ -44,9 +44,9 @@ fn a_deleted_node_row_is_reported_and_never_granted_again() {
     check_reports(&url, &a);
     // Upserting the same summary again would make the node anew at generation 1, and the
     // next claim would grant generation 2 a second time: refused, nothing written.
-    let seq = psql(&format!("SELECT {schema}.version7()"));
+    let seq = psql(&format!("SELECT {schema}.change_count()"));
     cli(&url, &["upsert", "--summary", "claimed at two"]).refused(6, "corrupt");
-    assert_eq!(psql(&format!("SELECT {schema}.version7()")), seq);
+    assert_eq!(psql(&format!("SELECT {schema}.change_count()")), seq);
     assert_eq!(
         psql(&format!(
             "SELECT count(*) FROM {schema}.nodes WHERE id = '{a}'"
@@ -72,9 +72,9 @@ fn a_deleted_node_row_whose_history_was_archived_is_never_granted_again() {
     );
     psql(&format!("DELETE FROM {schema}.nodes WHERE id = '{a}'"));
     check_reports(&url, &a);
-    let seq = psql(&format!("SELECT {schema}.version7()"));
+    let seq = psql(&format!("SELECT {schema}.change_count()"));
     cli(&url, &["upsert", "--summary", "claimed at two"]).refused(6, "corrupt");
-    assert_eq!(psql(&format!("SELECT {schema}.version7()")), seq);
+    assert_eq!(psql(&format!("SELECT {schema}.change_count()")), seq);
 }
 
 /// A node has one row: a second one added by hand (here the claimed node as it was at
@@ -214,7 +214,7 @@ fn a_handle_that_loaded_before_the_tampering_is_refused_by_the_server() {
         let node = store.get(a).expect("get").node;
         assert_eq!(node.status, Status::Claimed);
         psql(&tamper(&schema, &a.hex()));
-        let seq = psql(&format!("SELECT {schema}.version7()"));
+        let seq = psql(&format!("SELECT {schema}.change_count()"));
         let history = psql(&format!("SELECT count(*) FROM {schema}.history"));
         // The cached node is still claimed at generation 2: its holder's complete would
         // write the row anew (deleted), or over columns that say otherwise, or as a write
@@ -224,7 +224,11 @@ fn a_handle_that_loaded_before_the_tampering_is_refused_by_the_server() {
             .expect_err(what);
         assert_eq!(e.code(), Code::Corrupt, "{what}: {e}");
         assert!(e.to_string().contains("by hand"), "{what}: {e}");
-        assert_eq!(psql(&format!("SELECT {schema}.version7()")), seq, "{what}");
+        assert_eq!(
+            psql(&format!("SELECT {schema}.change_count()")),
+            seq,
+            "{what}"
+        );
         let after = psql(&format!("SELECT count(*) FROM {schema}.history"));
         assert_eq!(after, history, "{what}");
     }

@@ -2,23 +2,13 @@
 //! snapshot the first time, then per workspace (a write reads only its own workspace's
 //! changes, [`Conn::sync_ws`]) or the whole store's (a read, [`Conn::sync`]).
 
-use super::{check_version, first_row, int_at, local_ms, missing, parse_node, parse_settings};
+use super::rows::{AllRow, Cols, NodeRow, StoreRow, WsRow};
+use super::{check_version, first_row, local_ms, missing, parse_node, parse_settings};
 use super::{snapshot, sql, Conn, PgStore};
 use crate::error::{Error, Result};
 use crate::model::{ArchivedStub, Change, Millis, Node};
 use crate::state::State;
 use std::collections::HashMap;
-
-/// What a catch-up on one workspace answers.
-pub(super) struct WsRow {
-    pub wseq: i64,
-    pub now: i64,
-    pub last_now: i64,
-    pub version: i32,
-    pub settings_version: i64,
-    pub settings: Option<String>,
-    pub nodes: String,
-}
 
 /// One workspace as the cache last saw it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -34,10 +24,10 @@ impl Conn {
     /// store exists. With `flush`, what it reads is on disk first (a read shows nothing a
     /// crash could take back). Rows that are not claimdag's nodes are `corrupt`.
     pub(super) fn sync(&mut self, store: &PgStore, flush: bool) -> Result<(Millis, bool)> {
-        if !self.loaded {
+        if !self.cache.loaded {
             let loaded = self.full_load(store, None)?;
             // After the snapshot: every commit it holds is then on disk.
-            if flush && self.exists {
+            if flush && self.cache.exists {
                 self.flush(store)?;
             }
             return Ok(loaded);
@@ -47,13 +37,14 @@ impl Conn {
             Err(e) => return self.absent(store, e),
         };
         let known: HashMap<&str, i64> = self
+            .cache
             .spaces
             .iter()
             .map(|(w, s)| (w.as_str(), s.wseq))
             .collect();
         let known = serde_json::to_string(&known).map_err(|e| Error::Internal(e.to_string()))?;
-        let sv = self.settings_version;
-        let flush = flush && self.durable;
+        let sv = self.cache.settings_version;
+        let flush = flush && self.session.durable;
         let row = match self.client()?.query_one(&stmt, &[&known, &sv, &flush]) {
             Ok(r) => r,
             Err(e) if missing(&e) => {
@@ -62,20 +53,20 @@ impl Conn {
             }
             Err(e) => return Err(store.err(e)),
         };
-        let (now, version, sv): (i64, i32, i64) = (row.get(0), row.get(1), row.get(2));
-        check_version(store, version)?;
-        let spaces: String = row.get(4);
-        let spaces: HashMap<String, (i64, i64)> = serde_json::from_str(&spaces)
+        let all: AllRow = Cols::typed(store, &row, "a catch-up").read()?;
+        check_version(store, all.version)?;
+        let spaces: HashMap<String, (i64, i64)> = serde_json::from_str(&all.spaces)
             .map_err(|e| store.corrupt(format!("the workspaces' rows are garbled: {e}")))?;
-        self.apply_rows(store, row.get(3), &row.get::<_, String>(5))?;
-        self.settings_version = sv;
+        self.apply_rows(store, all.settings, &all.nodes)?;
+        self.cache.settings_version = all.settings_version;
+        let now = all.now;
         let mut last = 0;
         for (w, (wseq, last_now)) in spaces {
             last = last.max(last_now);
-            self.spaces.insert(w, Space { wseq, last_now });
+            self.cache.spaces.insert(w, Space { wseq, last_now });
         }
         self.saw_clock(now, last);
-        self.exists = true;
+        self.cache.exists = true;
         Ok((now as Millis, true))
     }
 
@@ -84,60 +75,48 @@ impl Conn {
     /// on disk first (a refusal is answered only on what a crash cannot take back).
     pub(super) fn sync_ws(&mut self, store: &PgStore, w: &str, flush: bool) -> Result<Millis> {
         let stmt = self.stmt(store, sql::SINCE_WS)?;
-        let seen = self.spaces.get(w).copied().unwrap_or_default();
-        let sv = self.settings_version;
-        let flush = flush && self.durable;
+        let seen = self.cache.spaces.get(w).copied().unwrap_or_default();
+        let sv = self.cache.settings_version;
+        let flush = flush && self.session.durable;
         let row = self
             .client()?
             .query_one(&stmt, &[&w, &seen.wseq, &sv, &flush])
             .map_err(|e| store.err(e))?;
-        let caught = WsRow {
-            wseq: row.get(0),
-            now: row.get(1),
-            last_now: row.get(2),
-            version: row.get(3),
-            settings_version: row.get(4),
-            settings: row.get(5),
-            nodes: row.get(6),
-        };
+        let caught = Cols::typed(store, &row, "a workspace's catch-up").read()?;
         self.caught_up(store, w, caught)
     }
 
     /// Starts a transaction holding workspace `w`'s lock and catches up on it under the
     /// lock, in one round trip; returns the server's time.
     pub(super) fn lock_ws(&mut self, store: &PgStore, w: &str) -> Result<Millis> {
-        let seen = self.spaces.get(w).copied().unwrap_or_default();
-        let text = sql::q(sql::LOCK_WS, &store.target.schema)
-            .replace("{w}", &sql::literal(w))
-            .replace("{since}", &seen.wseq.to_string())
-            .replace("{sv}", &self.settings_version.to_string());
+        let seen = self.cache.spaces.get(w).copied().unwrap_or_default();
+        let text = sql::fill(
+            sql::LOCK_WS,
+            &[
+                ("schema", &sql::ident(&store.target.schema)),
+                ("w", &sql::literal(w)),
+                ("since", &seen.wseq.to_string()),
+                ("sv", &self.cache.settings_version.to_string()),
+            ],
+        );
         let messages = self
             .client()?
             .simple_query(&text)
             .map_err(|e| store.err(e))?;
         let row = first_row(store, &messages, "lock")?;
-        let int = |i: usize| int_at(store, row, i);
-        let caught = WsRow {
-            wseq: int(0)?,
-            now: int(1)?,
-            last_now: int(2)?,
-            version: int(3)? as i32,
-            settings_version: int(4)?,
-            settings: row.get(5).map(str::to_string),
-            nodes: row.get(6).unwrap_or("[]").to_string(),
-        };
+        let caught = Cols::text(store, row, "a lock").read()?;
         self.caught_up(store, w, caught)
     }
 
     pub(super) fn caught_up(&mut self, store: &PgStore, w: &str, row: WsRow) -> Result<Millis> {
         check_version(store, row.version)?;
         self.apply_rows(store, row.settings, &row.nodes)?;
-        self.settings_version = row.settings_version;
+        self.cache.settings_version = row.settings_version;
         let space = Space {
             wseq: row.wseq,
             last_now: row.last_now,
         };
-        self.spaces.insert(w.to_string(), space);
+        self.cache.spaces.insert(w.to_string(), space);
         self.saw_clock(row.now, row.last_now);
         Ok(row.now as Millis)
     }
@@ -145,7 +124,7 @@ impl Conn {
     /// Returns once every commit before it is on disk (nothing when this session commits
     /// asynchronously: its writes are not waited for either).
     pub(super) fn flush(&mut self, store: &PgStore) -> Result<()> {
-        if !self.durable {
+        if !self.session.durable {
             return Ok(());
         }
         let stmt = self.stmt(store, sql::FLUSH)?;
@@ -171,24 +150,24 @@ impl Conn {
             .client()?
             .query_one(sql::EXISTS, &[&store.target.schema])
             .map_err(|e| store.err(e))?
-            .get(0);
+            .get("exists");
         if exists {
             // Another process made the store between the look that missed it and this one:
             // read it as it now is (once; a store that exists and still cannot be read is
             // the error).
-            if self.reloading {
+            if self.cache.reloading {
                 return Err(why);
             }
-            self.reloading = true;
+            self.cache.reloading = true;
             let loaded = self.full_load(store, None);
-            self.reloading = false;
+            self.cache.reloading = false;
             return loaded;
         }
-        self.state = State::default();
-        self.spaces.clear();
-        self.settings_version = 0;
-        self.loaded = true;
-        self.exists = false;
+        self.cache.state = State::default();
+        self.cache.spaces.clear();
+        self.cache.settings_version = 0;
+        self.cache.loaded = true;
+        self.cache.exists = false;
         let now: i64 = self
             .client()?
             .query_one(sql::NOW, &[])
@@ -217,8 +196,12 @@ impl Conn {
             }
             Err(e) => return Err(store.err(e)),
         };
-        let (now, version, settings, sv): (i64, i32, String, i64) =
-            (row.get(0), row.get(1), row.get(2), row.get(3));
+        let StoreRow {
+            now,
+            version,
+            settings,
+            settings_version: sv,
+        } = Cols::typed(store, &row, "the store row").read()?;
         check_version(store, version)?;
         let q = |t| sql::q(t, &schema);
         let spaces: HashMap<String, Space> = tx
@@ -226,30 +209,30 @@ impl Conn {
             .map_err(|e| store.err(e))?
             .iter()
             .map(|r| {
+                let c = Cols::typed(store, r, "a workspace's row");
                 let space = Space {
-                    wseq: r.get(1),
-                    last_now: r.get(2),
+                    wseq: c.int("wseq")?,
+                    last_now: c.int("last_now")?,
                 };
-                (r.get::<_, String>(0), space)
+                Ok((c.str("name")?.unwrap_or_default(), space))
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let rows = tx
             .query(&q(sql::ALL_NODES), &[])
             .map_err(|e| store.err(e))?;
-        let last = tx
-            .query_one(&q(sql::LAST_WRITES), &[])
-            .map_err(|e| store.err(e))?;
+        // The tables changed by hand in a way that breaks the store (schema/commit.sql).
+        let problems: Vec<String> = tx
+            .query(&q(sql::TAMPERING), &[])
+            .map_err(|e| store.err(e))?
+            .iter()
+            .map(|r| Ok(Cols::typed(store, r, "a tamper check").str("t")?.unwrap_or_default()))
+            .collect::<Result<_>>()?;
         tx.commit().map_err(|e| store.err(e))?;
-        let mut problems = tampering((last.get(0), last.get(1)));
         let mut live = Vec::new();
         let mut stubs = crate::id::IdMap::default();
-        let mut seen = crate::id::IdMap::default();
-        for r in rows {
-            let (archived, body): (bool, String) = (r.get(0), r.get(1));
+        for r in &rows {
+            let NodeRow { archived, body } = Cols::typed(store, r, "a node row").read()?;
             let node = parse_node(store, &body)?;
-            problems.extend(columns_disagree(&node, (r.get(2), r.get(3), r.get(4))));
-            problems.extend(past_its_workspace(&spaces, r.get(5), r.get(6)));
-            problems.extend(second_row(&mut seen, &node));
             if archived {
                 stubs.insert(node.id, ArchivedStub::of(&node));
             } else {
@@ -266,43 +249,43 @@ impl Conn {
         }
         let settings = parse_settings(store, &settings)?;
         // (A node with two rows is among the problems: `second_row`.)
-        self.state = State::from_parts(settings, live, stubs);
+        self.cache.state = State::from_parts(settings, live, stubs);
         let last_now = spaces.values().map(|s| s.last_now).max().unwrap_or(0);
-        self.spaces = spaces;
-        self.settings_version = sv;
-        self.loaded = true;
-        self.exists = true;
+        self.cache.spaces = spaces;
+        self.cache.settings_version = sv;
+        self.cache.loaded = true;
+        self.cache.exists = true;
         self.saw_clock(now, last_now);
         Ok((now as Millis, true))
     }
 
     /// Notes the server's clock (`now`, just read) and a workspace's last write time.
     pub(super) fn saw_clock(&mut self, now: i64, last_now: i64) {
-        self.offset_ms = now - local_ms();
-        self.last_now = self.last_now.max(last_now.max(0) as u64);
+        self.clock.offset_ms = now - local_ms();
+        self.clock.last_now = self.clock.last_now.max(last_now.max(0) as u64);
     }
 
     /// The server's time as this handle reads it now, for a write to `w` (`None`: the
     /// settings): its clock plus the last offset seen, never before that workspace's last
-    /// write's time (any write's, for the settings). `commit7` refuses a time past the
+    /// write's time (any write's, for the settings). `commit` refuses a time past the
     /// server's own.
     pub(super) fn decision_time(&self, w: Option<&str>) -> Millis {
         let floor = match w {
-            Some(w) => self.spaces.get(w).map_or(0, |s| s.last_now.max(0) as u64),
+            Some(w) => self.cache.spaces.get(w).map_or(0, |s| s.last_now.max(0) as u64),
             // A settings change is judged at no lease: it only never goes back.
-            None => self.last_now,
+            None => self.clock.last_now,
         };
-        ((local_ms() + self.offset_ms).max(0) as u64).max(floor)
+        ((local_ms() + self.clock.offset_ms).max(0) as u64).max(floor)
     }
 
     /// The time a read is made at: never before any write seen.
     pub(super) fn read_time(&self, now: Millis) -> Millis {
-        now.max(self.last_now)
+        now.max(self.clock.last_now)
     }
 
-    /// The sum a whole-store catch-up stands at (`version7` on the server).
+    /// The sum a whole-store catch-up stands at (`change_count` on the server).
     pub(super) fn version(&self) -> i64 {
-        self.spaces.values().map(|s| s.wseq).sum::<i64>() + self.settings_version
+        self.cache.spaces.values().map(|s| s.wseq).sum::<i64>() + self.cache.settings_version
     }
 
     /// Applies the rows a catch-up or a refused commit returned
@@ -336,60 +319,7 @@ impl Conn {
                 change.nodes.push(r.node);
             }
         }
-        self.state.apply(&change);
+        self.cache.state.apply(&change);
         Ok(())
     }
-}
-
-/// The write counter moved back by hand: the history names a write past the last number
-/// handed out, which the next write would take again.
-fn tampering((history, head): (i64, i64)) -> Vec<String> {
-    if history > head {
-        return vec![format!(
-            "the history holds write {history}, past the last write number {head}: the write counter was changed by hand"
-        )];
-    }
-    Vec::new()
-}
-
-/// A node row changed by a write of its workspace past the workspace's count: the
-/// workspace's row was moved back by hand, and the next write would build on a count it
-/// already used.
-fn past_its_workspace(spaces: &HashMap<String, Space>, w: String, wseq: i64) -> Option<String> {
-    let count = spaces.get(&w).map_or(0, |s| s.wseq);
-    (wseq > count).then(|| {
-        format!(
-            "a node row of workspace {w:?} was changed by its write {wseq}, past its last write {count}: the workspace's row was changed by hand"
-        )
-    })
-}
-
-/// A second row for a node (`seen` holds the nodes whose row came before): one was added by
-/// hand, and which of the two is the node is unknown.
-fn second_row(seen: &mut crate::id::IdMap<()>, node: &Node) -> Option<String> {
-    seen.insert(node.id, ()).map(|()| {
-        format!(
-            "node {} has two rows: one was added by hand",
-            node.id.hex()
-        )
-    })
-}
-
-/// A node row whose status, generation or holder column says other than its body: it was
-/// edited by hand, and which of the two is meant is unknown.
-fn columns_disagree(
-    node: &Node,
-    (status, generation, holder): (String, i64, Option<String>),
-) -> Option<String> {
-    let body_status = serde_json::to_value(node.status).ok();
-    let body_holder = node.holder.map(|h| h.hex());
-    let same = body_status.as_ref().and_then(|v| v.as_str()) == Some(status.as_str())
-        && generation == node.generation as i64
-        && holder == body_holder;
-    (!same).then(|| {
-        format!(
-            "node {}: its status, generation or holder column disagrees with its body: the row was changed by hand",
-            node.id.hex()
-        )
-    })
 }

@@ -1,4 +1,4 @@
-//! Combined writes (schema version 8, `0008_combined_writes.sql`): under contention a handle
+//! Combined writes (schema/combine.sql): under contention a handle
 //! leaves its request in the `asks` table and waits, and whichever handle leads the
 //! workspace next decides every waiting request with the rules, in order, on its caught-up
 //! state, and commits them as consecutive writes with every answer, in one transaction. A
@@ -8,7 +8,8 @@
 //! if it were its own, and a request whose workspace the leader sees otherwise is handed back
 //! to its handle to be written the usual way.
 
-use super::cache::{Space, WsRow};
+use super::cache::Space;
+use super::rows::{Cols, Led as LedRow, Turn, WsRow};
 use super::{sql, Conn, PgStore};
 use crate::error::{Error, Result};
 use crate::model::Change;
@@ -22,6 +23,11 @@ const MOST: i32 = 64;
 /// many other writes came to its workspace since the one before: with fewer writers, the
 /// lock costs less than the line.
 pub(super) const COMBINE_AT: usize = 4;
+
+/// The store's combining policy (`PgStore::combine`): as contention says, always (tests),
+/// never (tests and measures).
+pub(super) const ALWAYS: u8 = 1;
+pub(super) const NEVER: u8 = 2;
 
 /// What a leader answers a waiting request.
 #[derive(Serialize, Deserialize)]
@@ -57,12 +63,17 @@ pub(super) fn combinable(req: &Request) -> bool {
 /// contention, a workspace the cache does not know, or a leader that saw the request
 /// otherwise).
 pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result<Option<Output>> {
-    let always = store.always_combine.load(std::sync::atomic::Ordering::Relaxed);
-    if !(conn.combine || always) || !conn.loaded || !conn.exists || !combinable(req) {
+    let policy = store.combine.load(std::sync::atomic::Ordering::Relaxed);
+    let wanted = match policy {
+        ALWAYS => true,
+        NEVER => false,
+        _ => conn.contention.combine,
+    };
+    if !wanted || !conn.cache.loaded || !conn.cache.exists || !combinable(req) {
         return Ok(None);
     }
-    let w = match req.scope(&conn.state) {
-        Scope::Workspace(w) if conn.spaces.contains_key(&w) => w,
+    let w = match req.scope(&conn.cache.state) {
+        Scope::Workspace(w) if conn.cache.spaces.contains_key(&w) => w,
         _ => return Ok(None),
     };
     let body = serde_json::to_string(req)
@@ -70,7 +81,7 @@ pub(super) fn execute(conn: &mut Conn, store: &PgStore, req: &Request) -> Result
     // From here the request may be decided by another handle: a broken connection leaves
     // its outcome unknown. Any failure takes the request back (unless a leader answered
     // it) and gives back the lead, so that no leader decides it after the call failed.
-    conn.sent = true;
+    conn.call.sent = true;
     match wait_or_lead(conn, store, &w, &body) {
         Ok(outcome) => outcome,
         Err(e) => {
@@ -89,7 +100,9 @@ fn wait_or_lead(
     body: &str,
 ) -> Result<Result<Option<Output>>> {
     let row = wait(conn, store, w, Some(body))?;
-    conn.ask = col::<i64>(store, &row, 0, "a request's number")?
+    conn.contention.ask = Cols::typed(store, &row, "a request")
+        .read::<Turn>()?
+        .ask
         .ok_or_else(|| store.corrupt("a request was not numbered"))?;
     let mut led = turn(conn, store, w, &row)?;
     loop {
@@ -99,7 +112,7 @@ fn wait_or_lead(
             Led::Decided(Answer::Again) => return Ok(Ok(None)),
             // Not decided this time: wait (or lead) again.
             Led::Again => {
-                if !conn.loaded {
+                if !conn.cache.loaded {
                     conn.sync(store, false)?;
                 }
                 let row = wait(conn, store, w, None)?;
@@ -109,23 +122,11 @@ fn wait_or_lead(
     }
 }
 
-/// Column `i` of `row` (NULL reads as `None`); one of another type is `corrupt`, naming
-/// `what` answered it.
-fn col<'r, T: postgres::types::FromSql<'r>>(
-    store: &PgStore,
-    row: &'r postgres::Row,
-    i: usize,
-    what: &str,
-) -> Result<Option<T>> {
-    row.try_get::<_, Option<T>>(i)
-        .map_err(|e| store.corrupt(format!("{what}: {e}")))
-}
-
 /// Leaves the request `body` for the leader of `w` and waits ([`sql::ASK`]), or (no body)
 /// waits again ([`sql::TURN`]): the row answered, the request's number first.
 fn wait(conn: &mut Conn, store: &PgStore, w: &str, body: Option<&str>) -> Result<postgres::Row> {
-    let since = conn.spaces.get(w).copied().unwrap_or_default().wseq;
-    let (sv, durable) = (conn.settings_version, conn.durable);
+    let since = conn.cache.spaces.get(w).copied().unwrap_or_default().wseq;
+    let (sv, durable) = (conn.cache.settings_version, conn.session.durable);
     let row = match body {
         Some(body) => {
             let ask = conn.stmt(store, sql::ASK)?;
@@ -146,13 +147,13 @@ fn wait(conn: &mut Conn, store: &PgStore, w: &str, body: Option<&str>) -> Result
 /// and then gives back the lead of `w` if this session holds it: the request's removal is
 /// committed before the next leader can look.
 fn abandon(conn: &mut Conn, store: &PgStore, w: &str) {
-    let text = sql::q(
-        "ROLLBACK; BEGIN; DELETE FROM {schema}.asks WHERE answer IS NULL \
-         AND id = nullif(current_setting('claimdag.ask', true), '')::bigint; COMMIT; \
-         SELECT {schema}.unlead8({w})",
-        &store.target.schema,
-    )
-    .replace("{w}", &sql::literal(w));
+    let text = sql::fill(
+        sql::ABANDON,
+        &[
+            ("schema", &sql::ident(&store.target.schema)),
+            ("w", &sql::literal(w)),
+        ],
+    );
     if let Ok(client) = conn.client() {
         let _ = client.batch_execute(&text);
     }
@@ -162,10 +163,10 @@ fn abandon(conn: &mut Conn, store: &PgStore, w: &str) {
 /// durable) by the statement that read it: the output, the refusal, or `None` (write it the
 /// usual way). The handle's own cache did not see the write: it catches up at its next use.
 fn answered(conn: &mut Conn, store: &PgStore, text: &str) -> Result<Option<Output>> {
-    conn.contended = true;
+    conn.contention.contended = true;
     let (batch, answer): (usize, Answer) = serde_json::from_str(text)
         .map_err(|e| store.corrupt(format!("a combined write's answer is garbled: {e}")))?;
-    conn.combine = batch >= COMBINE_AT;
+    conn.contention.combine = batch >= COMBINE_AT;
     match answer {
         Answer::Done(result) => result.map(Some),
         Answer::Again => Ok(None),
@@ -182,37 +183,24 @@ enum Led {
     Again,
 }
 
-/// Reads what `turn13` answered (`row`, laid out as [`sql::TURN`]'s): this handle's answer,
+/// Reads what `turn` answered (`row`, laid out as [`sql::TURN`]'s): this handle's answer,
 /// or the lead of `w`: then catches up, decides every waiting request and commits them with
 /// their answers.
 fn turn(conn: &mut Conn, store: &PgStore, w: &str, row: &postgres::Row) -> Result<Led> {
-    const WHAT: &str = "a combined write's turn";
-    let text = |i: usize| col::<String>(store, row, i, WHAT);
-    let int = |i: usize| col::<i64>(store, row, i, WHAT).map(Option::unwrap_or_default);
-    if text(1)?.as_deref() == Some("answered") {
-        return Ok(Led::Answered(text(2)?.unwrap_or_default()));
+    let cols = Cols::typed(store, row, "a combined write's turn");
+    let turn: Turn = cols.read()?;
+    if let Some(answer) = turn.answered {
+        return Ok(Led::Answered(answer));
     }
-    let caught = (|| {
-        Ok(WsRow {
-            wseq: int(4)?,
-            now: int(5)?,
-            last_now: int(6)?,
-            version: col::<i32>(store, row, 7, WHAT)?.unwrap_or_default(),
-            settings_version: int(8)?,
-            settings: text(9)?,
-            nodes: text(10)?.unwrap_or_else(|| "[]".into()),
-        })
-    })();
-    let asks = text(3).and_then(|a| {
-        serde_json::from_str::<Vec<(i64, String)>>(a.as_deref().unwrap_or("[]"))
-            .map_err(|e| store.corrupt(format!("the waiting requests are garbled: {e}")))
-    });
+    let caught = cols.read::<WsRow>();
+    let asks = serde_json::from_str::<Vec<(i64, String)>>(turn.asks.as_deref().unwrap_or("[]"))
+        .map_err(|e| store.corrupt(format!("the waiting requests are garbled: {e}")));
     let result = caught
         .and_then(|caught| conn.caught_up(store, w, caught))
         .and_then(|now| decide_and_commit(conn, store, w, now, asks?));
     if result.is_err() {
         // The cache may hold changes that were not committed: read it afresh next time.
-        conn.loaded = false;
+        conn.cache.loaded = false;
     }
     result
 }
@@ -226,7 +214,7 @@ fn decide_and_commit(
     now: u64,
     asks: Vec<(i64, String)>,
 ) -> Result<Led> {
-    let me = conn.ask;
+    let me = conn.contention.ask;
     let others = asks.iter().filter(|(id, _)| *id != me).count();
     let batch = asks.len();
     let decided = decide(conn, w, now, asks)?;
@@ -234,8 +222,8 @@ fn decide_and_commit(
         .map_err(|e| Error::Internal(format!("a change does not serialise: {e}")))?;
     let answers = serde_json::to_string(&decided.answers)
         .map_err(|e| Error::Internal(format!("an answer does not serialise: {e}")))?;
-    let expected = conn.spaces.get(w).map_or(0, |s| s.wseq);
-    let (sv, durable) = (conn.settings_version, conn.durable);
+    let expected = conn.cache.spaces.get(w).map_or(0, |s| s.wseq);
+    let (sv, durable) = (conn.cache.settings_version, conn.session.durable);
     let valid_until = decided.valid_until.map(|t| t as i64);
     let lead = conn.stmt(store, sql::LEAD)?;
     let row = conn
@@ -254,24 +242,29 @@ fn decide_and_commit(
             ],
         )
         .map_err(|e| store.err(e))?;
-    const WHAT: &str = "a combined commit";
-    if let Some(problem) = col::<String>(store, &row, 5, WHAT)? {
+    let led: LedRow = Cols::typed(store, &row, "a combined commit").read()?;
+    if let Some(problem) = led.problem {
         return Err(store.corrupt(problem));
     }
-    if col::<bool>(store, &row, 0, WHAT)? != Some(true) {
+    if !led.committed {
         // Refused (a lease ran out while deciding, or the workspace or the settings moved
         // since the catch-up): nothing was written and the requests still wait. The cache
         // holds the decided changes: it is read afresh.
-        conn.loaded = false;
+        conn.cache.loaded = false;
         return Ok(Led::Again);
     }
-    let int = |i: usize| col::<i64>(store, &row, i, WHAT).map(Option::unwrap_or_default);
-    let (wseq, server_now, last_now, sv) = (int(1)?, int(2)?, int(3)?, int(4)?);
-    conn.spaces.insert(w.to_string(), Space { wseq, last_now });
-    conn.settings_version = sv;
-    conn.saw_clock(server_now, last_now);
-    conn.contended = others > 0;
-    conn.combine = batch >= COMBINE_AT;
+    let (wseq, last_now) = (led.wseq, led.last_now);
+    conn.cache.spaces.insert(w.to_string(), Space { wseq, last_now });
+    conn.cache.settings_version = led.settings_version;
+    conn.saw_clock(led.now, last_now);
+    // It combined because its workspace was busy: its next write made the usual way takes
+    // the lock first (an optimistic one would race the writers it just led), and decides
+    // on its cache again only after calm locked writes (`CALM`).
+    conn.contention.contended = true;
+    if others > 0 {
+        conn.contention.calm = 0;
+    }
+    conn.contention.combine = batch >= COMBINE_AT;
     Ok(match decided.mine {
         Some(answer) => Led::Decided(answer),
         None => Led::Again,
@@ -300,12 +293,12 @@ fn decide(conn: &mut Conn, w: &str, now: u64, asks: Vec<(i64, String)>) -> Resul
     };
     for (id, body) in asks {
         let answer = match serde_json::from_str::<Request>(&body) {
-            Ok(req) if combinable(&req) && req.scope(&conn.state) == scope => {
-                let valid = rules::valid_until_in(&conn.state, &scope, now);
-                match rules::apply(&conn.state, &NoArchive, &req, now) {
+            Ok(req) if combinable(&req) && req.scope(&conn.cache.state) == scope => {
+                let valid = rules::valid_until_in(&conn.cache.state, &scope, now);
+                match rules::apply(&conn.cache.state, &NoArchive, &req, now) {
                     Ok(effect) => {
                         if !effect.change.is_empty() {
-                            conn.state.apply(&effect.change);
+                            conn.cache.state.apply(&effect.change);
                             out.changes.push(effect.change);
                             out.valid_until = match (out.valid_until, valid) {
                                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -319,7 +312,7 @@ fn decide(conn: &mut Conn, w: &str, now: u64, asks: Vec<(i64, String)>) -> Resul
             }
             _ => Answer::Again,
         };
-        if id == conn.ask {
+        if id == conn.contention.ask {
             out.mine = Some(answer);
         } else {
             // Every decided request is answered, or the whole lead fails: one left without

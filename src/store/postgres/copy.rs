@@ -1,6 +1,7 @@
 //! A whole store out of and into PostgreSQL, for `claimdag copy`: read in one snapshot,
 //! written in one transaction (all or nothing) into a store that has no write yet.
 
+use super::rows::{Cols, NodeRow, StoreRow};
 use super::{sql, Conn, PgStore};
 use crate::error::{Error, Result};
 use crate::store::backend::Dump;
@@ -43,7 +44,7 @@ const LOAD_LOCK: &str = "LOCK TABLE {schema}.ws IN EXCLUSIVE MODE";
 const LOAD_EMPTY: &str = "SELECT (SELECT count(*) FROM {schema}.nodes) \
     + (SELECT count(*) FROM {schema}.history) \
     + (SELECT count(*) FROM {schema}.history_archive) \
-    + (SELECT coalesce(sum(wseq), 0)::bigint FROM {schema}.ws_now)";
+    + (SELECT coalesce(sum(wseq), 0)::bigint FROM {schema}.ws_now) AS written";
 
 /// The whole store read in one snapshot (one REPEATABLE READ transaction): the store row,
 /// the nodes, the archive and the history all as of the same moment, however many writes
@@ -57,18 +58,23 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         Err(e) if super::missing(&e) => return Ok(Dump::default()),
         Err(e) => return Err(io(e)),
     };
-    let (version, settings): (i32, String) = (row.get(1), row.get(2));
+    let StoreRow {
+        version, settings, ..
+    } = Cols::typed(store, &row, "the store row").read()?;
     super::check_version(store, version)?;
-    let seq: i64 = tx
-        .query_one(&sql::q(sql::LAST_WRITES, &schema), &[])
-        .map_err(io)?
-        .get(0);
+    let seq = Cols::typed(
+        store,
+        &tx.query_one(&sql::q(sql::LAST_WRITE, &schema), &[])
+            .map_err(io)?,
+        "the last write",
+    )
+    .int("seq")?;
     let mut nodes = Vec::new();
     for r in tx
         .query(&sql::q(sql::ALL_NODES, &schema), &[])
         .map_err(io)?
     {
-        let (archived, body): (bool, String) = (r.get(0), r.get(1));
+        let NodeRow { archived, body } = Cols::typed(store, &r, "a node row").read()?;
         if !archived {
             nodes.push(super::parse_node(store, &body)?);
         }
@@ -77,7 +83,10 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         .query(&sql::q(sql::ARCHIVED, &schema), &[])
         .map_err(io)?
         .iter()
-        .map(|r| super::parse_node(store, &r.get::<_, String>(0)))
+        .map(|r| {
+            let row: NodeRow = Cols::typed(store, r, "an archived node").read()?;
+            super::parse_node(store, &row.body)
+        })
         .collect::<Result<Vec<_>>>()?;
     let history = tx
         .query(&sql::q(sql::HISTORY, &schema), &[&0i64, &None::<String>])
@@ -101,16 +110,16 @@ pub(super) fn load(conn: &mut Conn, store: &PgStore, dump: &Dump) -> Result<()> 
     let location = store.target.location().to_string();
     sql::migrate(conn.client()?, &schema, &location)?;
     conn.statements.clear();
-    conn.loaded = false;
+    conn.cache.loaded = false;
     let io = |e: postgres::Error| store.err(e);
-    conn.sent = true;
+    conn.call.sent = true;
     let client = conn.client()?;
     let mut tx = client.transaction().map_err(io)?;
     tx.batch_execute(&sql::q(LOAD_LOCK, &schema)).map_err(io)?;
     let written: i64 = tx
         .query_one(&sql::q(LOAD_EMPTY, &schema), &[])
         .map_err(io)?
-        .get(0);
+        .get("written");
     if written != 0 {
         return Err(Error::invalid(format!(
             "{location} is not an empty store: copy writes only into a new one"

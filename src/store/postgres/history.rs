@@ -1,8 +1,9 @@
-//! Reading the history of the PostgreSQL store (migration 16): the live lines (`history`),
+//! Reading the history of the PostgreSQL store (schema/history.sql): the live lines (`history`),
 //! and with them the lines `history_keep` moved to `history_archive`. Each read goes
 //! through an index and stops at what it returns: one node's lines by `history_node`, the
 //! lines after a place by the primary keys, up to a limit.
 
+use super::rows::Cols;
 use super::{sql, Conn, PgStore};
 use crate::error::Result;
 use crate::id::Id;
@@ -57,19 +58,24 @@ pub(super) fn from(
 
 /// One row of a history query as a history line.
 pub(super) fn line(store: &PgStore, r: &postgres::Row) -> Result<HistoryLine> {
-    let parse = |s: Option<String>| s.map(|t| Id::parse(&t, "id")).transpose();
+    let c = Cols::typed(store, r, "a history line");
+    let id = |name: &str| {
+        c.str(name)?
+            .map(|t| Id::parse(&t, "id").map_err(|e| store.corrupt(e.to_string())))
+            .transpose()
+    };
     Ok(HistoryLine::new(
-        r.get::<_, i64>(0) as u64,
-        r.get::<_, i32>(1) as u32,
+        c.int("seq")? as u64,
+        c.int("i")? as u32,
         crate::model::Event {
-            at: r.get::<_, i64>(2) as u64,
-            verb: r.get(3),
-            node: parse(r.get(4)).map_err(|e| store.corrupt(e.to_string()))?,
-            actor: parse(r.get(5)).map_err(|e| store.corrupt(e.to_string()))?,
-            generation: r.get::<_, Option<i64>>(6).map(|g| g as u64),
-            detail: r.get(7),
-            output: r.get(8),
-            by: parse(r.get(9)).map_err(|e| store.corrupt(e.to_string()))?,
+            at: c.int("at")? as u64,
+            verb: c.str("verb")?.unwrap_or_default(),
+            node: id("node")?,
+            actor: id("actor")?,
+            generation: c.opt_int("generation")?.map(|g| g as u64),
+            detail: c.str("detail")?,
+            output: c.str("output")?,
+            by: id("by_actor")?,
         },
     ))
 }

@@ -1,5 +1,5 @@
 //! Waiting for a write of any host: one connection per handle `LISTEN`s on the store's
-//! channel (migration 5 announces every write on it, delivered only once the write has
+//! channel (schema/notify.sql announces every write on it, delivered only once the write has
 //! committed). One waiter at a time reads it and wakes the others of the same handle; they
 //! all look again (a look is a read, and a claim is decided under the store's lock, so a
 //! wake-up never grants anything by itself). A connection lost or refused falls back to

@@ -1,7 +1,7 @@
 //! The PostgreSQL backend (docs/postgres.md): the same rules over a database several machines
 //! share. The rules are not in SQL: each handle keeps the state in memory, lets the rules
 //! decide on it at a time read off the server's clock, and commits the change in one round
-//! trip (`commit13` in the migrations) that locks the row of the request's workspace and
+//! trip (`commit` in schema/commit.sql) that locks the row of the request's workspace and
 //! accepts the write only if no other write to that workspace (or to the settings) came in
 //! between and that time lies between the workspace's last write's and the server's clock;
 //! the write commits asynchronously (its lock goes at once) and the same round trip waits
@@ -17,6 +17,7 @@ mod combine;
 mod copy;
 mod history;
 mod listen;
+mod rows;
 mod sql;
 mod tls;
 mod url;
@@ -39,6 +40,9 @@ use std::sync::{Mutex, MutexGuard};
 /// Optimistic attempts before a write takes its workspace's lock first: under contention
 /// every other writer's commit refuses an optimistic one, and the lock orders them instead.
 const RACES: usize = 2;
+/// Locked writes in a row that met no other writer before a handle decides on its cache
+/// again: among a few busy writers, an optimistic commit after one calm moment is refused.
+const CALM: u32 = 3;
 /// Serialization failures and deadlocks retried before giving up.
 const RETRIES: usize = 16;
 /// A connection idle this long costs one round trip (a check that it is alive) before its
@@ -54,8 +58,8 @@ pub struct PgStore {
     conn: Mutex<Conn>,
     /// The connection that listens for writes, while something waits.
     listener: listen::Listener,
-    /// Requests are combined even without contention (tests).
-    always_combine: std::sync::atomic::AtomicBool,
+    /// When requests are combined (tests and measures set it).
+    combine: std::sync::atomic::AtomicU8,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -70,7 +74,28 @@ impl std::fmt::Debug for PgStore {
 #[derive(Default)]
 struct Conn {
     client: Option<Client>,
-    statements: HashMap<&'static str, Statement>,
+    statements: Statements,
+    cache: Cache,
+    clock: Clock,
+    session: Session,
+    call: Call,
+    contention: Contention,
+}
+
+/// The statements prepared on the connection, by template.
+#[derive(Default)]
+struct Statements(HashMap<&'static str, Statement>);
+
+impl Statements {
+    /// Forgets them all (the schema changed, or a statement failed on a missing object).
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// The state as the handle last caught up on it.
+#[derive(Default)]
+struct Cache {
     state: State,
     /// Every workspace the cache knows, as of the last catch-up on it.
     spaces: HashMap<String, cache::Space>,
@@ -80,10 +105,22 @@ struct Conn {
     loaded: bool,
     /// The store exists (as of the last look).
     exists: bool,
+    /// A load is being made again because the store appeared meanwhile (see `absent`).
+    reloading: bool,
+}
+
+/// The server's clock as this handle reads it.
+#[derive(Default)]
+struct Clock {
     /// The server's clock minus this machine's, as of the last round trip.
     offset_ms: i64,
     /// The latest write time seen in any workspace: no read is made earlier.
     last_now: u64,
+}
+
+/// What holds for the connection's session.
+#[derive(Default)]
+struct Session {
     /// The schema version was checked (and the store migrated) on this connection.
     checked: bool,
     /// This session commits synchronously (`synchronous_commit` is not off): a write waits
@@ -92,17 +129,28 @@ struct Conn {
     /// When the connection was last used: one idle longer than [`IDLE_CHECK`] is checked
     /// before it is used again.
     last_used: Option<std::time::Instant>,
-    /// A load is being made again because the store appeared meanwhile (see `absent`).
-    reloading: bool,
+}
+
+/// What the current call did on the connection.
+#[derive(Default)]
+struct Call {
     /// The last call's connection broke under it (and was dropped).
     broke: bool,
     /// The call on this connection sent something that may have committed a write (the
     /// commit of a write, a load): when the connection breaks after it, the call's outcome
     /// is unknown and it is not made again.
     sent: bool,
+}
+
+/// How contended this handle's writes were lately: whether the next one takes its
+/// workspace's lock first, or is left for the workspace's leader.
+#[derive(Default)]
+struct Contention {
     /// The last write raced another (or took the lock, or was combined with others'): the
     /// next one takes the lock first, or is combined.
     contended: bool,
+    /// Locked writes in a row that met no other writer in their workspace.
+    calm: u32,
     /// The number of this session's last request left for a leader (`combine`).
     ask: i64,
     /// The next write of the fleet's hot path is left for the workspace's leader: enough
@@ -151,14 +199,6 @@ fn first_row<'m>(
         .ok_or_else(|| store.corrupt(format!("the {what} answered no row")))
 }
 
-/// Column `i` of a simple-protocol row as a number (NULL reads as 0).
-fn int_at(store: &PgStore, row: &postgres::SimpleQueryRow, i: usize) -> Result<i64> {
-    row.get(i)
-        .unwrap_or("0")
-        .parse()
-        .map_err(|_| store.corrupt("the server answered a number that is not one"))
-}
-
 /// True for an error worth retrying as is: a serialization failure or a deadlock.
 fn transient(e: &postgres::Error) -> bool {
     matches!(
@@ -184,7 +224,7 @@ impl PgStore {
             target: Target::parse(arg)?,
             conn: Mutex::new(Conn::default()),
             listener: listen::Listener::default(),
-            always_combine: Default::default(),
+            combine: Default::default(),
         })
     }
 
@@ -226,12 +266,12 @@ impl PgStore {
         conn: &mut Conn,
         f: &mut impl FnMut(&mut Conn, &PgStore) -> Result<R>,
     ) -> Result<R> {
-        conn.sent = false;
-        conn.broke = false;
+        conn.call.sent = false;
+        conn.call.broke = false;
         // The server may have ended the connection since the last call (pg_terminate_backend,
         // a restart): a connection idle for a moment is given a millisecond to show what the
         // server sent meanwhile, so that nothing is sent on a connection that is gone.
-        if conn.last_used.is_some_and(|t| t.elapsed() >= GONE_CHECK) {
+        if conn.session.last_used.is_some_and(|t| t.elapsed() >= GONE_CHECK) {
             if let Some(c) = conn.client.as_mut() {
                 use postgres::fallible_iterator::FallibleIterator;
                 let polled = c.notifications().timeout_iter(GONE_WAIT).next();
@@ -240,7 +280,7 @@ impl PgStore {
                 }
             }
         }
-        if conn.last_used.is_some_and(|t| t.elapsed() >= IDLE_CHECK) {
+        if conn.session.last_used.is_some_and(|t| t.elapsed() >= IDLE_CHECK) {
             let alive = conn
                 .client
                 .as_mut()
@@ -265,14 +305,13 @@ impl PgStore {
         }
         let result = conn.check_schema(self).and_then(|()| f(conn, self));
         if conn.client.as_ref().is_some_and(|c| c.is_closed()) {
-            let sent = conn.sent;
+            let sent = conn.call.sent;
             *conn = Conn {
-                sent,
-                broke: true,
+                call: Call { sent, broke: true },
                 ..Conn::default()
             };
         } else {
-            conn.last_used = Some(std::time::Instant::now());
+            conn.session.last_used = Some(std::time::Instant::now());
         }
         result
     }
@@ -282,7 +321,7 @@ impl Conn {
     /// The last call failed on a connection that broke before it sent anything that may
     /// have committed: making it again cannot make a write twice.
     fn may_retry(&self) -> bool {
-        self.broke && !self.sent
+        self.call.broke && !self.call.sent
     }
 
     /// The connection broke: an error on it says nothing about the store.
@@ -298,18 +337,18 @@ impl Conn {
 
     /// A prepared statement of `template`, prepared once per connection.
     fn stmt(&mut self, store: &PgStore, template: &'static str) -> Result<Statement> {
-        if let Some(s) = self.statements.get(template) {
+        if let Some(s) = self.statements.0.get(template) {
             return Ok(s.clone());
         }
         let sql = sql::q(template, &store.target.schema);
         let s = self.client()?.prepare(&sql).map_err(|e| store.err(e))?;
-        self.statements.insert(template, s.clone());
+        self.statements.0.insert(template, s.clone());
         Ok(s)
     }
 
     /// Brings an older store's schema up to date, once per connection; refuses a newer one.
     fn check_schema(&mut self, store: &PgStore) -> Result<()> {
-        if self.checked {
+        if self.session.checked {
             return Ok(());
         }
         let schema = store.target.schema.clone();
@@ -317,13 +356,13 @@ impl Conn {
             .client()?
             .query_one(sql::EXISTS, &[&schema])
             .map_err(|e| store.err(e))?
-            .get(0);
+            .get("exists");
         if exists {
             let version: i32 = self
                 .client()?
                 .query_one(&sql::q(sql::SCHEMA_VERSION, &schema), &[])
                 .map_err(|e| store.err(e))?
-                .get(0);
+                .get("version");
             check_version(store, version)?;
             if version < sql::VERSION {
                 let location = store.target.location().to_string();
@@ -331,12 +370,12 @@ impl Conn {
                 self.statements.clear();
             }
         }
-        self.durable = self
+        self.session.durable = self
             .client()?
             .query_one(sql::SYNC_COMMIT, &[])
             .map_err(|e| store.err(e))?
-            .get(0);
-        self.checked = true;
+            .get("durable");
+        self.session.checked = true;
         Ok(())
     }
 }
@@ -379,8 +418,11 @@ impl Archive for PgArchive<'_> {
             .borrow_mut()
             .query_opt(&sql, &[&id.hex()])
             .map_err(|e| self.store.err(e))?;
-        row.map(|r| parse_node(self.store, &r.get::<_, String>(0)))
-            .transpose()
+        row.map(|r| {
+            let row: rows::NodeRow = rows::Cols::typed(self.store, &r, "an archived node").read()?;
+            parse_node(self.store, &row.body)
+        })
+        .transpose()
     }
 }
 
@@ -413,8 +455,14 @@ impl Backend for PgStore {
 
     #[cfg(feature = "testing")]
     fn always_combine(&self) {
-        self.always_combine
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.combine
+            .store(combine::ALWAYS, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    #[cfg(feature = "testing")]
+    fn never_combine(&self) {
+        self.combine
+            .store(combine::NEVER, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn execute(&self, req: &Request) -> Result<Output> {
@@ -436,7 +484,7 @@ impl Backend for PgStore {
                 Vec::new()
             };
             f(&Reading {
-                state: &conn.state,
+                state: &conn.cache.state,
                 archived: &archived,
                 now,
             });
@@ -466,7 +514,7 @@ impl Backend for PgStore {
                 Err(_) => return Ok(0),
             };
             match conn.client()?.query_one(&stmt, &[]) {
-                Ok(r) => Ok(r.get::<_, i64>(0).max(0) as u64),
+                Ok(r) => Ok(r.get::<_, Option<i64>>("history_head").unwrap_or(0).max(0) as u64),
                 Err(e) if missing(&e) => {
                     conn.statements.clear();
                     Ok(0)
@@ -484,7 +532,7 @@ impl Backend for PgStore {
                 Err(_) => return Ok(0),
             };
             match conn.client()?.query_one(&stmt, &[]) {
-                Ok(r) => Ok(r.get::<_, i64>(0) as u64),
+                Ok(r) => Ok(r.get::<_, Option<i64>>("change_count").unwrap_or(0) as u64),
                 Err(e) if missing(&e) => {
                     conn.statements.clear();
                     Ok(0)

@@ -1,7 +1,8 @@
 //! The write path of the PostgreSQL store, and the reads that need more than the cached
 //! state: the archive, the history, and `check`.
 
-use super::{cache, missing, sql, transient, Conn, PgArchive, PgStore, RACES, RETRIES};
+use super::rows::{Cols, Committed, NodeRow};
+use super::{cache, missing, sql, transient, Conn, PgArchive, PgStore, CALM, RACES, RETRIES};
 use crate::error::{Error, Result};
 use crate::id::Id;
 use crate::model::{Change, Node};
@@ -48,17 +49,17 @@ pub(super) fn write(
     scope_of: &dyn Fn(&State) -> Scope,
     decide: &mut Decide<'_>,
 ) -> Result<()> {
-    if !conn.loaded {
+    if !conn.cache.loaded {
         conn.sync(store, false)?;
     }
-    if !conn.exists && !create(conn, store, decide)? {
+    if !conn.cache.exists && !create(conn, store, decide)? {
         return Ok(()); // refused, or nothing to write: the store is not made for it
     }
-    let mut scope = scope_of(&conn.state);
+    let mut scope = scope_of(&conn.cache.state);
     if scope == Scope::Unknown {
         // A node this handle has not seen: look at the whole store.
         conn.sync(store, false)?;
-        scope = scope_of(&conn.state);
+        scope = scope_of(&conn.cache.state);
     }
     let target = match &scope {
         Scope::Workspace(w) => Target::Ws(w),
@@ -69,7 +70,7 @@ pub(super) fn write(
     let mut attempt = 0;
     // A handle whose last write raced goes straight to the lock: under contention every
     // other writer's commit refuses an optimistic one.
-    let races = if conn.contended { 0 } else { RACES };
+    let races = if conn.contention.contended { 0 } else { RACES };
     loop {
         let locked = attempt >= races;
         attempt += 1;
@@ -81,11 +82,14 @@ pub(super) fn write(
         match outcome {
             Ok(Attempt::Committed) => {
                 if !locked {
-                    conn.contended = false;
+                    conn.contention.contended = false;
                 }
                 return Ok(());
             }
-            Ok(Attempt::Raced) => conn.contended = true,
+            Ok(Attempt::Raced) => {
+                conn.contention.contended = true;
+                conn.contention.calm = 0;
+            }
             Err(Retry::Transient(_)) if transient_failures < RETRIES => transient_failures += 1,
             Err(Retry::Transient(e)) => return Err(store.err(e)),
             Err(Retry::Fail(e)) => return Err(e),
@@ -97,14 +101,14 @@ pub(super) fn write(
 /// decided again on it); a refusal, or a write with nothing to change, does not. Answers
 /// whether the write goes on.
 fn create(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>) -> Result<bool> {
-    let change = decide(&conn.state, &NoArchive, conn.decision_time(None))?;
+    let change = decide(&conn.cache.state, &NoArchive, conn.decision_time(None))?;
     if change.is_empty() {
         return Ok(false);
     }
     let location = store.target.location().to_string();
     sql::migrate(conn.client()?, &store.target.schema, &location)?;
     conn.statements.clear();
-    conn.loaded = false;
+    conn.cache.loaded = false;
     conn.sync(store, false)?;
     Ok(true)
 }
@@ -145,7 +149,7 @@ fn pg(store: &PgStore) -> impl Fn(postgres::Error) -> Retry + '_ {
 
 /// Runs the rules on the cached state at `now`.
 fn decided(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>, now: u64) -> Result<Change> {
-    let Conn { client, state, .. } = conn;
+    let Conn { client, cache, .. } = conn;
     let client = client
         .as_mut()
         .ok_or_else(|| Error::Internal("no connection".into()))?;
@@ -153,16 +157,16 @@ fn decided(conn: &mut Conn, store: &PgStore, decide: &mut Decide<'_>, now: u64) 
         client: RefCell::new(client),
         store,
     };
-    decide(state, &archive, now)
+    decide(&cache.state, &archive, now)
 }
 
 /// Where the cache stands on `target`: moves when anyone writes there.
 fn mark(conn: &Conn, target: Target<'_>) -> (i64, i64) {
     let wseq = match target {
-        Target::Ws(w) => conn.spaces.get(w).map_or(-1, |s| s.wseq),
+        Target::Ws(w) => conn.cache.spaces.get(w).map_or(-1, |s| s.wseq),
         Target::Settings => 0,
     };
-    (wseq, conn.settings_version)
+    (wseq, conn.cache.settings_version)
 }
 
 /// Catches the cache up on `target`; returns the server's time. With `flush`, on what is
@@ -182,7 +186,7 @@ fn optimistic_attempt(
     decide: &mut Decide<'_>,
 ) -> std::result::Result<Attempt, Retry> {
     if let Target::Ws(w) = target {
-        if !conn.spaces.contains_key(w) {
+        if !conn.cache.spaces.contains_key(w) {
             conn.ensure_ws(store, w)?;
         }
     }
@@ -216,7 +220,7 @@ fn locked_attempt(
     decide: &mut Decide<'_>,
 ) -> std::result::Result<Attempt, Retry> {
     if let Target::Ws(w) = target {
-        if !conn.spaces.contains_key(w) {
+        if !conn.cache.spaces.contains_key(w) {
             conn.ensure_ws(store, w)?;
         }
     }
@@ -235,8 +239,13 @@ fn locked_attempt(
         // Someone wrote there since this handle last looked: the next write locks first too,
         // and with enough writers there, is left for the workspace's leader instead.
         let now_at = mark(conn, target);
-        conn.contended = now_at != seen;
-        conn.combine = now_at.0 - seen.0 >= super::combine::COMBINE_AT as i64;
+        // One locked write that met nobody is no sign that the next optimistic commit gets
+        // through among a few busy writers: back to deciding on the cache only after
+        // `CALM` such writes in a row.
+        let calm = &mut conn.contention.calm;
+        *calm = if now_at != seen { 0 } else { *calm + 1 };
+        conn.contention.contended = *calm < CALM;
+        conn.contention.combine = now_at.0 - seen.0 >= super::combine::COMBINE_AT as i64;
         let change = decided(conn, store, decide, now)?;
         if change.is_empty() {
             return Ok(None);
@@ -280,7 +289,7 @@ fn commit(
     let (expected, _) = mark(conn, target);
     let expected = expected.max(0);
     let text = commit_text(conn, store, &w, expected, scope, &change, decided_at, locked)?;
-    conn.sent = true;
+    conn.call.sent = true;
     let messages = match conn.client()?.simple_query(&text) {
         Ok(m) => m,
         Err(e) => {
@@ -289,7 +298,8 @@ fn commit(
             return Err(pg(store)(e));
         }
     };
-    let answer = Answer::read(store, &messages)?;
+    let row = super::first_row(store, &messages, "commit")?;
+    let answer: Committed = Cols::text(store, row, "a commit").read()?;
     conn.saw_clock(answer.now, answer.last_now);
     if let Some(problem) = answer.problem {
         return Err(Retry::Fail(store.corrupt(problem)));
@@ -299,27 +309,27 @@ fn commit(
         last_now: answer.last_now,
     };
     if answer.committed {
-        conn.state.apply(&change);
-        conn.settings_version = answer.settings_version;
+        conn.cache.state.apply(&change);
+        conn.cache.settings_version = answer.settings_version;
         if let Some(w) = w {
-            conn.spaces.insert(w, space);
+            conn.cache.spaces.insert(w, space);
         }
         return Ok(Attempt::Committed);
     }
     if answer.wseq < 0 {
         // The workspace's row is not there (made by hand away): make it again.
-        conn.spaces.remove(w.as_deref().unwrap_or_default());
+        conn.cache.spaces.remove(w.as_deref().unwrap_or_default());
         return Ok(Attempt::Raced);
     }
-    if locked && (answer.wseq != expected || answer.settings_version != conn.settings_version) {
+    if locked && (answer.wseq != expected || answer.settings_version != conn.cache.settings_version) {
         return Err(Retry::Fail(Error::Internal(
             "the workspace moved on while its lock was held".into(),
         )));
     }
     conn.apply_rows(store, answer.settings, &answer.nodes)?;
-    conn.settings_version = answer.settings_version;
+    conn.cache.settings_version = answer.settings_version;
     if let Some(w) = w {
-        conn.spaces.insert(w, space);
+        conn.cache.spaces.insert(w, space);
     }
     Ok(Attempt::Raced)
 }
@@ -341,61 +351,30 @@ fn commit_text(
         .map_err(|e| Error::Internal(format!("a change does not serialise: {e}")))?;
     // The decision holds until the rules would see the workspace it was made on differently
     // by time alone; the server refuses it from then on, judged by its own clock at commit.
-    let valid_until = crate::rules::valid_until_in(&conn.state, scope, decided_at);
-    let schema = sql::ident(&store.target.schema);
+    let valid_until = crate::rules::valid_until_in(&conn.cache.state, scope, decided_at);
     // While `history_keep` is set (by this write or before it), the retention's pass follows
-    // the commit: nothing unless one is due, and never the write's locks (migration 16).
-    let keep = change.settings.as_ref().unwrap_or(&conn.state.settings);
-    Ok(format!(
-        "{begin}SELECT committed, wseq, now_ms, last_now, settings_version, settings, nodes, \
-         problem FROM {schema}.commit13({w}, {expected}, {sv}, {decided_at}, {valid_until}, \
-         {body}); COMMIT;{archive}{flush}",
-        begin = if locked { "" } else { "BEGIN; " },
-        w = w.as_deref().map_or("NULL".into(), sql::literal),
-        sv = conn.settings_version,
-        valid_until = valid_until.map_or("NULL".into(), |t| t.to_string()),
-        body = sql::literal(&body),
-        archive = if keep.history_keep.is_all() {
-            String::new()
-        } else {
-            format!(" SELECT {schema}.archive16({decided_at});")
-        },
-        flush = if conn.durable {
-            format!(" SELECT {schema}.flush_write();")
-        } else {
-            String::new()
-        },
-    ))
-}
-
-/// The row `commit7` answers, read from the text the simple protocol carries.
-struct Answer {
-    committed: bool,
-    wseq: i64,
-    now: i64,
-    last_now: i64,
-    settings_version: i64,
-    settings: Option<String>,
-    nodes: String,
-    problem: Option<String>,
-}
-
-impl Answer {
-    fn read(store: &PgStore, messages: &[postgres::SimpleQueryMessage]) -> Result<Answer> {
-        let row = super::first_row(store, messages, "commit")?;
-        let text = |i: usize| row.get(i).map(str::to_string);
-        let int = |i: usize| super::int_at(store, row, i);
-        Ok(Answer {
-            committed: row.get(0) == Some("t"),
-            wseq: int(1)?,
-            now: int(2)?,
-            last_now: int(3)?,
-            settings_version: int(4)?,
-            settings: text(5),
-            nodes: text(6).unwrap_or_else(|| "[]".into()),
-            problem: text(7),
-        })
+    // the commit: nothing unless one is due, and never the write's locks.
+    let keep = change.settings.as_ref().unwrap_or(&conn.cache.state.settings);
+    let mut text = String::from(if locked { "" } else { "BEGIN; " });
+    text.push_str(sql::COMMIT);
+    if !keep.history_keep.is_all() {
+        text.push_str(sql::ARCHIVE_HISTORY);
     }
+    if conn.session.durable {
+        text.push_str(sql::FLUSH_WRITE);
+    }
+    Ok(sql::fill(
+        &text,
+        &[
+            ("schema", &sql::ident(&store.target.schema)),
+            ("w", &w.as_deref().map_or("NULL".into(), sql::literal)),
+            ("expected", &expected.to_string()),
+            ("sv", &conn.cache.settings_version.to_string()),
+            ("decided_at", &decided_at.to_string()),
+            ("valid_until", &valid_until.map_or("NULL".into(), |t| t.to_string())),
+            ("body", &sql::literal(&body)),
+        ],
+    ))
 }
 
 /// The archived nodes, as of the state `conn` was just brought to (read in one snapshot
@@ -412,7 +391,7 @@ pub(super) fn archived(conn: &mut Conn, store: &PgStore) -> Result<Vec<Node>> {
     let version: i64 = tx
         .query_one(&sql::q(sql::VERSION_OF, &schema), &[])
         .map_err(|e| store.err(e))?
-        .get(0);
+        .get("change_count");
     tx.commit().map_err(|e| store.err(e))?;
     if version != conn.version() {
         // Someone wrote between the catch-up and this read: catch up to this snapshot.
@@ -421,10 +400,11 @@ pub(super) fn archived(conn: &mut Conn, store: &PgStore) -> Result<Vec<Node>> {
             return archived(conn, store);
         }
     }
-    let archived = conn.state.archived();
+    let archived = conn.cache.state.archived();
     let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let node = super::parse_node(store, &r.get::<_, String>(0))?;
+    for r in &rows {
+        let NodeRow { body, .. } = Cols::typed(store, r, "an archived node").read()?;
+        let node = super::parse_node(store, &body)?;
         if archived.contains_key(&node.id) {
             out.push(node);
         }
@@ -454,7 +434,7 @@ pub(super) fn check(conn: &mut Conn, store: &PgStore) -> Result<Report> {
         } else {
             Default::default()
         };
-        let s = &fresh.state;
+        let s = &fresh.cache.state;
         let mut problems = std::mem::take(&mut tampered);
         problems.extend(crate::verify::problems(s));
         problems.extend(crate::verify::history_problems(s, &history, &archive));

@@ -7,13 +7,5 @@
 -- connection of its own and looks again when told; the channel name stays within the 63
 -- bytes PostgreSQL allows whatever the schema's name.
 
-CREATE FUNCTION {schema}.announce_write() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('claimdag_' || md5(TG_TABLE_SCHEMA), NEW.seq::text);
-    RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER announce_write AFTER UPDATE OF seq ON {schema}.store
-    FOR EACH ROW EXECUTE FUNCTION {schema}.announce_write();
+-- (Its trigger and function were replaced in version 7; the current ones are in
+-- schema/notify.sql.)

@@ -10,8 +10,4 @@
 -- these functions are small and run once a write: compiling them never pays, so they run
 -- with JIT off, whoever calls them first.
 
-ALTER FUNCTION {schema}.integrity7(text, bigint, jsonb) SET jit = off;
-ALTER FUNCTION {schema}.ask8(text, text) SET jit = off;
-ALTER FUNCTION {schema}.turn8(text, bigint, bigint, int) SET jit = off;
-ALTER FUNCTION {schema}.turn13(text, bigint, bigint, int, boolean) SET jit = off;
-ALTER FUNCTION {schema}.commit8(text, bigint, bigint, bigint, bigint, text, text) SET jit = off;
+-- (It changed functions only; their current versions are in schema/.)
