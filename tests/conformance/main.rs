@@ -4,6 +4,7 @@
 //! directory, `postgres::*` on a real PostgreSQL server (tests/common/pg.rs). A new backend
 //! adds one `every_scenario!` line and inherits all of them.
 
+mod actors;
 mod bound;
 #[path = "../common/pg.rs"]
 mod pg;
@@ -47,7 +48,8 @@ pub fn postgres_combined() -> Fresh {
 /// One `#[test]` per scenario for `backend`: `embedded::fence`, ...
 macro_rules! scenarios {
     ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* ;
-     spaces: $($spaces:ident),* ; bound: $($bound:ident),* $(,)?) => {
+     spaces: $($spaces:ident),* ; bound: $($bound:ident),* ;
+     actors: $($actors:ident),* $(,)?) => {
         mod $backend {
             $(
                 #[test]
@@ -75,6 +77,13 @@ macro_rules! scenarios {
                 fn $bound() {
                     let fresh = super::$backend();
                     crate::bound::$bound(&fresh.store);
+                }
+            )*
+            $(
+                #[test]
+                fn $actors() {
+                    let fresh = super::$backend();
+                    crate::actors::$actors(&fresh.store);
                 }
             )*
         }
@@ -118,7 +127,11 @@ macro_rules! every_scenario {
             a_write_hands_back_only_its_own_workspaces_expired_claims,
             batches_and_named_archives_stay_in_one_workspace;
             bound:
-            a_bound_door_finds_no_node_of_another_workspace,
+            a_bound_door_finds_no_node_of_another_workspace;
+            actors:
+            names_are_kept_once_with_the_last_note_given,
+            names_reach_every_view_and_refusal_through_the_verbs,
+            a_refused_call_keeps_no_name,
         );
     };
 }

@@ -94,6 +94,12 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         .iter()
         .map(|r| super::history::line(store, r))
         .collect::<Result<Vec<_>>>()?;
+    let actors = tx
+        .query(&sql::q(sql::ACTORS, &schema), &[])
+        .map_err(io)?
+        .iter()
+        .map(|r| super::actors::row(store, r))
+        .collect::<Result<Vec<_>>>()?;
     tx.commit().map_err(io)?;
     Ok(Dump {
         seq: seq as u64,
@@ -101,7 +107,7 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         nodes,
         archived,
         history,
-        actors: Vec::new(),
+        actors,
     })
 }
 
@@ -141,6 +147,7 @@ pub(super) fn load(conn: &mut Conn, store: &PgStore, dump: &Dump) -> Result<()> 
         tx.execute(&sql::q(LOAD_HISTORY, &schema), &[&json(chunk)?])
             .map_err(io)?;
     }
+    super::actors::keep_in(&mut tx, store, &dump.actors)?;
     let settings = json(&dump.settings)?;
     tx.execute(
         &sql::q(LOAD_STORE, &schema),

@@ -12,6 +12,7 @@
 //! workspaces never wait on each other. docs/postgres.md explains the tables and the
 //! choices.
 
+mod actors;
 mod cache;
 mod combine;
 mod copy;
@@ -430,11 +431,11 @@ mod write;
 
 impl Backend for PgStore {
     fn actor_names(&self) -> Result<Vec<crate::model::ActorName>> {
-        Ok(Vec::new())
+        self.with(actors::read)
     }
 
-    fn keep_actor_names(&self, _names: &[crate::model::ActorName]) -> Result<()> {
-        Ok(())
+    fn keep_actor_names(&self, names: &[crate::model::ActorName]) -> Result<()> {
+        self.with(|conn, store| actors::keep(conn, store, names))
     }
 
     fn location(&self) -> String {

@@ -32,6 +32,7 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0015_who_acted.sql"),
     include_str!("migrations/0016_history_kept.sql"),
     include_str!("migrations/0017_functions_by_name.sql"),
+    include_str!("migrations/0018_actor_names.sql"),
 ];
 
 /// The tables of a new store, as the migrations leave an older one.
@@ -49,6 +50,16 @@ pub const FUNCTIONS: &[&str] = &[
 
 /// The schema version this claimdag writes; a store of a newer version is refused.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;
+
+/// The names kept for actors, in the order first kept.
+pub const ACTORS: &str = "SELECT id, name, note, added_at FROM {schema}.actors ORDER BY pos";
+/// Keeps a name (`$1` its actor): a new one is added; one kept already takes the note `$3`
+/// when one is given.
+pub const KEEP_ACTOR: &str = "INSERT INTO {schema}.actors (id, name, note, added_at) \
+                              VALUES ($1::text, $2::text, $3::text, $4::bigint) \
+                              ON CONFLICT (id) DO UPDATE SET note = EXCLUDED.note \
+                              WHERE EXCLUDED.note IS NOT NULL \
+                              AND {schema}.actors.note IS DISTINCT FROM EXCLUDED.note";
 
 /// Catching up on one workspace: its write count, the server's time, its clock, the
 /// settings when their version moved, and the node rows changed since.

@@ -130,3 +130,13 @@ CREATE TABLE {schema}.history_kept (
     moved_i           int     NOT NULL
 );
 INSERT INTO {schema}.history_kept VALUES (1, 0, 0, -1, 0, -1, 0, 0, -1);
+
+-- The names kept for actors, in the order first kept (`pos`): a row is only ever added, or
+-- its note replaced.
+CREATE TABLE {schema}.actors (
+    id        text    PRIMARY KEY,
+    name      text    NOT NULL,
+    note      text,
+    added_at  bigint  NOT NULL,
+    pos       bigint  GENERATED ALWAYS AS IDENTITY
+);
