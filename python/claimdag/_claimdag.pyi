@@ -196,6 +196,15 @@ class Node:
     def holder(self) -> Optional[str]:
         """The actor holding the claim, or None."""
     @property
+    def holder_name(self) -> Optional[str]:
+        """The name the store keeps for the holder, or None."""
+    @property
+    def completed_by_name(self) -> Optional[str]:
+        """The name the store keeps for ``completed_by``, or None."""
+    @property
+    def last_holder_name(self) -> Optional[str]:
+        """The name the store keeps for ``last_holder``, or None."""
+    @property
     def attempts(self) -> int:
         """How many times the node was granted."""
     @property
@@ -312,6 +321,12 @@ class Event:
     @property
     def actor(self) -> Optional[str]:
         """The actor that made it, when one is known, or None."""
+    @property
+    def actor_name(self) -> Optional[str]:
+        """The name the store keeps for ``actor``, or None."""
+    @property
+    def by_name(self) -> Optional[str]:
+        """The name the store keeps for ``by``, or None."""
     @property
     def by(self) -> Optional[str]:
         """Who acted, when that was not ``actor`` (a lead who released or completed a

@@ -229,6 +229,11 @@ class CancelRequestDict(TypedDict):
     reason: Optional[str]
     at: int
 
+class NodeCancelRequestDict(CancelRequestDict):
+    """A node's ``cancel_requested`` in ``Node.to_dict()``: with the name kept for ``by``."""
+
+    by_name: Optional[str]
+
 class NodeDict(TypedDict):
     """``Node.to_dict()``: every field, ``None`` for unset ones, as ``claimdag show --json``."""
 
@@ -245,6 +250,7 @@ class NodeDict(TypedDict):
     why: Optional[str]
     generation: int
     holder: Optional[str]
+    holder_name: Optional[str]
     attempts: int
     max_attempts: Optional[int]
     claimed_at: Optional[int]
@@ -258,11 +264,13 @@ class NodeDict(TypedDict):
     ref: Optional[str]
     note: Optional[str]
     completed_by: Optional[str]
+    completed_by_name: Optional[str]
     not_before: Optional[int]
     last_holder: Optional[str]
+    last_holder_name: Optional[str]
     progress: Optional[str]
     progress_at: Optional[int]
-    cancel_requested: Optional[CancelRequestDict]
+    cancel_requested: Optional[NodeCancelRequestDict]
     output: Json
     created_at: int
     updated_at: int
@@ -279,10 +287,12 @@ class EventDict(_EventDictRequired, total=False):
 
     node: str
     actor: str
+    actor_name: str
     generation: int
     detail: str
     output: Json
     by: str
+    by_name: str
 
 class PickDict(TypedDict):
     """``Pick.to_dict()``, as ``claimdag ready --json`` gives each node."""

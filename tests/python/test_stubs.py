@@ -208,6 +208,8 @@ def test_dicts_are_the_typed_dicts(tmp_path: pathlib.Path) -> None:
     store = claimdag.Store(tmp_path / "claims")
     me = claimdag.actor("w1")
     store.config(max_held=0)
+    store.call("actor_add", name="w1")  # events name their actors
+    store.call("actor_add", name="lead")
     a = store.upsert("a", labels=["x"])
     assert store.upsert("a", labels=["y"]) == a
     b = store.upsert("b")

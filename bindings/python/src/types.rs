@@ -83,6 +83,21 @@ impl Node {
     fn holder(&self) -> Option<String> {
         self.0.node.holder.map(|h| h.hex())
     }
+    /// The name the store keeps for the holder, or None.
+    #[getter]
+    fn holder_name(&self) -> Option<&str> {
+        self.0.names.holder.as_deref()
+    }
+    /// The name the store keeps for `completed_by`, or None.
+    #[getter]
+    fn completed_by_name(&self) -> Option<&str> {
+        self.0.names.completed_by.as_deref()
+    }
+    /// The name the store keeps for `last_holder`, or None.
+    #[getter]
+    fn last_holder_name(&self) -> Option<&str> {
+        self.0.names.last_holder.as_deref()
+    }
     #[getter]
     fn attempts(&self) -> u32 {
         self.0.node.attempts
@@ -253,6 +268,16 @@ impl Event {
     #[getter]
     fn actor(&self) -> Option<String> {
         self.0.event.actor.map(|a| a.hex())
+    }
+    /// The name the store keeps for `actor`, or None.
+    #[getter]
+    fn actor_name(&self) -> Option<&str> {
+        self.0.actor_name.as_deref()
+    }
+    /// The name the store keeps for `by`, or None.
+    #[getter]
+    fn by_name(&self) -> Option<&str> {
+        self.0.by_name.as_deref()
     }
     /// Who acted, when that was not `actor`, or None.
     #[getter]
