@@ -100,4 +100,4 @@ pub use schedule::Pick;
 pub use state::State;
 pub use store::lease::Lease;
 pub use store::{ClaimNextOptions, ListFilter, Stop, Store, Wait, STOP_EVERY};
-pub use view::NodeView;
+pub use view::{Names, NodeNames, NodeView};

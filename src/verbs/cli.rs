@@ -101,7 +101,7 @@ pub fn keep_about<F: clap::Args>(cmd: clap::Command) -> clap::Command {
 }
 
 /// A front door's arguments under the description its subcommand gives (see
-/// [`keep_about`]), for the subcommands that are not verbs (`mcp`, `serve`, `work`, ...).
+/// `keep_about`), for the subcommands that are not verbs (`mcp`, `serve`, `work`, ...).
 #[derive(Debug)]
 pub struct Described<T>(pub T);
 
