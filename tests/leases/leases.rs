@@ -113,7 +113,7 @@ fn an_expired_lease_shows_expired_until_the_next_write_hands_it_back() {
     assert_eq!(
         s.ok(&["list"]),
         format!(
-            "{}  expired  task  gen=2  parse the manifest header\n\
+            "{}  expired  task  gen=2  holder={me}  parse the manifest header\n\
              {}  ready    task  gen=1  reject a manifest with no header\n",
             short(&a),
             short(&b)
