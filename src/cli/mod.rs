@@ -104,7 +104,8 @@ fn execute(cli: Cli) -> Result<Ran> {
         Command::Work(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
             let dir = store_text(&cli, store);
-            let exit = work::run(store, &cx.workspace, a, cx.actor, dir, cli.json)?;
+            let started = || cx.keep_names();
+            let exit = work::run(store, &cx.workspace, a, cx.actor, dir, cli.json, &started)?;
             return Ok(Ran::Exited(exit));
         }
         #[cfg(feature = "pane")]
@@ -141,7 +142,7 @@ fn execute(cli: Cli) -> Result<Ran> {
                 allow_repos: a.allow_repo.clone(),
                 max_wait_ms: a.max_wait.ms()?,
             };
-            mcp::serve(store.clone(), setup)?;
+            mcp::serve(store.clone(), setup, || cx.keep_names())?;
             return Ok(Ran::Exited(0));
         }
     };

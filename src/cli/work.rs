@@ -131,6 +131,7 @@ fn handed_on(dir: OsString) -> Result<OsString> {
 
 /// Runs the worker loop; returns the exit status.
 /// `actor` is `--actor`, else `$CLAIMDAG_ACTOR`; `dir` is the store as it was given.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     store: &Store,
     workspace: &str,
@@ -138,6 +139,7 @@ pub fn run(
     actor: Option<Actor>,
     dir: OsString,
     json: bool,
+    started: &dyn Fn(),
 ) -> Result<i32> {
     let actor = actor.ok_or_else(|| {
         Error::invalid("work needs an actor: --actor name:worker-1, or set $CLAIMDAG_ACTOR")
@@ -161,6 +163,8 @@ pub fn run(
             settings.max_held
         )));
     }
+    // Started: the actor's name (`--actor name:NAME`) is kept.
+    started();
     let opts = Options {
         workspace: workspace.to_string(),
         actor,

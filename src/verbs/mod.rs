@@ -119,12 +119,10 @@ impl<'a> Ctx<'a> {
     }
 
     /// The same context with a default actor (32 hex or `name:NAME`, whose name the store
-    /// keeps now).
+    /// keeps at the first call that succeeds, or when the door says it started:
+    /// [`Ctx::keep_names`]).
     pub fn with_actor(mut self, actor: Option<&str>) -> Result<Ctx<'a>> {
-        self.actor = actor.map(|a| Actor::parse_actor(a, "actor")).transpose()?;
-        if let Some(name) = actor.and_then(|a| a.strip_prefix("name:")) {
-            self.store.named_actor(name)?;
-        }
+        self.actor = actor.map(|a| self.parse_actor(a, "actor")).transpose()?;
         Ok(self)
     }
 

@@ -500,8 +500,11 @@ impl ServerHandler for Server {
 }
 
 /// Serves the store on stdin/stdout until the client closes stdin.
-pub fn serve(store: Store, setup: Setup) -> Result<()> {
+/// Serves the MCP tools over stdio until the client closes it; `started` runs once the
+/// server is set up (a refused setup changes nothing).
+pub fn serve(store: Store, setup: Setup, started: impl FnOnce()) -> Result<()> {
     let server = Server::new(store, setup)?;
+    started();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

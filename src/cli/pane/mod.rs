@@ -85,6 +85,7 @@ pub fn run(cx: Ctx<'_>, a: &PaneArgs) -> Result<i32> {
         app.select(id);
     }
     if a.dump {
+        app.cx.keep_names();
         print!("{}", draw::dump(&app, a.width, a.height));
         return Ok(0);
     }
@@ -93,6 +94,8 @@ pub fn run(cx: Ctx<'_>, a: &PaneArgs) -> Result<i32> {
             "the pane needs a terminal on stdout: use --dump to print one frame",
         ));
     }
+    // Started: the actor's name (`--actor name:NAME`) is kept.
+    app.cx.keep_names();
     // Raw mode and the alternate screen; a panic hook and the handler of every signal that
     // ends the pane restore the terminal first.
     let (mut term, signals) = term::enter()?;
