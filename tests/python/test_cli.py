@@ -33,7 +33,7 @@ def test_console_script_drives_the_same_store(store_dir: pathlib.Path) -> None:
     listed = _run("--dir", d, "list")
     assert listed.returncode == 0
     assert listed.stdout.split() == [nid[:8] + "...", "claimed", "task", f"gen={gen}",
-                                     "parse", "the", "manifest", "header"]
+                                     f"holder={ME}", "parse", "the", "manifest", "header"]
 
     shown = _run("--dir", d, "--json", "show", nid[:8])
     assert json.loads(shown.stdout) == store.get(nid).to_dict()

@@ -7,6 +7,7 @@ saved to target/dashboard.png."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 import subprocess
@@ -212,10 +213,12 @@ def test_a_release_from_the_dashboard_records_who_acted(store_dir: pathlib.Path,
         actor.send_keys("name:lead")
         click(browser, node, 'button[data-verb="release"]')
         until("the release", lambda: status_of(browser, node) == "ready")
-    worker = run(store_dir, "actor", "worker-1")
-    lead = run(store_dir, "actor", "lead")
     release = [line for line in run(store_dir, "log", node).splitlines() if " release " in line]
-    assert len(release) == 1 and f"actor={worker}  by={lead}" in release[0], release
+    # Both names are kept (the worker's at its claim, the lead's at the release it made).
+    assert len(release) == 1 and "actor=name:worker-1  by=name:lead" in release[0], release
+    event = [e for e in json.loads(run(store_dir, "--json", "log", node)) if e["verb"] == "release"]
+    assert (event[0]["actor"], event[0]["by"]) == (run(store_dir, "actor", "worker-1"),
+                                                   run(store_dir, "actor", "lead"))
 
 
 def info(b: WebDriver) -> str:

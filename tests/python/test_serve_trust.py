@@ -258,4 +258,5 @@ def test_a_lead_acting_from_the_dashboard_is_recorded_beside_the_holder(
         assert bad.status_code == 400 and "X-Claimdag-Actor" in bad.json()["error"]["message"]
     text = subprocess.run([cli(), "--dir", str(store_dir), "log", a],
                           capture_output=True, text=True, check=True).stdout
-    assert f"actor={worker}  by={lead}" in text
+    # The text shows the names kept for both (the lead's kept at the call it made).
+    assert "actor=name:worker-1  by=name:lead" in text

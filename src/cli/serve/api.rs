@@ -85,9 +85,9 @@ async fn call(
     }
     // Who acts, when the request says (the dashboard's "act as"): the history records it
     // beside the actor the request names.
-    let store = match acting(&req) {
-        Ok(Some(by)) => shared.store.acting_as(by),
-        Ok(None) => shared.store.clone(),
+    let (store, by_name) = match acting(&req) {
+        Ok(Some((by, name))) => (shared.store.acting_as(by), name),
+        Ok(None) => (shared.store.clone(), None),
         Err(why) => return refusal(StatusCode::BAD_REQUEST, Code::InvalidInput, &why),
     };
     let args = match body_json(shared.max_body, req).await {
@@ -110,7 +110,12 @@ async fn call(
             max_wait_ms: Some(max_wait_ms),
             ..Bounds::default()
         };
-        verbs::call(&cx, &name, args)
+        let answer = verbs::call(&cx, &name, args)?;
+        // The name of who acted is kept as an actor's is: once its call succeeded.
+        if let Some(n) = by_name {
+            let _ = store.named_actor(&n);
+        }
+        Ok(answer)
     })
     .await
     .unwrap_or_else(|_| {
@@ -169,15 +174,16 @@ fn unknown_verb(verb: &str) -> Response<Body> {
     )
 }
 
-/// The actor of the request's `X-Claimdag-Actor` header (32 hex or `name:NAME`), if it
-/// has one; what is wrong with it when it is not an actor.
-fn acting(req: &Request<Incoming>) -> std::result::Result<Option<Actor>, String> {
+/// The actor of the request's `X-Claimdag-Actor` header (32 hex or `name:NAME`, with its
+/// name), if it has one; what is wrong with it when it is not an actor.
+fn acting(req: &Request<Incoming>) -> std::result::Result<Option<(Actor, Option<String>)>, String> {
     let Some(v) = req.headers().get(ACTING_HEADER) else {
         return Ok(None);
     };
     let text = v.to_str().unwrap_or_default().trim();
+    let name = text.strip_prefix("name:").map(str::to_string);
     Actor::parse_actor(text, "X-Claimdag-Actor")
-        .map(Some)
+        .map(|a| Some((a, name)))
         .map_err(|e| e.to_string())
 }
 
