@@ -65,15 +65,6 @@ impl Names {
         line.actor_name = self.opt(&line.event.actor);
         line.by_name = self.opt(&line.event.by);
     }
-
-    /// An actor as text shows it: `name:NAME` when a name is kept (what a command takes
-    /// back), else its 32 hex characters.
-    pub fn shown(&self, actor: &Actor) -> String {
-        match self.get(actor) {
-            Some(n) => format!("name:{n}"),
-            None => actor.to_string(),
-        }
-    }
 }
 
 impl NodeView {

@@ -39,6 +39,11 @@ pub fn read(dir: &Path) -> Result<Vec<ActorName>> {
 /// Keeps `names`: one not kept yet is added; one kept already keeps its name and first
 /// time, and takes the note given (if any). Nothing is written when nothing changes.
 pub fn keep(dir: &Path, names: &[ActorName]) -> Result<()> {
+    // Most calls name actors kept already: the whole file read (it is only ever replaced
+    // whole) says so without taking the lock or writing anything.
+    if !merge(&mut read(dir)?, names) {
+        return Ok(());
+    }
     fsutil::ensure_dir(dir)?;
     let lock_path = dir.join(ACTORS_LOCK);
     let lock = fsutil::open(&lock_path, Mode::ReadWriteCreate)?;
