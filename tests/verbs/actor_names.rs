@@ -161,3 +161,37 @@ fn copy_carries_the_names() {
         s.ok(&["actor", "list"])
     );
 }
+
+#[test]
+fn the_pane_shows_the_holders_name() {
+    let s = Store::new();
+    let a = s.upsert("parse the manifest header", &[]);
+    s.claim(&a, "name:codex-1", &[]);
+    let frame = s.ok(&["pane", "--dump", "--width", "120"]);
+    // The forest's row of the node (the selected one): its holder column names it.
+    let row = frame
+        .lines()
+        .find(|l| l.starts_with("│>"))
+        .unwrap_or_default();
+    let forest = row.split("││").next().unwrap_or_default();
+    assert!(
+        forest.contains(&a[..8]) && forest.contains(" codex-1 "),
+        "{frame}"
+    );
+    assert!(!forest.contains(&CODEX[..8]), "{row}");
+}
+
+#[test]
+fn an_actor_named_again_writes_nothing() {
+    let s = Store::new();
+    let a = s.upsert("parse the manifest header", &[]);
+    s.claim(&a, "name:codex-1", &[]);
+    let before = s.files();
+    s.ok(&["show", &a]);
+    s.ok(&["actor", "add", "codex-1"]);
+    assert_eq!(
+        s.files(),
+        before,
+        "a name kept already is not written again"
+    );
+}
