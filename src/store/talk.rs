@@ -89,11 +89,7 @@ impl Store {
             Output::Claimed(c) => Ok(Some(c)),
             o => Err(unexpected(o)),
         };
-        let wait = pick.wait;
-        if wait.up_to.is_zero() && wait.stop.is_none() {
-            return Ok(once()?.unwrap_or_default());
-        }
-        Ok(self.wait_for(wait, true, once)?.unwrap_or_default())
+        Ok(self.wait_for(pick.wait, true, once)?.unwrap_or_default())
     }
 
     /// As [`Store::renew`], also keeping `progress` as the node's checkpoint (when given):

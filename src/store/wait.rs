@@ -32,8 +32,8 @@ impl std::fmt::Debug for Stop<'_> {
 pub struct Wait<'a> {
     /// The longest the call waits (zero: it looks once).
     pub up_to: Duration,
-    /// Looked at before each look for work and at least every [`STOP_EVERY`] while
-    /// waiting; once it says stop, the call answers what it has (nothing) and no look
+    /// With a wait (`up_to` above zero), looked at before each look for work and at least
+    /// every [`STOP_EVERY`] while waiting; once it says stop, the call answers what it has (nothing) and no look
     /// starts after.
     pub stop: Option<Stop<'a>>,
 }
@@ -70,6 +70,10 @@ impl Store {
         by_time: bool,
         mut attempt: impl FnMut() -> Result<Option<T>>,
     ) -> Result<Option<T>> {
+        if wait.up_to.is_zero() {
+            // No wait: one look, and nothing read for a wait that will not come.
+            return attempt();
+        }
         let end = deadline(wait.up_to)?;
         // Read before each attempt (first here, then by the wait's last look): a commit
         // after it shows as a new version, so the wait returns at once instead of missing it.
