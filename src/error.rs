@@ -125,10 +125,13 @@ pub enum Error {
         holder_name: Option<Box<str>>,
         generation: u64,
     },
-    #[error("actor {actor} already holds {} live claim(s) in this workspace (max_held={max_held}): {}; cannot claim node {node}", held.len(), id_list(held))]
+    #[error("actor {actor}{} already holds {} live claim(s) in this workspace (max_held={max_held}): {}; cannot claim node {node}", named(actor_name), held.len(), id_list(held))]
     AssigneeBusy {
         node: Id,
         actor: Id,
+        /// The name the store keeps for the actor (filled in by the verb layer).
+        #[serde(default)]
+        actor_name: Option<Box<str>>,
         /// The nodes the actor holds, oldest claim first.
         held: Vec<Id>,
         max_held: u64,
@@ -301,15 +304,38 @@ impl Error {
         }
     }
 
-    /// The same error with the name kept for its holder, if any.
+    /// The same error with the name kept for the actor it names (its holder, or the busy
+    /// assignee), if any.
     pub fn with_holder_name(mut self, name: Option<&str>) -> Error {
         if let Error::AlreadyClaimed { holder_name, .. }
         | Error::ResourceConflict { holder_name, .. }
-        | Error::NotHolder { holder_name, .. } = &mut self
+        | Error::NotHolder { holder_name, .. }
+        | Error::AssigneeBusy {
+            actor_name: holder_name,
+            ..
+        } = &mut self
         {
             *holder_name = name.map(Box::from);
         }
         self
+    }
+
+    /// The actor the error names (its holder, or the busy assignee), for its name.
+    pub fn named_actor(&self) -> Option<Id> {
+        match self {
+            Error::AssigneeBusy { actor, .. } => Some(*actor),
+            e => e.holder(),
+        }
+    }
+
+    /// The busy assignee of `assignee_busy`, and the name kept for it.
+    pub fn busy_actor(&self) -> Option<(Id, Option<&str>)> {
+        match self {
+            Error::AssigneeBusy {
+                actor, actor_name, ..
+            } => Some((*actor, actor_name.as_deref())),
+            _ => None,
+        }
     }
 
     /// The current holder named by the error, when there is one.

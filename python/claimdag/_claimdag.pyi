@@ -332,6 +332,10 @@ class Event:
         """Who acted, when that was not ``actor`` (a lead who released or completed a
         worker's claim for it), or None."""
     @property
+    def door(self) -> Optional[str]:
+        """The front door the call came through (``cli``, ``python``, ``c``, ``mcp``,
+        ``http``, ``dashboard``), or None."""
+    @property
     def generation(self) -> Optional[int]:
         """The node's generation after the transition, or None."""
     @property

@@ -153,6 +153,10 @@ Verb = Literal[
     "actor-add",
     "actor_list",
     "actor-list",
+    "actor_token",
+    "actor-token",
+    "actor_revoke",
+    "actor-revoke",
     "copy",
     "diff_check",
     "diff-check",
@@ -293,6 +297,7 @@ class EventDict(_EventDictRequired, total=False):
     output: Json
     by: str
     by_name: str
+    door: str
 
 class PickDict(TypedDict):
     """``Pick.to_dict()``, as ``claimdag ready --json`` gives each node."""

@@ -99,15 +99,7 @@ as the pane's actor (--actor, else $CLAIMDAG_ACTOR); a refusal is shown on the
 message line. The view follows writes by any process within a second.";
 
 /// Which tools an MCP server offers (`--tools`): fewer tools, fewer tokens of descriptions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Profile {
-    /// What a worker agent needs: find work, hold it, finish it.
-    Worker,
-    /// What a planning agent needs: shape the DAG and look at it.
-    Planner,
-    /// Every verb.
-    All,
-}
+pub use crate::store::tokens::Profile;
 
 const SERVE_HELP: &str = "\
 Examples:
@@ -124,7 +116,9 @@ JSON; a refusal is the error body ({\"error\": {\"code\", \"message\", ...}}) wi
 400 (invalid_input, cycle), 503 (io, corrupt) or 500 (internal). GET
 /v1/openapi.json describes every verb. Requests that write need Authorization:
 Bearer TOKEN: without --token-file a token is made (mode 0600) beside the store and
-its path printed. The dashboard is opened through the link the server prints
+its path printed. An agent's own token (claimdag actor token NAME) acts as NAME only, in
+its workspace, with its profile's verbs. /mcp serves the MCP tools over Streamable HTTP
+with the same tokens. The dashboard is opened through the link the server prints
 (/?token=TOKEN: it starts a session; no page carries the token). Listening beyond
 loopback needs --token-file, and then reads need the token too. Watch streams and
 waiting claim_next calls are bounded by --max-streams (503 past it). copy and

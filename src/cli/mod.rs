@@ -96,7 +96,14 @@ enum Ran {
 fn execute(cli: Cli) -> Result<Ran> {
     // The process ends right after one verb: freeing the loaded state node by node would
     // only cost time, so the store is left for the OS to reclaim.
-    let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?));
+    // The door every write records: the MCP server's, the HTTP server's (whose requests say
+    // more: `serve`'s dashboard, its `/mcp`), else the command line's.
+    let door = match &cli.command {
+        Command::Mcp(_) => "mcp",
+        Command::Serve(_) => "http",
+        _ => "cli",
+    };
+    let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?.through(door)));
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
     let answer = match &cli.command {
         Command::Verb(v) => v.run_printed(&cx, cli.json),

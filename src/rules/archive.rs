@@ -58,6 +58,7 @@ impl Tx<'_> {
                 detail: Some(n.status.to_string()),
                 output: None,
                 by: None,
+                door: None,
             });
         }
         let count = picked.len();

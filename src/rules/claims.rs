@@ -76,6 +76,7 @@ impl Tx<'_> {
                 return Err(Error::AssigneeBusy {
                     node: id,
                     actor,
+                    actor_name: None,
                     held: held.into_iter().map(|(_, id)| id).collect(),
                     max_held,
                 });

@@ -122,6 +122,9 @@ pub enum Request {
     /// completing a worker's claim from the dashboard): the rules are `request`'s, and its
     /// events record `by` beside their actor.
     Acting { by: Actor, request: Box<Request> },
+    /// `request`, come through `door` (`cli`, `python`, `c`, `mcp`, `http`, `dashboard`):
+    /// the rules are `request`'s, and its events record the door.
+    Through { door: String, request: Box<Request> },
     /// Brings an archived node back, exactly as it was archived (its last value, which the
     /// backend reads from the archive inside the same locked step).
     Unarchive {
@@ -278,8 +281,18 @@ fn no_generation_zero(req: &Request) -> Result<()> {
 
 /// Evaluates `req` against `state` (whose archived nodes `archive` holds) at time `now`.
 pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -> Result<Effect> {
-    if let Request::Acting { by, request } = req {
-        return acting(*by, apply(state, archive, request, now)?);
+    match req {
+        Request::Acting { by, request } => {
+            return acting(*by, apply(state, archive, request, now)?)
+        }
+        Request::Through { door, request } => {
+            let mut effect = apply(state, archive, request, now)?;
+            for e in &mut effect.change.events {
+                e.door = Some(door.clone());
+            }
+            return Ok(effect);
+        }
+        _ => {}
     }
     no_generation_zero(req)?;
     let scope = req.scope(state);
@@ -295,7 +308,7 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
 fn decide(tx: &mut Tx<'_>, archive: &dyn Archive, req: &Request) -> Result<Output> {
     Ok(match req {
         // Answered above.
-        Request::Acting { .. } => {
+        Request::Acting { .. } | Request::Through { .. } => {
             return Err(Error::Internal(
                 "an acting request is applied as the request it carries".into(),
             ))
@@ -588,6 +601,7 @@ impl<'a> Tx<'a> {
             detail,
             output: None,
             by: None,
+            door: None,
         });
     }
 

@@ -55,7 +55,9 @@ impl Request {
                 None => Scope::Unknown,
             },
             Request::Configure(_) | Request::SetSettings { .. } => Scope::Settings,
-            Request::Acting { request, .. } => request.scope(state),
+            Request::Acting { request, .. } | Request::Through { request, .. } => {
+                request.scope(state)
+            }
         }
     }
 }

@@ -69,6 +69,8 @@ pub struct Dump {
     pub history: Vec<HistoryLine>,
     /// The names kept for actors.
     pub actors: Vec<crate::model::ActorName>,
+    /// The actors' tokens (hashes only).
+    pub tokens: Vec<crate::model::actors::ActorToken>,
 }
 
 /// Where a reader of the history stopped, as a backend counts it (the embedded store: the
@@ -173,6 +175,19 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
     /// Keeps `names`: a name not kept yet is added; one kept already keeps its name and its
     /// first time, and takes the note given (if any). Durable when it returns.
     fn keep_actor_names(&self, names: &[crate::model::ActorName]) -> Result<()>;
+
+    /// Every token kept (hashes only), in the order made.
+    fn tokens(&self) -> Result<Vec<crate::model::actors::ActorToken>>;
+
+    /// Keeps a new token. Durable when it returns.
+    fn add_token(&self, token: &crate::model::actors::ActorToken) -> Result<()>;
+
+    /// Marks the live tokens `which` selects revoked at `at`, in one step; answers them.
+    fn revoke_tokens(
+        &self,
+        which: &crate::model::actors::TokenSelect,
+        at: crate::model::Millis,
+    ) -> Result<Vec<crate::model::actors::ActorToken>>;
 
     /// The whole store, read in one locked step.
     fn dump(&self) -> Result<Dump>;

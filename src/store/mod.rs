@@ -10,6 +10,7 @@ pub mod lease;
 mod open;
 mod query;
 mod talk;
+pub mod tokens;
 mod wait;
 
 inner! {
@@ -89,6 +90,8 @@ pub struct Store {
     /// Who acts through this handle when it is not the actor a request names
     /// ([`Store::acting_as`]).
     by: Option<Actor>,
+    /// The door this handle's calls come through ([`Store::through`]).
+    door: Option<&'static str>,
     /// The actors whose names this handle knows are kept ([`Store::named_actor`]).
     named: Arc<std::sync::Mutex<std::collections::HashSet<Actor>>>,
 }
@@ -107,6 +110,7 @@ impl Store {
             Store {
                 backend,
                 by: None,
+                door: None,
                 named: Arc::default(),
             }
         }
@@ -133,10 +137,23 @@ impl Store {
     /// generation.
     pub fn acting_as(&self, by: Actor) -> Store {
         Store {
-            backend: self.backend.clone(),
             by: Some(by),
-            named: self.named.clone(),
+            ..self.clone()
         }
+    }
+
+    /// The same store, whose writes record `door` in their events: the front door they came
+    /// through (`cli`, `python`, `c`, `mcp`, `http`, `dashboard`).
+    pub fn through(&self, door: &'static str) -> Store {
+        Store {
+            door: Some(door),
+            ..self.clone()
+        }
+    }
+
+    /// The door this handle's writes record, if any.
+    pub fn door(&self) -> Option<&'static str> {
+        self.door
     }
 
     /// Runs one request through the rules and commits what it changes, in one locked step.
@@ -144,13 +161,23 @@ impl Store {
         if matches!(req, Request::ClaimNext { .. }) {
             self.backend.before_pick();
         }
-        match self.by {
-            Some(by) => self.backend.execute(&Request::Acting {
-                by,
-                request: Box::new(req.clone()),
-            }),
-            None => self.backend.execute(req),
+        if self.by.is_none() && self.door.is_none() {
+            return self.backend.execute(req);
         }
+        let mut wrapped = req.clone();
+        if let Some(by) = self.by {
+            wrapped = Request::Acting {
+                by,
+                request: Box::new(wrapped),
+            };
+        }
+        if let Some(door) = self.door {
+            wrapped = Request::Through {
+                door: door.to_string(),
+                request: Box::new(wrapped),
+            };
+        }
+        self.backend.execute(&wrapped)
     }
     /// For tests: every request the backend may hand to another handle goes that way, even
     /// without contention (PostgreSQL's combined writes; nothing on the embedded store).

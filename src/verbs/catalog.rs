@@ -51,6 +51,16 @@ impl About {
         }
     }
 
+    /// Whether a token or MCP server of `profile` offers the verb (its MCP profiles say).
+    pub fn in_profile(&self, profile: crate::store::tokens::Profile) -> bool {
+        use crate::store::tokens::Profile;
+        self.offered_by(match profile {
+            Profile::Worker => Door::Worker,
+            Profile::Planner => Door::Planner,
+            Profile::All => Door::Mcp,
+        })
+    }
+
     /// The subcommand's name, and the subcommand it is under (if any).
     pub fn command_path(&self) -> (Option<&'static str>, &'static str) {
         match self.command.split_once(' ') {

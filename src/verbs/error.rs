@@ -4,8 +4,9 @@
 use crate::error::Error;
 use serde_json::{json, Value};
 
-/// `{"code", "message", ...context}`: the node, holder, generation, the nodes an actor
-/// holds (`assignee_busy`) and the path, when the error names them.
+/// `{"code", "message", ...context}`: the node, holder, generation, the busy actor and the
+/// nodes it holds (`assignee_busy`) and the path, when the error names them; beside each
+/// actor, the name the store keeps for it (or null).
 pub fn error_body(e: &Error) -> Value {
     let mut body = json!({"code": e.code().as_str(), "message": e.to_string()});
     if let Some(n) = e.node() {
@@ -14,6 +15,10 @@ pub fn error_body(e: &Error) -> Value {
     if let Some(h) = e.holder() {
         body["holder"] = json!(h);
         body["holder_name"] = json!(e.holder_name());
+    }
+    if let Some((a, name)) = e.busy_actor() {
+        body["actor"] = json!(a);
+        body["actor_name"] = json!(name);
     }
     if let Some(g) = e.generation() {
         body["generation"] = json!(g);

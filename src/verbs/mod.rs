@@ -33,7 +33,9 @@ mod replies;
 mod talk;
 pub mod text;
 
-pub use actors::{ActorAdd, ActorList, Actors};
+pub use actors::{
+    ActorAdd, ActorEntry, ActorList, ActorRevoke, ActorToken, Actors, TokenInfo, TokenMade, Tokens,
+};
 pub use args::{check_role, parse_finish_status, parse_json_arg, Dur};
 pub use catalog::{About, Door};
 pub use claims::{Claim, ClaimNext, Complete, FenceCheck, Reclaim, Release, Renew, Reopen};
@@ -141,7 +143,7 @@ impl<'a> Ctx<'a> {
     /// `e` with the name kept for the holder it names, if any: a refusal says who holds
     /// the node the way every door shows an actor.
     pub fn named_error(&self, e: Error) -> Error {
-        let Some(h) = e.holder() else {
+        let Some(h) = e.named_actor() else {
             return e;
         };
         match self.store.names() {
@@ -561,6 +563,8 @@ every_verb!(
     ActorOf,
     ActorAdd,
     ActorList,
+    ActorToken,
+    ActorRevoke,
     Copy,
     DiffCheck,
     FenceCheck,

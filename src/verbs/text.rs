@@ -205,6 +205,9 @@ pub fn log(lines: &[HistoryLine]) -> String {
         if let Some(o) = &e.output {
             let _ = write!(out, "  output={}", one_line(o));
         }
+        if let Some(d) = &e.door {
+            let _ = write!(out, "  via={}", one_line(d));
+        }
         out.push('\n');
     }
     out

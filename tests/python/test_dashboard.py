@@ -208,6 +208,9 @@ def test_a_release_from_the_dashboard_records_who_acted(store_dir: pathlib.Path,
     with served(store_dir) as s:
         browser.get(f"{s.url}?token={s.token}")
         until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        # The holder shows by its name, not its 32 hex characters.
+        until("the holder's name", lambda: "worker-1" in row(browser, node).text)
+        assert run(store_dir, "actor", "worker-1") not in row(browser, node).text
         actor = browser.find_element(By.NAME, "actor")
         actor.clear()
         actor.send_keys("name:lead")
@@ -219,6 +222,7 @@ def test_a_release_from_the_dashboard_records_who_acted(store_dir: pathlib.Path,
     event = [e for e in json.loads(run(store_dir, "--json", "log", node)) if e["verb"] == "release"]
     assert (event[0]["actor"], event[0]["by"]) == (run(store_dir, "actor", "worker-1"),
                                                    run(store_dir, "actor", "lead"))
+    assert event[0]["door"] == "dashboard", "the history says the dashboard did it"
 
 
 def info(b: WebDriver) -> str:

@@ -98,6 +98,30 @@ def test_every_tool_converts_with_langchain_mcp_adapters(store_dir: pathlib.Path
 
 def test_a_pydantic_ai_agent_claims_is_refused_and_completes(store_dir: pathlib.Path) -> None:
     from fastmcp.client.transports import StdioTransport
+
+    transport = StdioTransport(command=cli(), args=["--dir", str(store_dir), "mcp",
+                                                    "--tools", "worker", "--actor",
+                                                    "name:agent-a"], env={}, keep_alive=False)
+    scripted_agent(store_dir, transport)
+
+
+def test_a_pydantic_ai_agent_works_over_http_with_its_token(store_dir: pathlib.Path) -> None:
+    from fastmcp.client.transports import StreamableHttpTransport
+
+    from test_serve import served
+
+    token = subprocess.run([cli(), "--dir", str(store_dir), "actor", "token", "agent-a"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    with served(store_dir) as s:
+        transport = StreamableHttpTransport(f"{s.url}mcp",
+                                            headers={"Authorization": f"Bearer {token}"})
+        scripted_agent(store_dir, transport)
+    assert token not in s.stderr
+
+
+def scripted_agent(store_dir: pathlib.Path, transport: Any) -> None:
+    """A pydantic-ai agent whose scripted model claims, loses its lease, is refused with
+    stale_generation, claims again and completes, through `transport` as agent-a."""
     from pydantic_ai import Agent
     from pydantic_ai.mcp import MCPToolset
     from pydantic_ai.messages import (ModelMessage, ModelResponse, RetryPromptPart, TextPart,
@@ -141,9 +165,6 @@ def test_a_pydantic_ai_agent_claims_is_refused_and_completes(store_dir: pathlib.
                              "gen": claimed["generation"]})])
         return ModelResponse(parts=[TextPart("done")])
 
-    transport = StdioTransport(command=cli(), args=["--dir", str(store_dir), "mcp",
-                                                    "--tools", "worker", "--actor",
-                                                    "name:agent-a"], env={}, keep_alive=False)
     agent = Agent(FunctionModel(model), toolsets=[MCPToolset(transport)])
     result = agent.run_sync("Take the next node and finish it.")
     assert result.output == "done"

@@ -166,3 +166,19 @@ def test_bad_actor_names_are_invalid_input(bad: str, store: claimdag.Store) -> N
         claimdag.actor(bad)
     with pytest.raises(claimdag.InvalidInput):
         store.claim(store.upsert("x"), f"name:{bad}")
+
+
+def test_every_event_records_the_door_it_came_through(
+        store_dir: pathlib.Path, json_dump: str) -> None:
+    assert cli(store_dir, "upsert", "--summary", "from the command line")[0] == 0
+    assert c(json_dump, store_dir, "call", "upsert", '{"summary": "from C"}')[0] == 0
+    claimdag.Store(store_dir).upsert("from Python")
+    code, log = cli(store_dir, "log")
+    assert code == 0
+    assert [e.get("door") for e in log] == ["cli", "c", "python"]  # type: ignore[union-attr]
+    events = claimdag.Store(store_dir).log()
+    assert [e.door for e in events] == ["cli", "c", "python"]
+    assert [e.to_dict()["door"] for e in events] == ["cli", "c", "python"]
+    text = subprocess.run([command(), "--dir", str(store_dir), "log"], capture_output=True,
+                          text=True, check=True).stdout.splitlines()
+    assert [line.rsplit("  ", 1)[1] for line in text] == ["via=cli", "via=c", "via=python"]

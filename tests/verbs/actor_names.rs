@@ -28,7 +28,7 @@ fn a_name_used_by_a_claim_is_kept_and_shown_in_list_show_and_log() {
         log.lines()
             .last()
             .unwrap()
-            .ends_with("gen=2  actor=name:codex-1"),
+            .ends_with("gen=2  actor=name:codex-1  via=cli"),
         "{log}"
     );
     let n = s.json(&["show", &a]);
@@ -57,7 +57,9 @@ fn an_actor_with_no_name_shows_as_before() {
     let me = actor(7);
     s.claim(&a, &me, &[]);
     assert!(s.ok(&["list"]).contains(&format!("holder={me}  parse")));
-    assert!(s.ok(&["log", &a]).ends_with(&format!("actor={me}\n")));
+    assert!(s
+        .ok(&["log", &a])
+        .ends_with(&format!("actor={me}  via=cli\n")));
     assert_eq!(
         s.json(&["show", &a])["holder_name"],
         serde_json::Value::Null
@@ -148,6 +150,11 @@ fn copy_carries_the_names() {
     let s = Store::new();
     s.ok(&["actor", "add", "lead-ana", "--note", "the lead"]);
     s.upsert("parse the manifest header", &[]);
+    assert_eq!(listed_in_a_copy(&s), s.ok(&["actor", "list"]));
+}
+
+/// `actor list` of a copy of `s` (made with `copy`).
+pub fn listed_in_a_copy(s: &Store) -> String {
     let to = s.scratch().join("copy");
     let dir = s.dir().to_string_lossy().into_owned();
     s.ok(&["copy", "--from", &dir, "--to", &to.to_string_lossy()]);
@@ -156,10 +163,7 @@ fn copy_carries_the_names() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        s.ok(&["actor", "list"])
-    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
@@ -194,4 +198,44 @@ fn an_actor_named_again_writes_nothing() {
         before,
         "a name kept already is not written again"
     );
+}
+
+#[test]
+fn a_busy_assignee_is_named_in_the_refusal() {
+    let s = Store::new();
+    let a = s.upsert("parse the manifest header", &[]);
+    let b = s.upsert("reject a bad header", &[]);
+    s.claim(&a, "name:codex-1", &[]);
+    let r = s.run(&["claim", &b, "--assignee", "name:codex-1"]);
+    assert_eq!(r.code, Some(4), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("actor {CODEX} (name:codex-1) already holds 1")),
+        "{}",
+        r.stderr
+    );
+    let body = s.run(&["--json", "claim", &b, "--assignee", "name:codex-1"]);
+    let e = body.error_json();
+    assert_eq!(
+        (&e["code"], &e["actor"], &e["actor_name"]),
+        (
+            &serde_json::json!("assignee_busy"),
+            &serde_json::json!(CODEX),
+            &serde_json::json!("codex-1")
+        )
+    );
+}
+
+#[test]
+fn every_write_records_the_command_lines_door() {
+    let s = Store::new();
+    let a = s.upsert("parse the manifest header", &[]);
+    s.claim(&a, "name:codex-1", &[]);
+    let log = s.json(&["log"]);
+    let doors: Vec<_> = log.as_array().unwrap().iter().map(|e| &e["door"]).collect();
+    assert_eq!(
+        doors,
+        [&serde_json::json!("cli"), &serde_json::json!("cli")]
+    );
+    assert!(s.ok(&["log"]).lines().all(|l| l.ends_with("  via=cli")));
 }

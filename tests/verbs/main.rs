@@ -18,5 +18,6 @@ mod roles_picking;
 mod spec_verbs;
 mod talk_verbs;
 mod text_escapes;
+mod tokens;
 mod walkthrough;
 mod workspaces;

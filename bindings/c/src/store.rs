@@ -30,7 +30,7 @@ pub unsafe extern "C" fn claimdag_open(
         // SAFETY: forwarded from this function's contract.
         let dir = unsafe { opt_str_arg(dir, "dir") }?;
         let out = unsafe { out_arg(out, "out") }?;
-        let store = Store::open(dir.map(Path::new))?;
+        let store = Store::open(dir.map(Path::new))?.through("c");
         let handle = Box::new(claimdag_store { store });
         out.write(Box::into_raw(handle));
         Ok(())

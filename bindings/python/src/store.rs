@@ -52,7 +52,9 @@ impl Store {
     #[new]
     #[pyo3(signature = (path=None, workspace=None))]
     fn new(py: Python<'_>, path: Option<PathBuf>, workspace: Option<String>) -> PyResult<Self> {
-        let store = claimdag::Store::open(path.as_deref()).map_err(|e| to_py_err(py, e))?;
+        let store = claimdag::Store::open(path.as_deref())
+            .map_err(|e| to_py_err(py, e))?
+            .through("python");
         let workspace = Ctx::from_env(&store, workspace.as_deref())
             .map_err(|e| to_py_err(py, e))?
             .workspace;

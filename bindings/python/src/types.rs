@@ -284,6 +284,12 @@ impl Event {
     fn by(&self) -> Option<String> {
         self.0.event.by.map(|a| a.hex())
     }
+    /// The front door the call came through (`cli`, `python`, `c`, `mcp`, `http`,
+    /// `dashboard`), or None.
+    #[getter]
+    fn door(&self) -> Option<&str> {
+        self.0.event.door.as_deref()
+    }
     #[getter]
     fn generation(&self) -> Option<u64> {
         self.0.event.generation

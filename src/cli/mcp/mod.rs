@@ -35,29 +35,47 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-impl Profile {
-    /// Whether the profile offers the verb as a tool (its declaration's doors say).
-    fn offers(self, verb: &str) -> bool {
-        let door = match self {
-            Profile::Worker => verbs::Door::Worker,
-            Profile::Planner => verbs::Door::Planner,
-            Profile::All => verbs::Door::Mcp,
-        };
-        verbs::CATALOG
-            .iter()
-            .any(|a| a.verb == verb && a.offered_by(door))
-    }
-}
-
 /// The MCP server over one store.
 #[derive(Clone)]
 pub struct Server {
     store: Store,
-    workspace: String,
-    actor: Option<Actor>,
-    profile: Profile,
-    bounds: Bounds,
+    /// Who the calls act as: fixed at start (stdio), or `None`: each request's own, from
+    /// the HTTP request that carried it (`claimdag serve`'s `/mcp`, `http.rs`).
+    fixed: Option<Binding>,
+    /// The tools of the fixed profile, or over HTTP every tool served (each request's
+    /// profile takes its own).
     tools: Arc<Vec<Tool>>,
+}
+
+/// What a call acts as: an actor (or any), a workspace, the verbs of a profile, the bounds
+/// of the door.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub workspace: String,
+    pub actor: Option<Actor>,
+    pub profile: Profile,
+    pub bounds: Bounds,
+    /// Over HTTP: only the verbs served over HTTP (not those that reach the server's files).
+    pub http: bool,
+}
+
+impl Binding {
+    /// Whether the binding offers `verb` as a tool.
+    pub fn offers(&self, verb: &str) -> bool {
+        verbs::CATALOG.iter().any(|a| {
+            a.verb == verb
+                && a.in_profile(self.profile)
+                && (!self.http || a.offered_by(verbs::Door::Http))
+        })
+    }
+
+    /// The context a call of this binding runs in.
+    pub fn context<'a>(&self, store: &'a Store) -> Result<Ctx<'a>> {
+        let mut cx = Ctx::new(store, &self.workspace)?;
+        cx.actor = self.actor;
+        cx.bounds = self.bounds.clone();
+        Ok(cx)
+    }
 }
 
 /// What the operator started the server with.
@@ -104,56 +122,93 @@ impl Setup {
 }
 
 impl Server {
+    /// The stdio server: every call bound to what the operator started it with.
     pub fn new(store: Store, setup: Setup) -> Result<Server> {
-        let bounds = setup.bounds()?;
-        let max_wait = setup.max_wait_ms;
-        let Setup {
-            workspace,
-            actor,
-            profile,
-            ..
-        } = setup;
-        let tools = verbs::CATALOG
-            .iter()
-            .filter(|t| profile.offers(t.verb))
-            .filter_map(|t| {
-                let (input, output) = verbs::schemas(t.verb)?;
-                let key = verbs::object_key(t.verb);
-                let input = schema::input(input);
-                let about = match t.verb {
-                    "claim_next" => format!(
-                        "{} (at most {}).",
-                        t.about,
-                        crate::duration::format_ms(max_wait)
-                    ),
-                    _ => t.about.to_string(),
-                };
-                let tool = Tool::new(t.verb, about, Arc::new(input))
-                    .with_raw_output_schema(Arc::new(schema::output(&output, key)))
-                    .with_annotations(
-                        ToolAnnotations::new()
-                            .read_only(t.read_only)
-                            .destructive(t.destructive)
-                            .idempotent(t.idempotent)
-                            .open_world(false),
-                    );
-                Some(tool)
-            })
-            .collect();
+        let binding = Binding {
+            bounds: setup.bounds()?,
+            workspace: setup.workspace,
+            actor: setup.actor,
+            profile: setup.profile,
+            http: false,
+        };
+        let tools = tools(&binding, setup.max_wait_ms);
         Ok(Server {
             store,
-            workspace,
-            actor,
-            profile,
-            bounds,
+            fixed: Some(binding),
             tools: Arc::new(tools),
         })
     }
 
+    /// The server of `claimdag serve`'s `/mcp`: each call acts as its request's
+    /// [`Binding`] (put in the HTTP request's extensions by the server).
+    pub fn over_http(store: Store, max_wait_ms: u64) -> Server {
+        let every = Binding {
+            workspace: String::new(),
+            actor: None,
+            profile: Profile::All,
+            bounds: Bounds::default(),
+            http: true,
+        };
+        Server {
+            store,
+            fixed: None,
+            tools: Arc::new(tools(&every, max_wait_ms)),
+        }
+    }
+
+    /// What the call of `context` acts as.
+    fn binding(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> std::result::Result<Binding, McpError> {
+        if let Some(b) = &self.fixed {
+            return Ok(b.clone());
+        }
+        context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Binding>())
+            .cloned()
+            .ok_or_else(|| McpError::internal_error("the request carries no credentials", None))
+    }
+}
+
+/// The tools `binding` offers, described.
+fn tools(binding: &Binding, max_wait: u64) -> Vec<Tool> {
+    verbs::CATALOG
+        .iter()
+        .filter(|t| binding.offers(t.verb))
+        .filter_map(|t| {
+            let (input, output) = verbs::schemas(t.verb)?;
+            let key = verbs::object_key(t.verb);
+            let input = schema::input(input);
+            let about = match t.verb {
+                "claim_next" => format!(
+                    "{} (at most {}).",
+                    t.about,
+                    crate::duration::format_ms(max_wait)
+                ),
+                _ => t.about.to_string(),
+            };
+            let tool = Tool::new(t.verb, about, Arc::new(input))
+                .with_raw_output_schema(Arc::new(schema::output(&output, key)))
+                .with_annotations(
+                    ToolAnnotations::new()
+                        .read_only(t.read_only)
+                        .destructive(t.destructive)
+                        .idempotent(t.idempotent)
+                        .open_world(false),
+                );
+            Some(tool)
+        })
+        .collect()
+}
+
+impl Server {
     /// Runs one verb with JSON arguments off the async executor; a refusal becomes an error
     /// result carrying the error body.
-    async fn run(&self, verb: String, args: Value) -> CallToolResult {
-        self.run_until(verb, args, None).await
+    async fn run(&self, b: &Binding, verb: String, args: Value) -> CallToolResult {
+        self.run_until(b, verb, args, None).await
     }
 
     /// [`Server::run`], a wait of the verb ending once `cancelled` is (the client cancelled
@@ -161,17 +216,15 @@ impl Server {
     /// and, but for a look already running, any node are let go.
     async fn run_until(
         &self,
+        b: &Binding,
         verb: String,
         args: Value,
         cancelled: Option<Box<dyn Fn() -> bool + Send + Sync>>,
     ) -> CallToolResult {
-        let (store, ws, actor) = (self.store.clone(), self.workspace.clone(), self.actor);
-        let bounds = self.bounds.clone();
+        let (store, b) = (self.store.clone(), b.clone());
         let verb_name = verb.clone();
         let outcome = tokio::task::spawn_blocking(move || -> Result<verbs::Answer> {
-            let mut cx = Ctx::new(&store, &ws)?;
-            cx.actor = actor;
-            cx.bounds = bounds;
+            let mut cx = b.context(&store)?;
             let stop = move || cancelled.as_ref().is_some_and(|c| c());
             cx.stop = Some(crate::store::Stop(&stop));
             verbs::call(&cx, &verb, args)
@@ -203,6 +256,7 @@ impl Server {
     /// until its lease ran out; it is handed back at once, ready again without a delay.
     async fn unless_cancelled(
         &self,
+        b: &Binding,
         r: CallToolResult,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
@@ -220,7 +274,7 @@ impl Server {
                 continue;
             }
             let args = json!({"node": c["id"], "gen": c["generation"], "retry_in": 0});
-            let _ = self.run("release".into(), args).await;
+            let _ = self.run(b, "release".into(), args).await;
         }
         r
     }
@@ -328,9 +382,11 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+        let b = self.binding(&context)?;
+        let tools = self.tools.iter().filter(|t| b.offers(&t.name));
+        Ok(ListToolsResult::with_all_items(tools.cloned().collect()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -343,7 +399,8 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if !self.profile.offers(&name) {
+        let b = self.binding(&context)?;
+        if !b.offers(&name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool {name:?}: tools/list names the tools this server offers"),
                 None,
@@ -351,15 +408,15 @@ impl ServerHandler for Server {
         }
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         if name != "claim_next" || args.get("wait").is_none_or(Value::is_null) {
-            return Ok(self.run(name, args).await.into());
+            return Ok(self.run(&b, name, args).await.into());
         }
         let ct = context.ct.clone();
-        let ran = self.run_until(name, args, Some(Box::new(move || ct.is_cancelled())));
+        let ran = self.run_until(&b, name, args, Some(Box::new(move || ct.is_cancelled())));
         let r = match context.meta.get_progress_token() {
             Some(token) => with_progress(ran, &context.peer, token).await,
             None => ran.await,
         };
-        Ok(self.unless_cancelled(r, &context).await.into())
+        Ok(self.unless_cancelled(&b, r, &context).await.into())
     }
 
     async fn on_custom_request(
@@ -471,8 +528,9 @@ impl ServerHandler for Server {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<ReadResourceResponse, McpError> {
+        let b = self.binding(&context)?;
         if request.uri != "claimdag://graph" {
             return Err(McpError::invalid_params(
                 format!(
@@ -483,7 +541,11 @@ impl ServerHandler for Server {
             ));
         }
         let r = self
-            .run("graph".into(), json!({"format": "mermaid", "all": true}))
+            .run(
+                &b,
+                "graph".into(),
+                json!({"format": "mermaid", "all": true}),
+            )
             .await;
         let text = r
             .structured_content

@@ -2,13 +2,12 @@
 //! `verbs::call` with the body's JSON and answers its reply, or its error body with the
 //! status of its code (`http.rs`).
 
-use super::http::{
-    busy, error, json, not_allowed, refusal, reply, served, unauthorized, Body, Shared,
-};
+use super::auth::{self, Access, Caller};
+use super::http::{busy, error, json, not_allowed, refusal, reply, served, Body, Shared};
 use crate::error::{Code, Error};
 use crate::id::Actor;
 use crate::store::Store;
-use crate::verbs::{self, Bounds, Ctx};
+use crate::verbs;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header;
@@ -41,13 +40,13 @@ pub async fn handle(
         }
     }
     let reply = match (req.method(), path.as_str()) {
-        (&Method::GET, "/v1/openapi.json") if !shared.may_read(&req) => {
-            unauthorized("openapi.json", false)
-        }
-        (&Method::GET, "/v1/openapi.json") => json(StatusCode::OK, &shared.openapi),
-        (&Method::GET, "/v1/watch") => watch(&shared, client, &req),
-        (&Method::GET, "/metrics") if !shared.may_read(&req) => unauthorized("metrics", false),
-        (&Method::GET, "/metrics") => metrics(shared.clone()).await,
+        (&Method::GET, "/v1/openapi.json") => match auth::caller(&shared, &req, "openapi.json", false).await {
+            Ok(_) => json(StatusCode::OK, &shared.openapi),
+            Err(refused) => refused,
+        },
+        (&Method::GET, "/v1/watch") => watch(&shared, client, &req).await,
+        (&Method::GET, "/metrics") => metrics(shared.clone(), &req).await,
+        (_, "/mcp") => mcp(&shared, req).await,
         (_, "/v1/watch") | (_, "/metrics") => not_allowed("GET"),
         (&Method::POST, p) if p.starts_with("/v1/") => {
             let verb = p["/v1/".len()..].replace('-', "_");
@@ -74,21 +73,28 @@ async fn call(
     let Some(about) = served().find(|a| a.verb == verb) else {
         return unknown_verb(&verb);
     };
-    let writes = !about.read_only;
-    let allowed = if writes {
-        shared.may_write(&req)
-    } else {
-        shared.may_read(&req)
+    let caller = match auth::caller(shared, &req, &verb, !about.read_only).await {
+        Ok(c) => c,
+        Err(refused) => return refused,
     };
-    if !allowed {
-        return unauthorized(&verb, writes);
+    if let Some(refused) = caller.refuses(about) {
+        return refused;
     }
     // Who acts, when the request says (the dashboard's "act as"): the history records it
-    // beside the actor the request names.
+    // beside the actor the request names. An agent's token acts as its actor only.
     let (store, by_name) = match acting(&req) {
+        Ok(Some((by, _))) if caller.actor().is_some_and(|a| a != by) => {
+            return auth::forbidden(&format!(
+                "{verb}: X-Claimdag-Actor names another actor than the token's"
+            ))
+        }
         Ok(Some((by, name))) => (shared.store.acting_as(by), name),
         Ok(None) => (shared.store.clone(), None),
         Err(why) => return refusal(StatusCode::BAD_REQUEST, Code::InvalidInput, &why),
+    };
+    let store = match caller {
+        Caller::Dashboard => store.through("dashboard"),
+        _ => store,
     };
     let args = match body_json(shared.max_body, req).await {
         Ok(v) => v,
@@ -98,18 +104,13 @@ async fn call(
         return busy(&format!("{verb}: the server is stopping; nothing was done"));
     }
     if let Some(wait_ms) = super::wait::asks_to_wait(&verb, &args, shared.max_wait_ms) {
-        return long_poll(shared, store, client, &verb, args, wait_ms).await;
+        return long_poll(shared, store, caller, client, &verb, args, wait_ms).await;
     }
-    let workspace = shared.workspace.clone();
-    let max_wait_ms = shared.max_wait_ms;
     let started = std::time::Instant::now();
     let name = verb.clone();
+    let on = shared.clone();
     let ran = tokio::task::spawn_blocking(move || {
-        let mut cx = Ctx::new(&store, &workspace)?;
-        cx.bounds = Bounds {
-            max_wait_ms: Some(max_wait_ms),
-            ..Bounds::default()
-        };
+        let cx = caller.context(&store, &on, on.max_wait_ms)?;
         let answer = verbs::call(&cx, &name, args)?;
         // The name of who acted is kept as an actor's is: once its call succeeded.
         if let Some(n) = by_name {
@@ -135,6 +136,7 @@ async fn call(
 async fn long_poll(
     shared: &Arc<Shared>,
     store: Store,
+    caller: Caller,
     client: IpAddr,
     verb: &str,
     args: Value,
@@ -145,7 +147,7 @@ async fn long_poll(
         Err(why) => return busy(&format!("{verb}: {why}")),
     };
     let started = std::time::Instant::now();
-    let ran = super::wait::claim_next(shared.clone(), store, args, wait_ms).await;
+    let ran = super::wait::claim_next(shared.clone(), store, caller, args, wait_ms).await;
     drop(slot);
     let outcome = ran.as_ref().map(|_| ()).map_err(|e| match e {
         super::wait::Ended::Refused(e) => e.code(),
@@ -191,9 +193,9 @@ fn acting(req: &Request<Incoming>) -> std::result::Result<Option<(Actor, Option<
 const ACTING_HEADER: &str = "x-claimdag-actor";
 
 /// `GET /v1/watch`: a read (the token only beyond loopback).
-fn watch(shared: &Arc<Shared>, client: IpAddr, req: &Request<Incoming>) -> Response<Body> {
-    if !shared.may_read(req) {
-        return unauthorized("watch", false);
+async fn watch(shared: &Arc<Shared>, client: IpAddr, req: &Request<Incoming>) -> Response<Body> {
+    if let Err(refused) = auth::lead(shared, req, "watch").await {
+        return refused;
     }
     if shared.stopping() {
         return busy("watch: the server is stopping");
@@ -213,7 +215,10 @@ fn watch(shared: &Arc<Shared>, client: IpAddr, req: &Request<Incoming>) -> Respo
 }
 
 /// `GET /metrics`, in Prometheus's text format (a read: the token only beyond loopback).
-async fn metrics(shared: Arc<Shared>) -> Response<Body> {
+async fn metrics(shared: Arc<Shared>, req: &Request<Incoming>) -> Response<Body> {
+    if let Err(refused) = auth::lead(&shared, req, "metrics").await {
+        return refused;
+    }
     let text = tokio::task::spawn_blocking(move || shared.metrics.render(&shared.store))
         .await
         .unwrap_or_default();
@@ -285,4 +290,27 @@ async fn body_json(
             &format!("the request body is not JSON: {e}"),
         )
     })
+}
+
+/// One request to `/mcp`: refused without a good token, else handed to rmcp with its
+/// caller's binding.
+async fn mcp(shared: &Arc<Shared>, mut req: Request<Incoming>) -> Response<Body> {
+    let caller = match auth::access(shared, &req).await {
+        Access::Caller(c) => c,
+        Access::Anonymous => return auth::unauthorized("mcp", true),
+        Access::Refused(why) => return auth::bad_token("mcp", why),
+    };
+    if shared.stopping() {
+        return busy("mcp: the server is stopping; nothing was done");
+    }
+    let ends_session = req.method() == hyper::Method::DELETE;
+    let binding = caller.binding(shared, shared.max_wait_ms);
+    req.extensions_mut().insert(binding);
+    let mut r = shared.mcp.handle(req).await;
+    // A session ended: 200, which every client takes (the official Python SDK warns of
+    // rmcp's 202).
+    if ends_session && r.status() == hyper::StatusCode::ACCEPTED {
+        *r.status_mut() = hyper::StatusCode::OK;
+    }
+    r
 }

@@ -43,6 +43,8 @@ pub struct Shared {
     /// True once the server is stopping: streams end, waits answer at once, nothing more is
     /// granted.
     pub stop: tokio::sync::watch::Sender<bool>,
+    /// `/mcp`: the MCP tools over Streamable HTTP, each call bound to its request's caller.
+    pub mcp: super::mcp::Service,
 }
 
 /// The declarations of the verbs served (`Door::Http`): not those that need a store path
@@ -53,27 +55,7 @@ pub fn served() -> impl Iterator<Item = &'static verbs::About> {
         .filter(|a| a.offered_by(verbs::Door::Http))
 }
 
-/// 401, naming what the request lacks.
-pub fn unauthorized(verb: &str, writes: bool) -> Response<Body> {
-    let mut r = refusal(
-        StatusCode::UNAUTHORIZED,
-        Code::InvalidInput,
-        &format!(
-            "{verb}: {} needs Authorization: Bearer TOKEN (the token is in the file \
-             `claimdag serve` printed when it started)",
-            if writes {
-                "a request that writes"
-            } else {
-                "a request here"
-            }
-        ),
-    );
-    r.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    r
-}
-
-/// The request's bearer token is the server's (the scheme's name in any case, RFC 9110
+/// The request's bearer token is the store's (the lead's) (the scheme's name in any case, RFC 9110
 /// section 11.1).
 pub fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
     req.headers()
@@ -87,19 +69,14 @@ pub fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
 impl Shared {
     /// `given` is the token (compared in constant time).
     pub fn is_token(&self, given: &str) -> bool {
-        super::token::same_secret(given, &self.token)
+        crate::store::tokens::same_secret(given, &self.token)
     }
 
-    /// A read is allowed: on loopback always; beyond it with the bearer token, or the
-    /// dashboard's session cookie (which a browser sends only from this server's own pages).
+    /// A read of the dashboard is allowed: on loopback always; beyond it with the store's
+    /// token, or the dashboard's session cookie (which a browser sends only from this
+    /// server's own pages). The verbs' reads take actors' tokens too (`auth.rs`).
     pub fn may_read(&self, req: &Request<Incoming>) -> bool {
         self.open_reads || authorized(self, req) || self.sessions.reads(req)
-    }
-
-    /// A write is allowed: with the bearer token, or from the dashboard of a session with
-    /// that session's CSRF secret.
-    pub fn may_write(&self, req: &Request<Incoming>) -> bool {
-        authorized(self, req) || self.sessions.writes(req)
     }
 
     /// The server is stopping.

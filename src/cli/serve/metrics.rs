@@ -4,7 +4,8 @@
 //! - the history since the server started (every process's writes, not only this server's),
 //!   counted as the server's history follower (`hub.rs`) reads it: claims granted and
 //!   hand-backs by cause;
-//! - this server's requests: by verb and outcome, stale refusals by verb, and their latency.
+//! - this server's requests: by verb and outcome, stale refusals by verb, their latency, and
+//!   bearer tokens refused.
 
 use crate::error::Code;
 use crate::model::Millis;
@@ -77,6 +78,8 @@ struct Counts {
     requests: BTreeMap<(String, &'static str), u64>,
     latency: BTreeMap<String, Histogram>,
     stale: BTreeMap<String, u64>,
+    /// Bearer tokens refused, by why (unknown, revoked, expired).
+    auth_failed: BTreeMap<&'static str, u64>,
     /// History events since the server started, by verb.
     events: BTreeMap<String, u64>,
     /// The last write whose events are counted.
@@ -102,6 +105,12 @@ impl Metrics {
             .entry(verb.to_string())
             .or_default()
             .observe(LATENCY, took.as_secs_f64());
+    }
+
+    /// A bearer token refused, for `why` (unknown, revoked, expired).
+    pub fn auth_failed(&self, why: &'static str) {
+        let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        *c.auth_failed.entry(why).or_default() += 1;
     }
 
     /// Counts the history from write `seen` on (the server starts).
@@ -155,6 +164,16 @@ impl Metrics {
         );
         for (verb, n) in &c.stale {
             let _ = writeln!(out, "claimdag_stale_refusals_total{{verb=\"{verb}\"}} {n}");
+        }
+        head(
+            &mut out,
+            "claimdag_auth_failures_total",
+            "counter",
+            "Requests to this server refused for their bearer token, by why.",
+        );
+        for why in ["unknown", "revoked", "expired"] {
+            let n = c.auth_failed.get(why).copied().unwrap_or(0);
+            let _ = writeln!(out, "claimdag_auth_failures_total{{reason=\"{why}\"}} {n}");
         }
         head(
             &mut out,
@@ -227,6 +246,7 @@ impl Metrics {
                 label(ws)
             );
         }
+        holders(store, &nodes, out);
         head(
             out,
             "claimdag_lease_age_seconds",
@@ -275,4 +295,31 @@ fn label(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
+}
+
+/// `claimdag_claims_held`: the live claims of each actor, by workspace, with the name the
+/// store keeps for it (empty when none): who holds what, at a glance.
+fn holders(store: &Store, nodes: &[crate::view::NodeView], out: &mut String) {
+    let names = store.names().unwrap_or_default();
+    let mut held: BTreeMap<(String, crate::id::Actor), u64> = BTreeMap::new();
+    for v in nodes.iter().filter(|v| v.display.as_str() == "claimed") {
+        if let Some(h) = v.node.holder {
+            *held.entry((v.node.workspace.clone(), h)).or_default() += 1;
+        }
+    }
+    head(
+        out,
+        "claimdag_claims_held",
+        "gauge",
+        "Live claims by workspace and holder, with the name kept for the holder.",
+    );
+    for ((ws, actor), n) in &held {
+        let _ = writeln!(
+            out,
+            "claimdag_claims_held{{workspace=\"{}\",actor=\"{}\",name=\"{}\"}} {n}",
+            label(ws),
+            actor.hex(),
+            label(names.get(actor).unwrap_or_default())
+        );
+    }
 }

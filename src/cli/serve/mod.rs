@@ -12,11 +12,13 @@
 //! without a token file given (`token.rs`).
 
 mod api;
+mod auth;
 mod dashboard;
 mod events;
 mod http;
 mod hub;
 mod limits;
+mod mcp;
 mod metrics;
 mod openapi;
 mod page;
@@ -72,6 +74,7 @@ pub fn serve(store: Store, setup: Setup) -> Result<()> {
         .map_err(|e| Error::Internal(format!("cannot start the HTTP runtime: {e}")))?;
     let metrics = Arc::new(metrics::Metrics::default());
     let hub = hub::Hub::start(store.clone(), metrics.clone());
+    let store_for_mcp = store.clone();
     let head = hub.clone();
     let shared = Arc::new(Shared {
         openapi: openapi::document(),
@@ -88,6 +91,7 @@ pub fn serve(store: Store, setup: Setup) -> Result<()> {
         streams: limits::Streams::new(setup.max_streams),
         readers: tokio::sync::Semaphore::new(2),
         stop: tokio::sync::watch::channel(false).0,
+        mcp: mcp::service(&store_for_mcp, &setup),
     });
     let ran = rt.block_on(run(shared.clone(), setup.listen, token_path));
     // Calls still running on the blocking pool are single writes that end by themselves;
@@ -147,6 +151,7 @@ async fn run(shared: Arc<Shared>, listen: SocketAddr, token_path: PathBuf) -> Re
     // Waits answer at once and grant nothing more, streams end; requests being answered
     // finish (each is one call of the store), for STOP_GRACE at most.
     shared.stop.send_replace(true);
+    shared.mcp.config.cancellation_token.cancel();
     shared.hub.stop();
     drop(listener);
     let _ = tokio::time::timeout(STOP_GRACE, live.idle()).await;

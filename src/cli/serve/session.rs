@@ -7,8 +7,8 @@
 //! the same machine that asks for `/` without the cookie gets a page with neither, and
 //! nothing it can write with.
 
-use super::token::{random_hex, same_secret};
 use crate::error::Result;
+use crate::store::tokens::{random_hex, same_secret};
 use hyper::body::Incoming;
 use hyper::header;
 use hyper::Request;

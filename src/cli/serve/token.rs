@@ -3,6 +3,7 @@
 //! `claimdag-serve.token` in the state directory for a database store.
 
 use crate::error::{Error, Result};
+use crate::store::tokens::random_hex;
 use crate::store::Store;
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -80,32 +81,6 @@ fn read(path: &Path) -> Result<String> {
         return Err(refuse("it must hold one token: printable, no spaces"));
     }
     Ok(token.to_string())
-}
-
-/// `N` random bytes from the kernel, in lower-case hex.
-pub fn random_hex<const N: usize>() -> Result<String> {
-    let mut raw = [0u8; N];
-    let mut filled = 0;
-    while filled < N {
-        // SAFETY: getrandom writes at most `N - filled` bytes from `raw[filled..]`.
-        let n = unsafe { libc::getrandom(raw[filled..].as_mut_ptr().cast(), N - filled, 0) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        if n <= 0 {
-            return Err(Error::Internal(
-                "the kernel gave no random bytes for a secret".into(),
-            ));
-        }
-        filled += n as usize;
-    }
-    Ok(raw.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// `given` is `secret`, compared in time that does not depend on where they differ.
-pub fn same_secret(given: &str, secret: &str) -> bool {
-    let (a, b) = (given.as_bytes(), secret.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 /// A new token of 32 random bytes, written in hex to a new file (mode 0600).

@@ -6,10 +6,11 @@
 //! and no look starts after that; when the server stops, the wait answers at once. Either
 //! way nothing is granted to a client that is no longer there to take it.
 
+use super::auth::Caller;
 use super::http::Shared;
 use crate::error::Error;
 use crate::store::Store;
-use crate::verbs::{self, Answer, Bounds, ClaimNext, Ctx, Dur, Verb};
+use crate::verbs::{self, Answer, ClaimNext, Dur, Verb};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -47,6 +48,7 @@ impl Drop for Gone {
 pub async fn claim_next(
     shared: Arc<Shared>,
     store: Store,
+    caller: Caller,
     args: Value,
     wait_ms: u64,
 ) -> Result<Answer, Ended> {
@@ -57,8 +59,14 @@ pub async fn claim_next(
         // Marked seen before the look: a write committed after the look began wakes the
         // wait below, so none is missed.
         writes.borrow_and_update();
-        let (answer, granted, next) =
-            look(shared.clone(), store.clone(), args.clone(), gone.0.clone()).await?;
+        let (answer, granted, next) = look(
+            shared.clone(),
+            store.clone(),
+            caller.clone(),
+            args.clone(),
+            gone.0.clone(),
+        )
+        .await?;
         let now = tokio::time::Instant::now();
         if granted || now >= end {
             return Ok(answer);
@@ -77,6 +85,7 @@ pub async fn claim_next(
 async fn look(
     shared: Arc<Shared>,
     store: Store,
+    caller: Caller,
     args: Value,
     gone: Arc<AtomicBool>,
 ) -> Result<(Answer, bool, Option<Duration>), Ended> {
@@ -86,11 +95,7 @@ async fn look(
         if gone.load(Ordering::SeqCst) || shared.stopping() {
             return Ok(None);
         }
-        let mut cx = Ctx::new(&store, &shared.workspace)?;
-        cx.bounds = Bounds {
-            max_wait_ms: Some(0),
-            ..Bounds::default()
-        };
+        let cx = caller.context(&store, &shared, 0)?;
         let req: ClaimNext = verbs::parse(args)?;
         let got = verbs::reply(&cx, &req)?;
         let granted = got.first().is_some();

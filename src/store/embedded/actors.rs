@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 pub const ACTORS: &str = "actors.json";
-const ACTORS_LOCK: &str = "actors.lock";
+pub const ACTORS_LOCK: &str = "actors.lock";
 
 #[derive(Serialize, Deserialize)]
 struct File {
@@ -20,20 +20,37 @@ struct File {
 
 /// The names kept, in the order first kept (none when the file is not there).
 pub fn read(dir: &Path) -> Result<Vec<ActorName>> {
-    let path = dir.join(ACTORS);
+    Ok(read_kept::<File>(dir, ACTORS, "the actors file")?.map_or_else(Vec::new, |f| f.actors))
+}
+
+/// A file of format 1 kept beside the journal (`actors.json`, `tokens.json`), if it is
+/// there; `what` it is, for the error of one that does not read.
+pub fn read_kept<T: Versioned>(dir: &Path, name: &str, what: &str) -> Result<Option<T>> {
+    let path = dir.join(name);
     let Some(f) = fsutil::open_existing(&path)? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let bytes = fsutil::read_all(f, &path)?;
-    let file: File = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::corrupt(&path, format!("not the actors file: {e}")))?;
-    if file.format != 1 {
+    let file: T = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::corrupt(&path, format!("not {what}: {e}")))?;
+    if file.format() != 1 {
         return Err(Error::corrupt(
             &path,
-            format!("format {} is not one this claimdag reads (1)", file.format),
+            format!("format {} is not one this claimdag reads (1)", file.format()),
         ));
     }
-    Ok(file.actors)
+    Ok(Some(file))
+}
+
+/// A kept file's content, with its format number.
+pub trait Versioned: serde::de::DeserializeOwned {
+    fn format(&self) -> u32;
+}
+
+impl Versioned for File {
+    fn format(&self) -> u32 {
+        self.format
+    }
 }
 
 /// Keeps `names`: one not kept yet is added; one kept already keeps its name and first

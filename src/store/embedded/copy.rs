@@ -38,6 +38,9 @@ pub(super) fn load(dir: &Path, dump: &Dump) -> Result<()> {
         if !dump.actors.is_empty() {
             super::actors::keep(dir, &dump.actors)?;
         }
+        if !dump.tokens.is_empty() {
+            super::tokens::add(dir, &dump.tokens)?;
+        }
         fsutil::replace_atomically(dir, JOURNAL, &mut |w| w.write_all(journal::HEADER))?;
         let stubs = dump
             .archived

@@ -23,6 +23,7 @@ mod reserve;
 mod segments;
 mod wake;
 pub mod snapshot;
+mod tokens;
 
 #[cfg(feature = "internals")]
 pub use logs::{ArchiveLine, Logs};
@@ -303,6 +304,7 @@ impl Backend for EmbeddedStore {
 
     fn dump(&self) -> Result<Dump> {
         let actors = actors::read(&self.dir)?;
+        let tokens = tokens::read(&self.dir)?;
         group::quiet(self)
             .cache
             .with_logs(&self.dir, true, |state, logs| Dump {
@@ -312,6 +314,7 @@ impl Backend for EmbeddedStore {
                 archived: logs.in_order(),
                 history: logs.history,
                 actors,
+                tokens,
             })
     }
 
@@ -321,6 +324,22 @@ impl Backend for EmbeddedStore {
 
     fn keep_actor_names(&self, names: &[crate::model::ActorName]) -> Result<()> {
         actors::keep(&self.dir, names)
+    }
+
+    fn tokens(&self) -> Result<Vec<crate::model::actors::ActorToken>> {
+        tokens::read(&self.dir)
+    }
+
+    fn add_token(&self, token: &crate::model::actors::ActorToken) -> Result<()> {
+        tokens::add(&self.dir, std::slice::from_ref(token))
+    }
+
+    fn revoke_tokens(
+        &self,
+        which: &crate::model::actors::TokenSelect,
+        at: Millis,
+    ) -> Result<Vec<crate::model::actors::ActorToken>> {
+        tokens::revoke(&self.dir, which, at)
     }
 
     fn load(&self, dump: &Dump) -> Result<()> {

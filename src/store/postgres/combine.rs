@@ -42,7 +42,7 @@ enum Answer {
 /// Whether `req` may be left for a leader: the verbs of a fleet's hot path, which read and
 /// write one workspace and nothing of the archive.
 pub(super) fn combinable(req: &Request) -> bool {
-    if let Request::Acting { request, .. } = req {
+    if let Request::Acting { request, .. } | Request::Through { request, .. } = req {
         return combinable(request);
     }
     matches!(
@@ -397,6 +397,7 @@ mod tests {
             Answer::Done(Err(Error::AssigneeBusy {
                 node: id(1),
                 actor: id(2),
+                actor_name: None,
                 held: vec![id(5)],
                 max_held: 1,
             })),

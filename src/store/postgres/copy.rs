@@ -21,9 +21,10 @@ const LOAD_NODES: &str = "INSERT INTO {schema}.nodes (id, pos, seq, wseq, worksp
 
 /// Read as `json`, not `jsonb`: an output's text is kept as written, key order included.
 const LOAD_HISTORY: &str = "INSERT INTO {schema}.history (seq, i, at, verb, node, actor, \
-    generation, detail, output, by_actor) \
+    generation, detail, output, by_actor, door) \
     SELECT (e->>'seq')::bigint, (e->>'i')::int, (e->>'at')::bigint, e->>'verb', e->>'node', \
-    e->>'actor', (e->>'generation')::bigint, e->>'detail', (e->'output')::text, e->>'by' \
+    e->>'actor', (e->>'generation')::bigint, e->>'detail', (e->'output')::text, e->>'by', \
+    e->>'door' \
     FROM json_array_elements($1::text::json) AS h(e)";
 
 /// The settings (a new version of them, for handles that looked before).
@@ -100,6 +101,12 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         .iter()
         .map(|r| super::actors::row(store, r))
         .collect::<Result<Vec<_>>>()?;
+    let tokens = tx
+        .query(&sql::q(sql::TOKENS, &schema), &[])
+        .map_err(io)?
+        .iter()
+        .map(|r| super::actors::token_row(store, r))
+        .collect::<Result<Vec<_>>>()?;
     tx.commit().map_err(io)?;
     Ok(Dump {
         seq: seq as u64,
@@ -108,6 +115,7 @@ pub(super) fn dump(conn: &mut Conn, store: &PgStore) -> Result<Dump> {
         archived,
         history,
         actors,
+        tokens,
     })
 }
 
@@ -148,6 +156,7 @@ pub(super) fn load(conn: &mut Conn, store: &PgStore, dump: &Dump) -> Result<()> 
             .map_err(io)?;
     }
     super::actors::keep_in(&mut tx, store, &dump.actors)?;
+    super::actors::add_tokens_in(&mut tx, store, &dump.tokens)?;
     let settings = json(&dump.settings)?;
     tx.execute(
         &sql::q(LOAD_STORE, &schema),

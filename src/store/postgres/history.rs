@@ -76,6 +76,7 @@ pub(super) fn line(store: &PgStore, r: &postgres::Row) -> Result<HistoryLine> {
             detail: c.str("detail")?,
             output: c.str("output")?,
             by: id("by_actor")?,
+            door: c.str("door")?,
         },
     ))
 }

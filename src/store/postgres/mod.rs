@@ -438,6 +438,22 @@ impl Backend for PgStore {
         self.with(|conn, store| actors::keep(conn, store, names))
     }
 
+    fn tokens(&self) -> Result<Vec<crate::model::actors::ActorToken>> {
+        self.with(actors::tokens)
+    }
+
+    fn add_token(&self, token: &crate::model::actors::ActorToken) -> Result<()> {
+        self.with(|conn, store| actors::add_token(conn, store, token))
+    }
+
+    fn revoke_tokens(
+        &self,
+        which: &crate::model::actors::TokenSelect,
+        at: Millis,
+    ) -> Result<Vec<crate::model::actors::ActorToken>> {
+        self.with(|conn, store| actors::revoke_tokens(conn, store, which, at))
+    }
+
     fn location(&self) -> String {
         self.target.location().to_string()
     }

@@ -33,6 +33,8 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0016_history_kept.sql"),
     include_str!("migrations/0017_functions_by_name.sql"),
     include_str!("migrations/0018_actor_names.sql"),
+    include_str!("migrations/0019_actor_tokens.sql"),
+    include_str!("migrations/0020_event_doors.sql"),
 ];
 
 /// The tables of a new store, as the migrations leave an older one.
@@ -60,6 +62,22 @@ pub const KEEP_ACTOR: &str = "INSERT INTO {schema}.actors (id, name, note, added
                               ON CONFLICT (id) DO UPDATE SET note = EXCLUDED.note \
                               WHERE EXCLUDED.note IS NOT NULL \
                               AND {schema}.actors.note IS DISTINCT FROM EXCLUDED.note";
+
+/// Every token kept, in the order made.
+pub const TOKENS: &str = "SELECT id, actor, name, workspace, profile, created_at, expires_at, \
+                          revoked_at, hash FROM {schema}.tokens ORDER BY pos";
+/// Keeps a new token.
+pub const ADD_TOKEN: &str = "INSERT INTO {schema}.tokens (id, actor, name, workspace, profile, \
+                             created_at, expires_at, revoked_at, hash) VALUES ($1::text, \
+                             $2::text, $3::text, $4::text, $5::text, $6::bigint, $7::bigint, \
+                             $8::bigint, $9::text)";
+/// Marks revoked at `$3` the live tokens (at `$3`) of id `$1` or of actor `$2`; answers them.
+pub const REVOKE_TOKENS: &str = "UPDATE {schema}.tokens SET revoked_at = $3::bigint \
+                                 WHERE (id = $1::text OR actor = $2::text) \
+                                 AND revoked_at IS NULL \
+                                 AND (expires_at IS NULL OR expires_at > $3::bigint) \
+                                 RETURNING id, actor, name, workspace, profile, created_at, \
+                                 expires_at, revoked_at, hash";
 
 /// Catching up on one workspace: its write count, the server's time, its clock, the
 /// settings when their version moved, and the node rows changed since.
@@ -134,18 +152,18 @@ pub const ARCHIVED_ONE: &str =
     "SELECT archived, body::text AS body FROM {schema}.nodes WHERE id = $1::text AND archived";
 /// History lines after a write, for one node or all, archived or live, as one snapshot has
 /// them (`copy`).
-pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor \
+pub const HISTORY: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor, door \
                            FROM (SELECT * FROM {schema}.history_archive \
                            UNION ALL SELECT * FROM {schema}.history) h \
                            WHERE seq > $1::bigint AND ($2::text IS NULL OR node = $2::text) \
                            ORDER BY seq, i";
 /// History lines after a write, up to the last one below which every write has ended: one
 /// node's or all, the archived ones too or not.
-pub const HISTORY_SAFE: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor \
+pub const HISTORY_SAFE: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor, door \
                                 FROM {schema}.history_lines($1::bigint, $2::text, $3::boolean)";
 /// At most `$3` history lines after the line (`$1`, `$2`), archived or live, up to the last
 /// one below which every write has ended.
-pub const HISTORY_FROM: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor \
+pub const HISTORY_FROM: &str = "SELECT seq, i, at, verb, node, actor, generation, detail, output, by_actor, door \
                                 FROM {schema}.history_from($1::bigint, $2::int, $3::bigint)";
 /// The last write number a history reader may start after.
 pub const HEAD: &str = "SELECT {schema}.history_head()";

@@ -174,10 +174,10 @@ BEGIN
             ARRAY(SELECT expected + u.k FROM unnest(ks) WITH ORDINALITY AS u(k, o)
                    ORDER BY u.o));
         INSERT INTO {schema}.history (seq, i, at, verb, node, actor, generation, detail,
-                                      output, by_actor)
+                                      output, by_actor, door)
         SELECT hseqs[e.k], (h.i - 1)::int, (h.v->>'at')::bigint, h.v->>'verb', h.v->>'node',
                h.v->>'actor', (h.v->>'generation')::bigint, h.v->>'detail', h.v->>'output',
-               h.v->>'by'
+               h.v->>'by', h.v->>'door'
           FROM jsonb_array_elements(cs) WITH ORDINALITY AS e(c, k),
                jsonb_array_elements(coalesce(e.c->'events', '[]')) WITH ORDINALITY AS h(v, i);
     END IF;

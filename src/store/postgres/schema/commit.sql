@@ -180,9 +180,9 @@ BEGIN
                           WHERE r.id = a.n->>'id' ORDER BY r.seq DESC LIMIT 1);
     END LOOP;
     INSERT INTO {schema}.history (seq, i, at, verb, node, actor, generation, detail, output,
-                                  by_actor)
+                                  by_actor, door)
     SELECT hseq, (k - 1)::int, (e->>'at')::bigint, e->>'verb', e->>'node', e->>'actor',
-           (e->>'generation')::bigint, e->>'detail', e->>'output', e->>'by'
+           (e->>'generation')::bigint, e->>'detail', e->>'output', e->>'by', e->>'door'
       FROM jsonb_array_elements(coalesce(c->'events', '[]')) WITH ORDINALITY AS h(e, k);
 END
 $$;

@@ -103,9 +103,9 @@ BEGIN
                  WHERE (h.seq, h.i) > (k.moved_seq, k.moved_i)
                    AND (h.seq, h.i) <= (upto.seq, upto.i)
                 RETURNING h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail,
-                          h.output, h.by_actor)
+                          h.output, h.by_actor, h.door)
             INSERT INTO {schema}.history_archive (seq, i, at, verb, node, actor, generation,
-                                                 detail, output, by_actor)
+                                                 detail, output, by_actor, door)
             SELECT * FROM gone;
             GET DIAGNOSTICS m = ROW_COUNT;
             k.live := k.live - m;
@@ -148,7 +148,7 @@ $$;
 -- for all would read every line past `since` to find one node's).
 CREATE OR REPLACE FUNCTION {schema}.history_lines(since bigint, one text, archived boolean)
 RETURNS TABLE (seq bigint, i int, at bigint, verb text, node text, actor text,
-               generation bigint, detail text, output text, by_actor text)
+               generation bigint, detail text, output text, by_actor text, door text)
 LANGUAGE plpgsql AS $$
 DECLARE
     hi bigint := {schema}.history_head();
@@ -159,14 +159,14 @@ BEGIN
     IF one IS NOT NULL AND NOT archived THEN
         RETURN QUERY
         SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail, h.output,
-               h.by_actor
+               h.by_actor, h.door
           FROM {schema}.history h
          WHERE h.node = one AND h.seq > since AND h.seq <= hi
          ORDER BY h.seq, h.i;
     ELSIF NOT archived THEN
         RETURN QUERY
         SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail, h.output,
-               h.by_actor
+               h.by_actor, h.door
           FROM {schema}.history h
          WHERE (h.seq, h.i) > (lo.seq, lo.i) AND h.seq <= hi
          ORDER BY h.seq, h.i;
@@ -174,12 +174,12 @@ BEGIN
         RETURN QUERY
         SELECT u.* FROM (
             SELECT a.seq, a.i, a.at, a.verb, a.node, a.actor, a.generation, a.detail,
-                   a.output, a.by_actor
+                   a.output, a.by_actor, a.door
               FROM {schema}.history_archive a
              WHERE a.node = one AND a.seq > since AND a.seq <= hi
             UNION ALL
             SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail,
-                   h.output, h.by_actor
+                   h.output, h.by_actor, h.door
               FROM {schema}.history h
              WHERE h.node = one AND h.seq > since AND h.seq <= hi) u
          ORDER BY u.seq, u.i;
@@ -187,12 +187,12 @@ BEGIN
         RETURN QUERY
         SELECT u.* FROM (
             SELECT a.seq, a.i, a.at, a.verb, a.node, a.actor, a.generation, a.detail,
-                   a.output, a.by_actor
+                   a.output, a.by_actor, a.door
               FROM {schema}.history_archive a
              WHERE a.seq > since AND a.seq <= hi
             UNION ALL
             SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail,
-                   h.output, h.by_actor
+                   h.output, h.by_actor, h.door
               FROM {schema}.history h
              WHERE (h.seq, h.i) > (lo.seq, lo.i) AND h.seq <= hi) u
          ORDER BY u.seq, u.i;
@@ -204,7 +204,7 @@ $$;
 -- archive's and the live ones in one order: a follower's next read.
 CREATE OR REPLACE FUNCTION {schema}.history_from(after_seq bigint, after_i int, most bigint)
 RETURNS TABLE (seq bigint, i int, at bigint, verb text, node text, actor text,
-               generation bigint, detail text, output text, by_actor text)
+               generation bigint, detail text, output text, by_actor text, door text)
 LANGUAGE plpgsql AS $$
 DECLARE
     hi bigint := {schema}.history_head();
@@ -215,13 +215,13 @@ BEGIN
     RETURN QUERY
     SELECT u.* FROM (
         (SELECT a.seq, a.i, a.at, a.verb, a.node, a.actor, a.generation, a.detail, a.output,
-                a.by_actor
+                a.by_actor, a.door
            FROM {schema}.history_archive a
           WHERE (a.seq, a.i) > (after_seq, after_i) AND a.seq <= hi
           ORDER BY a.seq, a.i LIMIT most)
         UNION ALL
         (SELECT h.seq, h.i, h.at, h.verb, h.node, h.actor, h.generation, h.detail, h.output,
-                h.by_actor
+                h.by_actor, h.door
            FROM {schema}.history h
           WHERE (h.seq, h.i) > (lo.seq, lo.i) AND h.seq <= hi
           ORDER BY h.seq, h.i LIMIT most)) u

@@ -60,6 +60,7 @@ CREATE TABLE {schema}.history (
     detail      text,
     output      text,
     by_actor    text,
+    door        text,
     PRIMARY KEY (seq, i)
 ) WITH (autovacuum_vacuum_insert_scale_factor = 0.01,
         autovacuum_vacuum_insert_threshold = 10000, autovacuum_vacuum_scale_factor = 0.01,
@@ -110,6 +111,7 @@ CREATE TABLE {schema}.history_archive (
     detail      text,
     output      text,
     by_actor    text,
+    door        text,
     PRIMARY KEY (seq, i)
 ) WITH (autovacuum_vacuum_insert_scale_factor = 0.01,
         autovacuum_vacuum_insert_threshold = 10000);
@@ -139,4 +141,19 @@ CREATE TABLE {schema}.actors (
     note      text,
     added_at  bigint  NOT NULL,
     pos       bigint  GENERATED ALWAYS AS IDENTITY
+);
+
+-- The actors' tokens, in the order made (`pos`): the SHA-256 of each secret, never the
+-- secret. A row is added, and later marked revoked; never removed.
+CREATE TABLE {schema}.tokens (
+    id          text    PRIMARY KEY,
+    actor       text    NOT NULL,
+    name        text    NOT NULL,
+    workspace   text    NOT NULL,
+    profile     text    NOT NULL,
+    created_at  bigint  NOT NULL,
+    expires_at  bigint,
+    revoked_at  bigint,
+    hash        text    NOT NULL,
+    pos         bigint  GENERATED ALWAYS AS IDENTITY
 );

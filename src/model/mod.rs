@@ -1,6 +1,9 @@
 //! The data: nodes, statuses, settings, history events and the in-memory state of a store.
 //! Nothing here decides what is allowed; that is `rules`.
 
+pub mod actors;
+pub use actors::ActorName;
+
 use crate::id::{Actor, Id};
 use serde::{Deserialize, Serialize};
 
@@ -527,19 +530,10 @@ pub struct Event {
     /// claim for it (the dashboard), or cancelled it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<Actor>,
-}
-
-/// A name the store keeps for an actor (whose id is the name's, `Actor::from_name`): kept
-/// when the actor is first used as `name:NAME`, or added with `actor add`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ActorName {
-    pub id: Actor,
-    pub name: String,
-    /// What the lead wrote about it (`actor add --note`).
-    #[serde(default)]
-    pub note: Option<String>,
-    /// When the name was first kept (ms since the epoch).
-    pub added_at: Millis,
+    /// The door the call came through (`cli`, `python`, `c`, `mcp`, `http`, `dashboard`),
+    /// when it said; the Rust library's own calls say none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub door: Option<String>,
 }
 
 /// One transition in the history, with the committed write it came from (`seq`, which
@@ -599,6 +593,9 @@ struct HistoryWire {
     by: Option<Id>,
     #[serde(default)]
     by_name: Option<String>,
+    /// The door the call came through.
+    #[serde(default)]
+    door: Option<String>,
 }
 
 impl schemars::JsonSchema for HistoryLine {
@@ -627,6 +624,7 @@ impl From<HistoryWire> for HistoryLine {
                 detail: w.detail,
                 output: w.output.map(|v| v.to_string()),
                 by: w.by,
+                door: w.door,
             },
         }
     }
@@ -664,6 +662,9 @@ impl Serialize for HistoryLine {
         }
         if let Some(n) = &self.by_name {
             m.serialize_entry("by_name", n)?;
+        }
+        if let Some(d) = &e.door {
+            m.serialize_entry("door", d)?;
         }
         m.end()
     }
@@ -776,6 +777,7 @@ mod tests {
                 detail: Some("done".into()),
                 output: Some(r#"{"b":1,"a":[true,null]}"#.into()),
                 by: None,
+                door: None,
             },
         );
         let text = serde_json::to_string(&h).unwrap();
