@@ -14,6 +14,8 @@ use claimdag::store::{embedded::Tuning, Clock};
 use claimdag::{Error, Id, Settings, Store};
 use proptest::prelude::*;
 
+#[path = "rules_props/globs.rs"]
+mod globs;
 #[path = "rules_props/talk.rs"]
 mod talk;
 use std::collections::{HashMap, HashSet};
@@ -594,7 +596,7 @@ fn a_grant_keeps_to_max_held_and_resources(after: &State, now: u64, granted: &[(
                 for ry in &y.resources {
                     if granted.iter().any(|(id, _, _)| *id == x.id || *id == y.id) {
                         assert!(
-                            !rules::resources_overlap(rx, ry),
+                            !rules::resources_conflict(rx, ry),
                             "overlapping live claims granted"
                         );
                     }

@@ -1,7 +1,7 @@
 //! Claims and their ends: claim, claim-next, renew, release, reclaim, complete, reopen.
 //! Generations move here and only here (and in expiry, `Tx::hand_back`).
 
-use super::{check_progress, check_text, check_ttl, resources_overlap, validate_word, validate_workspace};
+use super::{check_progress, check_text, check_ttl, resources_conflict, validate_word, validate_workspace};
 use super::validate::{check_delay, output_text};
 use super::{Finish, Grant, Output, Readiness, Tx, MAX_BATCH};
 use crate::error::{Error, Result};
@@ -411,7 +411,7 @@ impl Tx<'_> {
             .filter(|c| c.workspace == n.workspace && c.id != n.id)
         {
             for mine in &n.resources {
-                if let Some(theirs) = other.resources.iter().find(|r| resources_overlap(mine, r)) {
+                if let Some(theirs) = other.resources.iter().find(|r| resources_conflict(mine, r)) {
                     return Err(Error::ResourceConflict {
                         node: n.id,
                         resource: mine.as_str().into(),

@@ -64,6 +64,9 @@ impl Tx<'_> {
         }
         if let Some(r) = &u.resources {
             check_list("resource", r, 1024)?;
+            for each in r {
+                super::Resource::parse(each)?;
+            }
         }
         if let Some(r) = &u.ref_ {
             check_line("ref", r, 1024)?;

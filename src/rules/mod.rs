@@ -14,7 +14,9 @@ use crate::state::State;
 mod archive;
 mod claims;
 mod edit;
+mod glob;
 mod plan;
+mod resource;
 mod scope;
 mod talk;
 mod validate;
@@ -24,10 +26,12 @@ mod pick_tests;
 
 pub use crate::schedule::ready::{readiness_at, Readiness};
 pub use plan::{unknown_reference, Plan, PlanNode};
+pub use glob::Glob;
+pub use resource::{resource_covers, resources_conflict, Resource};
 pub use scope::{valid_until_in, Scope};
 use validate::{check_line, check_list, check_ttl};
 pub use validate::{
-    check_progress, check_text, normalize_summary, resource_covers, resources_overlap, validate_word,
+    check_progress, check_text, normalize_summary, validate_word,
     validate_workspace,
 };
 

@@ -1,20 +1,8 @@
 //! Checks of input fields, shared by every verb: words, workspaces, summaries, free text,
-//! lease lengths, and when two resources overlap.
+//! lease lengths.
 
 use crate::error::{Error, Result};
 use crate::model::{Millis, MAX_PROGRESS_BYTES, MAX_SUMMARY_BYTES};
-
-/// Two resources overlap when equal, or when one ends in `/` and the other starts with it.
-pub fn resources_overlap(a: &str, b: &str) -> bool {
-    resource_covers(a, b) || resource_covers(b, a)
-}
-
-/// A resource covers a path when equal to it, or when it ends in `/` and the path starts
-/// with it: `src/` covers `src/a.rs` and `src/x/`, while `src/a.rs` covers no more than itself
-/// (not the directory `src/` it is in).
-pub fn resource_covers(resource: &str, path: &str) -> bool {
-    resource == path || (resource.ends_with('/') && path.starts_with(resource))
-}
 
 /// Checks a kind or role word: `[a-z0-9_-]`, at most 32 characters (`min` 1 for kinds).
 pub fn validate_word(what: &str, text: &str, min: usize) -> Result<()> {

@@ -129,7 +129,7 @@ pub fn a_batch_stops_only_when_nothing_more_may_be_granted(
         let n = view.get(&pick.id).unwrap();
         let free = !n.resources.iter().any(|r| {
             live.iter()
-                .any(|c| c.resources.iter().any(|h| rules::resources_overlap(r, h)))
+                .any(|c| c.resources.iter().any(|h| rules::resources_conflict(r, h)))
         });
         assert!(
             !free,

@@ -161,3 +161,84 @@ fn claim_next_skips_a_candidate_whose_resources_conflict() {
     assert_eq!(out, format!("{best}  gen=2\n"));
     assert_eq!(gen_of(&s, &best), "2");
 }
+
+#[test]
+fn path_globs_exclude_each_other_where_some_path_matches_both() {
+    let s = Store::new();
+    let rust = s.upsert("rework the sources", &["--resource", "path:src/**/*.rs"]);
+    let main = s.upsert("fix main", &["--resource", "path:src/main.*"]);
+    let docs = s.upsert("write the docs", &["--resource", "path:docs/**"]);
+    let (a, b) = (actor(1), actor(2));
+    s.claim(&rust, &a, &[]);
+    // src/main.rs is claimed by both globs.
+    conflict(
+        &s,
+        &main,
+        &b,
+        &a,
+        &rust,
+        "path:src/main.*",
+        "path:src/**/*.rs",
+    );
+    // No path is claimed by both.
+    s.claim(&docs, &b, &[]);
+    // A plain resource and a glob never overlap: plain names keep their meaning.
+    let plain = s.upsert("a plain name", &["--resource", "src/main.rs"]);
+    s.claim(&plain, &actor(3), &[]);
+}
+
+#[test]
+fn readers_hold_together_and_a_writer_holds_alone() {
+    let s = Store::new();
+    s.ok(&["config", "max_held", "0"]);
+    let r1 = s.upsert("read the schema", &["--resource", "read:path:schema/**"]);
+    let r2 = s.upsert("read it too", &["--resource", "read:path:schema/v1.sql"]);
+    let w = s.upsert("change the schema", &["--resource", "path:schema/v2.sql"]);
+    let (a, b, c) = (actor(1), actor(2), actor(3));
+    s.claim(&r1, &a, &[]);
+    s.claim(&r2, &b, &[]);
+    conflict(
+        &s,
+        &w,
+        &c,
+        &a,
+        &r1,
+        "path:schema/v2.sql",
+        "read:path:schema/**",
+    );
+    // With the readers gone, the writer holds it, and keeps a reader out.
+    for (n, who) in [(&r1, &a), (&r2, &b)] {
+        let g = gen_of(&s, n);
+        s.ok(&["release", n, "--actor", who, "--gen", &g]);
+    }
+    s.claim(&w, &c, &[]);
+    conflict(
+        &s,
+        &r1,
+        &a,
+        &c,
+        &w,
+        "read:path:schema/**",
+        "path:schema/v2.sql",
+    );
+}
+
+#[test]
+fn a_bad_glob_is_refused_naming_it() {
+    let s = Store::new();
+    for (glob, says) in [
+        ("path:", "empty"),
+        ("path:/etc/passwd", "absolute"),
+        ("path:src/../secrets", "`..`"),
+        ("path:src//a", "empty segment"),
+        ("path:[abc", "not closed"),
+        ("read:", "names nothing"),
+    ] {
+        s.refused(
+            &["upsert", "--summary", "x", "--resource", glob],
+            2,
+            says,
+            "invalid_input",
+        );
+    }
+}

@@ -400,3 +400,26 @@ fn a_claim_on_one_file_does_not_cover_an_untracked_nested_repository() {
         assert_eq!(code, Some(0), "{who}: {v}");
     }
 }
+
+#[test]
+fn a_path_glob_covers_what_it_claims_and_a_read_claim_covers_nothing() {
+    let s = Store::new();
+    let r = repo(&s);
+    let n = s.upsert(
+        "rework the parser",
+        &[
+            "--resource",
+            "path:src/**/*.rs",
+            "--resource",
+            "read:path:README.md",
+        ],
+    );
+    s.claim(&n, "name:agent", &[]);
+    write(&r, "src/parser/lex.rs", "lex 2"); // covered by the glob
+    write(&r, "src/cli.rs", "cli 2"); // covered by the glob
+    write(&r, "src/notes.txt", "notes"); // not a .rs file
+    write(&r, "README.md", "readme 2"); // read only: not covered
+    let (code, v) = check(&s, &r, &["--actor", "name:agent"]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(uncovered(&v), vec!["README.md", "src/notes.txt"]);
+}

@@ -1,0 +1,120 @@
+//! What a resource claims (SPEC 13, "Resources"): a plain name (equal, or a trailing-`/`
+//! prefix, as before) or `path:GLOB` (the paths a glob claims, `glob.rs`), either of them
+//! written (exclusive: the default) or `read:` (shared: any number of readers together, or
+//! one writer; never both).
+
+use super::Glob;
+use crate::error::{Error, Result};
+
+/// What a resource names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target<'a> {
+    /// A plain resource: equal, or a trailing-`/` prefix of the other.
+    Plain(&'a str),
+    /// `path:GLOB`.
+    Path(Glob),
+}
+
+/// A resource as a claim holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resource<'a> {
+    /// Exclusive (the default), or shared with other readers (`read:`).
+    pub write: bool,
+    pub target: Target<'a>,
+}
+
+impl<'a> Resource<'a> {
+    /// Reads `text`; a malformed glob or an empty name is `invalid_input` naming it.
+    pub fn parse(text: &'a str) -> Result<Resource<'a>> {
+        let (write, rest) = match text.strip_prefix("read:") {
+            Some(r) => (false, r),
+            None => (true, text),
+        };
+        let target = match rest.strip_prefix("path:") {
+            Some(g) => Target::Path(Glob::parse(g)?),
+            None => Target::Plain(rest),
+        };
+        if target == Target::Plain("") {
+            return Err(Error::invalid(format!("resource {text:?} names nothing")));
+        }
+        Ok(Resource { write, target })
+    }
+
+    /// The two claim something in common: the same plain resource (or one under the
+    /// other's trailing `/`), or a path both globs claim.
+    pub fn overlaps(&self, other: &Resource<'_>) -> bool {
+        match (&self.target, &other.target) {
+            (Target::Plain(a), Target::Plain(b)) => plain_covers(a, b) || plain_covers(b, a),
+            (Target::Path(a), Target::Path(b)) => a.overlaps(b),
+            _ => false,
+        }
+    }
+}
+
+/// Two resources of two live claims may not be held together: they overlap, and one of
+/// them writes. Resources that do not parse (kept before this check existed) count as the
+/// plain names they are.
+pub fn resources_conflict(a: &str, b: &str) -> bool {
+    let plain = |t| Resource {
+        write: true,
+        target: Target::Plain(t),
+    };
+    let (ra, rb) = (
+        Resource::parse(a).unwrap_or_else(|_| plain(a)),
+        Resource::parse(b).unwrap_or_else(|_| plain(b)),
+    );
+    (ra.write || rb.write) && ra.overlaps(&rb)
+}
+
+/// A plain resource covers a name when equal to it, or when it ends in `/` and the name
+/// starts with it: `src/` covers `src/a.rs` and `src/x/`, while `src/a.rs` covers no more
+/// than itself (not the directory `src/` it is in).
+fn plain_covers(resource: &str, name: &str) -> bool {
+    resource == name || (resource.ends_with('/') && name.starts_with(resource))
+}
+
+/// A claim's resource lets its holder change the file at `path` (`diff-check`): a write
+/// resource that names it (plain) or claims it (a glob). A `read:` one never does.
+pub fn resource_covers(resource: &str, path: &str) -> bool {
+    match Resource::parse(resource) {
+        Ok(Resource { write: false, .. }) => false,
+        Ok(Resource {
+            target: Target::Path(g),
+            ..
+        }) => g.covers(path),
+        _ => plain_covers(resource, path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readers_share_and_a_writer_excludes_everyone() {
+        assert!(!resources_conflict("read:db", "read:db"));
+        assert!(resources_conflict("read:db", "db"));
+        assert!(resources_conflict("db", "db"));
+        assert!(!resources_conflict("read:path:src/**", "read:path:src/a.rs"));
+        assert!(resources_conflict("path:src/**", "read:path:src/a.rs"));
+        assert!(!resources_conflict("path:src/*.rs", "path:docs/**"));
+        // Plain names and paths are apart: `src/` is not the path glob `src`.
+        assert!(!resources_conflict("src/", "path:src/**"));
+        assert!(resources_conflict("src/", "src/a.rs"));
+    }
+
+    #[test]
+    fn diff_check_counts_write_claims_only() {
+        assert!(resource_covers("path:src/**/*.rs", "src/a/b.rs"));
+        assert!(!resource_covers("read:path:src/**", "src/a.rs"));
+        assert!(!resource_covers("read:src/", "src/a.rs"));
+        assert!(resource_covers("src/", "src/a.rs"));
+    }
+
+    #[test]
+    fn a_resource_that_names_nothing_is_refused() {
+        assert!(Resource::parse("read:").is_err());
+        assert!(Resource::parse("path:").is_err());
+        assert!(Resource::parse("read:path:/abs").is_err());
+    }
+}
