@@ -1,8 +1,10 @@
 //! The invariants `check` verifies on a loaded state, pure: every prerequisite exists, no
 //! cycle, holders only on claimed nodes, claims carry their lease, generations at least 1,
-//! and the pick order a snapshot stores is the one its nodes give.
+//! no two claims hold resources that conflict, and the pick order a snapshot stores is the
+//! one its nodes give.
 
 use crate::id::Id;
+use crate::rules::resources_conflict;
 use crate::model::Status;
 use crate::state::State;
 use std::collections::HashMap;
@@ -28,6 +30,7 @@ pub fn problems(state: &State) -> Vec<String> {
         ));
     }
     out.extend(kept_sets_problems(state));
+    out.extend(resource_problems(state));
     for n in state.nodes() {
         let id = n.id;
         if n.generation == 0 {
@@ -85,6 +88,37 @@ pub fn problems(state: &State) -> Vec<String> {
             "the prerequisites form a cycle through node {cycle}"
         ));
     }
+    out
+}
+
+/// Two claims of one workspace whose resources conflict (they overlap and one of them
+/// writes): the rules never grant that (an expired claim is handed back in the write that
+/// grants the next), so a store that holds it was edited or is broken.
+fn resource_problems(state: &State) -> Vec<String> {
+    let mut by_ws: HashMap<&str, Vec<&crate::model::Node>> = HashMap::new();
+    for n in state.nodes() {
+        if n.status == Status::Claimed && !n.resources.is_empty() {
+            by_ws.entry(n.workspace.as_str()).or_default().push(n);
+        }
+    }
+    let mut out = Vec::new();
+    for claims in by_ws.values() {
+        for (i, a) in claims.iter().enumerate() {
+            for b in &claims[i + 1..] {
+                let conflict = a.resources.iter().find_map(|ra| {
+                    let rb = b.resources.iter().find(|rb| resources_conflict(ra, rb))?;
+                    Some((ra, rb))
+                });
+                if let Some((ra, rb)) = conflict {
+                    out.push(format!(
+                        "claimed nodes {} and {} hold conflicting resources {ra:?} and {rb:?}",
+                        a.id, b.id
+                    ));
+                }
+            }
+        }
+    }
+    out.sort();
     out
 }
 

@@ -233,3 +233,29 @@ fn a_garbled_snapshot_is_corrupt() {
         assert_eq!(json.error_json()["code"], "corrupt");
     }
 }
+
+#[test]
+fn two_claims_holding_conflicting_resources_are_found() {
+    let s = Store::new();
+    let a = s.upsert("the sources", &["--resource", "path:src/**"]);
+    let b = s.upsert("the docs", &["--resource", "path:docs/**"]);
+    s.claim(&a, &actor(1), &["--ttl", "1h"]);
+    s.claim(&b, &actor(2), &["--ttl", "1h"]);
+    s.fold_journal();
+    assert_eq!(
+        s.run(&["check"]).code,
+        Some(0),
+        "readers and writers apart: sound"
+    );
+    s.edit_snapshot_node(&b, |n| {
+        n.insert("resources".into(), json!(["read:path:src/main.rs"]));
+    });
+    found(
+        &s,
+        &[
+            "conflicting resources",
+            "path:src/**",
+            "read:path:src/main.rs",
+        ],
+    );
+}
