@@ -72,7 +72,35 @@ pub struct ActorToken {
 impl ActorToken {
     /// The token acts at `now`: not revoked, not expired.
     pub fn live(&self, now: Millis) -> bool {
-        self.revoked_at.is_none() && self.expires_at.is_none_or(|e| now < e)
+        self.refused(now).is_none()
+    }
+
+    /// Why the token does not act at `now` (revoked, or expired), if it does not.
+    pub fn refused(&self, now: Millis) -> Option<Refused> {
+        match (self.revoked_at, self.expires_at) {
+            (Some(_), _) => Some(Refused::Revoked),
+            (None, Some(e)) if now >= e => Some(Refused::Expired),
+            _ => None,
+        }
+    }
+}
+
+/// Why a bearer token was not taken (`/metrics` counts each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Not a token of this store (or not a token at all).
+    Unknown,
+    Revoked,
+    Expired,
+}
+
+impl Refused {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refused::Unknown => "unknown",
+            Refused::Revoked => "revoked",
+            Refused::Expired => "expired",
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Claims and their ends: claim, claim-next, renew, release, reclaim, complete, reopen.
 //! Generations move here and only here (and in expiry, `Tx::hand_back`).
 
-use super::{check_progress, check_text, check_ttl, resources_conflict, validate_word, validate_workspace};
+use super::{check_progress, check_text, check_ttl, validate_word, validate_workspace, Resource};
 use super::validate::{check_delay, output_text};
 use super::{Finish, Grant, Output, Readiness, Tx, MAX_BATCH};
 use crate::error::{Error, Result};
@@ -406,12 +406,17 @@ impl Tx<'_> {
             // Nothing to overlap: no need to look at every claim of the workspace.
             return Ok(());
         }
+        // Each resource parsed once (a glob is compiled at each comparison otherwise).
+        let mine: Vec<(&String, Resource<'_>)> =
+            n.resources.iter().map(|r| (r, Resource::held(r))).collect();
         for other in self
             .claimed()
-            .filter(|c| c.workspace == n.workspace && c.id != n.id)
+            .filter(|c| c.workspace == n.workspace && c.id != n.id && !c.resources.is_empty())
         {
-            for mine in &n.resources {
-                if let Some(theirs) = other.resources.iter().find(|r| resources_conflict(mine, r)) {
+            let held: Vec<Resource<'_>> = other.resources.iter().map(|r| Resource::held(r)).collect();
+            for (mine, parsed) in &mine {
+                if let Some(k) = held.iter().position(|h| parsed.conflicts(h)) {
+                    let theirs = &other.resources[k];
                     return Err(Error::ResourceConflict {
                         node: n.id,
                         resource: mine.as_str().into(),

@@ -52,18 +52,25 @@ impl<'a> Resource<'a> {
 }
 
 /// Two resources of two live claims may not be held together: they overlap, and one of
-/// them writes. Resources that do not parse (kept before this check existed) count as the
-/// plain names they are.
+/// them writes.
 pub fn resources_conflict(a: &str, b: &str) -> bool {
-    let plain = |t| Resource {
-        write: true,
-        target: Target::Plain(t),
-    };
-    let (ra, rb) = (
-        Resource::parse(a).unwrap_or_else(|_| plain(a)),
-        Resource::parse(b).unwrap_or_else(|_| plain(b)),
-    );
-    (ra.write || rb.write) && ra.overlaps(&rb)
+    Resource::held(a).conflicts(&Resource::held(b))
+}
+
+impl<'a> Resource<'a> {
+    /// A resource a node holds: one that does not parse (kept before this check existed)
+    /// counts as the plain name it is.
+    pub fn held(text: &'a str) -> Resource<'a> {
+        Resource::parse(text).unwrap_or(Resource {
+            write: true,
+            target: Target::Plain(text),
+        })
+    }
+
+    /// The two may not be held together: they overlap, and one of them writes.
+    pub fn conflicts(&self, other: &Resource<'_>) -> bool {
+        (self.write || other.write) && self.overlaps(other)
+    }
 }
 
 /// A plain resource covers a name when equal to it, or when it ends in `/` and the name

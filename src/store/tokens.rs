@@ -7,27 +7,8 @@
 
 use super::Store;
 use crate::error::{Error, Result};
-pub use crate::model::actors::{ActorToken, Profile, TokenSelect, ID_HEX};
+pub use crate::model::actors::{ActorToken, Profile, Refused, TokenSelect, ID_HEX};
 use sha2::{Digest, Sha256};
-
-/// Why a bearer token was not taken (`/metrics` counts each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// Not a token of this store (or not a token at all).
-    Unknown,
-    Revoked,
-    Expired,
-}
-
-impl Refused {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refused::Unknown => "unknown",
-            Refused::Revoked => "revoked",
-            Refused::Expired => "expired",
-        }
-    }
-}
 
 const PREFIX: &str = "cdt_";
 
@@ -150,10 +131,9 @@ impl Store {
         if !same_secret(&hash(secret), &t.hash) {
             return Ok(Err(Refused::Unknown));
         }
-        Ok(match (t.revoked_at, t.live(self.now()?)) {
-            (Some(_), _) => Err(Refused::Revoked),
-            (None, false) => Err(Refused::Expired),
-            (None, true) => Ok(t),
+        Ok(match t.refused(self.now()?) {
+            Some(why) => Err(why),
+            None => Ok(t),
         })
     }
 }

@@ -239,11 +239,7 @@ pub struct TokenInfo {
 
 impl TokenInfo {
     fn of(t: &KeptToken, now: Millis) -> TokenInfo {
-        let state = match (t.revoked_at, t.live(now)) {
-            (Some(_), _) => "revoked",
-            (None, false) => "expired",
-            (None, true) => "live",
-        };
+        let state = t.refused(now).map_or("live", |why| why.as_str());
         TokenInfo {
             id: t.id.clone(),
             actor: t.actor,
