@@ -39,7 +39,10 @@ for t in "${targets[@]}"; do
     # libFuzzer's summary: executions, coverage, corpus; and what went wrong, if anything.
     grep -E '^(Done [0-9]+ runs|stat::number_of_executed_units|stat::new_units_added|==[0-9]+== ?ERROR|SUMMARY|thread .* panicked)' "$log" || true
     if [[ $status -ne 0 ]]; then
+        # A failed build prints its compiler errors far above cargo-fuzz's own last words.
+        grep -E '^(error|warning: build failed)|No space left|signal: [0-9]+|could not compile' "$log" | head -n 40 >&2 || true
         tail -n 40 "$log" >&2
+        df -h "$root/target" >&2 || true
         echo "fuzz: $t failed (exit $status); the input is in fuzz/artifacts/$t (log: $log)" >&2
         exit "$status"
     fi
