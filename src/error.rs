@@ -155,6 +155,14 @@ pub enum Error {
         holder_name: Option<Box<str>>,
         generation: u64,
     },
+    /// A pool with no slot left for the node, or a rate with no grant left in its window:
+    /// the same code as an overlap (`resource_conflict`).
+    #[error("node {node}: resource {resource:?} is busy: {why}")]
+    ResourceBusy {
+        node: Id,
+        resource: Box<str>,
+        why: String,
+    },
     #[error("node {node} is not claimed (status {status})")]
     NotClaimed { node: Id, status: String },
     #[error("node {node} is terminal ({status})")]
@@ -229,7 +237,7 @@ impl Error {
             Error::AssigneeBusy { .. } => Code::AssigneeBusy,
             Error::NotReady { .. } => Code::NotReady,
             Error::AttemptsExhausted { .. } => Code::AttemptsExhausted,
-            Error::ResourceConflict { .. } => Code::ResourceConflict,
+            Error::ResourceConflict { .. } | Error::ResourceBusy { .. } => Code::ResourceConflict,
             Error::NotClaimed { .. } => Code::NotClaimed,
             Error::Terminal { .. } => Code::Terminal,
             Error::StaleGeneration { .. } => Code::StaleGeneration,
@@ -285,6 +293,7 @@ impl Error {
             | Error::NotReady { node, .. }
             | Error::AttemptsExhausted { node, .. }
             | Error::ResourceConflict { node, .. }
+            | Error::ResourceBusy { node, .. }
             | Error::NotClaimed { node, .. }
             | Error::Terminal { node, .. }
             | Error::StaleGeneration { node, .. }

@@ -304,6 +304,7 @@ impl<'de> Deserialize<'de> for NodeView {
                 estimate: o.estimate,
                 labels: o.labels,
                 resources: o.resources,
+                rate_grants: Vec::new(),
                 ref_: o.ref_,
                 note: o.note,
                 completed_by: o.completed_by,

@@ -162,6 +162,14 @@ Verb = Literal[
     "diff-check",
     "fence_check",
     "fence-check",
+    "pool_set",
+    "pool-set",
+    "pool_list",
+    "pool-list",
+    "rate_set",
+    "rate-set",
+    "rate_list",
+    "rate-list",
 ]
 
 # -- Values in -----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 //! Claims and their ends: claim, claim-next, renew, release, reclaim, complete, reopen.
 //! Generations move here and only here (and in expiry, `Tx::hand_back`).
 
-use super::{check_progress, check_text, check_ttl, validate_word, validate_workspace, Resource};
+use super::{check_progress, check_text, check_ttl, validate_word, validate_workspace};
 use super::validate::{check_delay, output_text};
 use super::{Finish, Grant, Output, Readiness, Tx, MAX_BATCH};
 use crate::error::{Error, Result};
@@ -82,7 +82,8 @@ impl Tx<'_> {
                 });
             }
         }
-        self.check_resources(&n)?;
+        self.check_resources(&n, true)?;
+        self.note_rate_grant(&mut n);
         n.status = Status::Claimed;
         n.holder = Some(actor);
         n.generation += 1;
@@ -178,7 +179,7 @@ impl Tx<'_> {
                 batch.got.push(g);
                 Ok(true)
             }
-            Err(Error::ResourceConflict { .. }) => {
+            Err(Error::ResourceConflict { .. } | Error::ResourceBusy { .. }) => {
                 batch.skipped.push(id);
                 Ok(true)
             }
@@ -397,39 +398,6 @@ impl Tx<'_> {
         let g = n.generation;
         self.put(n);
         Ok(Output::Generation(g))
-    }
-
-    /// Refuses `n`'s resources when one overlaps a resource of another claim in its
-    /// workspace (every claim left in the view is live: expired ones were handed back).
-    pub(super) fn check_resources(&self, n: &Node) -> Result<()> {
-        if n.resources.is_empty() {
-            // Nothing to overlap: no need to look at every claim of the workspace.
-            return Ok(());
-        }
-        // Each resource parsed once (a glob is compiled at each comparison otherwise).
-        let mine: Vec<(&String, Resource<'_>)> =
-            n.resources.iter().map(|r| (r, Resource::held(r))).collect();
-        for other in self
-            .claimed()
-            .filter(|c| c.workspace == n.workspace && c.id != n.id && !c.resources.is_empty())
-        {
-            let held: Vec<Resource<'_>> = other.resources.iter().map(|r| Resource::held(r)).collect();
-            for (mine, parsed) in &mine {
-                if let Some(k) = held.iter().position(|h| parsed.conflicts(h)) {
-                    let theirs = &other.resources[k];
-                    return Err(Error::ResourceConflict {
-                        node: n.id,
-                        resource: mine.as_str().into(),
-                        held: theirs.as_str().into(),
-                        other: other.id,
-                        holder: other.holder.unwrap_or_default(),
-                        holder_name: None,
-                        generation: other.generation,
-                    });
-                }
-            }
-        }
-        Ok(())
     }
 }
 

@@ -18,7 +18,7 @@ impl Tx<'_> {
             merge(&mut n, u);
             if n.status == Status::Claimed && n.resources != existing.resources {
                 // A held claim may not grow into another live claim's resources.
-                self.check_resources(&n)?;
+                self.check_resources(&n, false)?;
             }
             if &n != existing {
                 n.updated_at = n.updated_at.max(self.now);

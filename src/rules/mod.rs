@@ -15,6 +15,7 @@ mod archive;
 mod claims;
 mod edit;
 mod glob;
+mod holding;
 mod plan;
 mod resource;
 mod scope;
@@ -27,7 +28,8 @@ mod pick_tests;
 pub use crate::schedule::ready::{readiness_at, Readiness};
 pub use plan::{unknown_reference, Plan, PlanNode};
 pub use glob::Glob;
-pub use resource::{resource_covers, resources_conflict, Resource};
+pub use holding::{limits_in, pools_over};
+pub use resource::{resource_covers, resources_conflict, Resource, Target};
 pub use scope::{valid_until_in, Scope};
 use validate::{check_line, check_list, check_ttl};
 pub use validate::{
@@ -421,7 +423,8 @@ pub fn valid_until(state: &State, now: Millis) -> Option<Millis> {
         .iter()
         .filter_map(|id| state.get(id)?.lease_end());
     let scheduled = state.scheduled().values().copied();
-    leases.chain(scheduled).filter(|t| *t > now).min()
+    let rates = holding::next_rate_room(state, now, &|_| true);
+    leases.chain(scheduled).chain(rates).filter(|t| *t > now).min()
 }
 
 /// The state as of `now` with every expired claim handed back, as the next write will see
@@ -686,6 +689,7 @@ impl<'a> Tx<'a> {
     }
 
     fn configure(&mut self, s: &Settings) -> Result<Output> {
+        s.limits.check()?;
         if s.default_ttl_ms == 0 {
             return Err(Error::invalid("default_ttl must be longer than 0"));
         }

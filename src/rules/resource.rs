@@ -1,10 +1,12 @@
 //! What a resource claims (SPEC 13, "Resources"): a plain name (equal, or a trailing-`/`
 //! prefix, as before) or `path:GLOB` (the paths a glob claims, `glob.rs`), either of them
 //! written (exclusive: the default) or `read:` (shared: any number of readers together, or
-//! one writer; never both).
+//! one writer; never both); or a pool's slots (`pool:NAME*K`) or a rate's grant
+//! (`rate:NAME`), which are counted (`claims.rs`), never overlap anything.
 
 use super::Glob;
 use crate::error::{Error, Result};
+use crate::model::limits::{self, Kind, Spelled};
 
 /// What a resource names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +15,10 @@ pub enum Target<'a> {
     Plain(&'a str),
     /// `path:GLOB`.
     Path(Glob),
+    /// `pool:NAME*K`: K of the pool's slots (`pool:NAME`: one).
+    Pool { name: &'a str, slots: u64 },
+    /// `rate:NAME`: one grant of the rate's window.
+    Rate(&'a str),
 }
 
 /// A resource as a claim holds it.
@@ -26,18 +32,40 @@ pub struct Resource<'a> {
 impl<'a> Resource<'a> {
     /// Reads `text`; a malformed glob or an empty name is `invalid_input` naming it.
     pub fn parse(text: &'a str) -> Result<Resource<'a>> {
-        let (write, rest) = match text.strip_prefix("read:") {
-            Some(r) => (false, r),
-            None => (true, text),
-        };
-        let target = match rest.strip_prefix("path:") {
-            Some(g) => Target::Path(Glob::parse(g)?),
-            None => Target::Plain(rest),
+        let s = Spelled::of(text);
+        let target = match s.kind {
+            Kind::Plain => Target::Plain(s.body),
+            Kind::Path => Target::Path(Glob::parse(s.body)?),
+            Kind::Pool => {
+                let name = s.name();
+                let slots = match s.body.split_once('*') {
+                    Some((_, k)) => limits::parse_count(
+                        &format!("the slots of resource {text:?}"),
+                        k,
+                        limits::MAX_POOL_SLOTS,
+                    )?,
+                    None => 1,
+                };
+                limits::check_limit_name("pool", name).map_err(|e| of_resource(text, e))?;
+                Target::Pool { name, slots }
+            }
+            Kind::Rate => {
+                limits::check_limit_name("rate", s.body).map_err(|e| of_resource(text, e))?;
+                Target::Rate(s.body)
+            }
         };
         if target == Target::Plain("") {
             return Err(Error::invalid(format!("resource {text:?} names nothing")));
         }
-        Ok(Resource { write, target })
+        if !s.write && matches!(target, Target::Pool { .. } | Target::Rate(_)) {
+            return Err(Error::invalid(format!(
+                "resource {text:?}: a pool's slot or a rate's grant is taken whole, never read:"
+            )));
+        }
+        Ok(Resource {
+            write: s.write,
+            target,
+        })
     }
 
     /// The two claim something in common: the same plain resource (or one under the
@@ -48,6 +76,14 @@ impl<'a> Resource<'a> {
             (Target::Path(a), Target::Path(b)) => a.overlaps(b),
             _ => false,
         }
+    }
+}
+
+/// `e` about resource `text`, saying so.
+fn of_resource(text: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidInput(m) => Error::invalid(format!("resource {text:?}: {m}")),
+        e => e,
     }
 }
 
@@ -123,5 +159,24 @@ mod tests {
         assert!(Resource::parse("read:").is_err());
         assert!(Resource::parse("path:").is_err());
         assert!(Resource::parse("read:path:/abs").is_err());
+        assert!(Resource::parse("pool:gpu*0").is_err());
+        assert!(Resource::parse("pool:gpu*18446744073709551616").is_err());
+        assert!(Resource::parse("pool:").is_err());
+        assert!(Resource::parse("rate:a b").is_err());
+        assert!(Resource::parse("read:pool:gpu").is_err());
+        assert_eq!(
+            Resource::parse("pool:gpu*2").unwrap().target,
+            Target::Pool {
+                name: "gpu",
+                slots: 2
+            }
+        );
+    }
+
+    #[test]
+    fn pools_and_rates_are_counted_never_overlapped() {
+        assert!(!resources_conflict("pool:gpu", "pool:gpu"));
+        assert!(!resources_conflict("rate:llm", "rate:llm"));
+        assert!(!resources_conflict("pool:gpu", "gpu"));
     }
 }

@@ -120,5 +120,6 @@ pub fn valid_until_in(state: &State, scope: &Scope, now: Millis) -> Option<Milli
         .iter()
         .filter(|(id, _)| inside(id))
         .map(|(_, t)| *t);
-    leases.chain(scheduled).filter(|t| *t > now).min()
+    let rates = super::holding::next_rate_room(state, now, &inside);
+    leases.chain(scheduled).chain(rates).filter(|t| *t > now).min()
 }

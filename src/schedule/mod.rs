@@ -335,6 +335,12 @@ pub fn pending<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Id> {
                     seen.insert(n.id, ());
                     found.push(n.id);
                 }
+                // Ready, yet passed over: a claim, a pool or a rate's window holds one of
+                // its resources, and will let go of it.
+                Readiness::Ready if !n.resources.is_empty() => {
+                    seen.insert(n.id, ());
+                    found.push(n.id);
+                }
                 _ => {}
             },
             _ => {}

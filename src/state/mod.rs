@@ -3,6 +3,7 @@
 //! and the pick order, kept up to date by every change once it is built.
 
 pub mod frozen;
+pub mod holdings;
 pub mod layered;
 
 use crate::id::{Id, IdMap};
@@ -32,6 +33,11 @@ pub struct State {
     /// The `todo` nodes with a `not_before`, and its value.
     scheduled: BTreeMap<Id, Millis>,
     archived: IdMap<ArchivedStub>,
+    /// The live nodes granted under a rate (`rate:NAME`), with their last grant.
+    rated: BTreeMap<Id, Millis>,
+    /// What claims hold, by what it names: built when first asked for, then kept up to
+    /// date by every change.
+    holdings: std::sync::OnceLock<holdings::Holdings>,
     /// The pick order, built when first asked for, then kept up to date by every change.
     order: Lazy,
     /// The live nodes, when they are a snapshot's plus the changes since.
@@ -88,11 +94,16 @@ impl State {
         let mut slots = IdMap::with_capacity_and_hasher(nodes.len(), Default::default());
         let mut claimed = BTreeSet::new();
         let mut scheduled = BTreeMap::new();
+        let mut rated = BTreeMap::new();
         let mut duplicates = false;
         for (i, n) in nodes.iter().enumerate() {
             if n.status == Status::Claimed {
                 claimed.insert(n.id);
             }
+            match n.rate_grants.last() {
+                Some(&t) => rated.insert(n.id, t),
+                None => rated.remove(&n.id),
+            };
             if let Some(t) = scheduled_at(n) {
                 scheduled.insert(n.id, t);
             } else {
@@ -119,6 +130,7 @@ impl State {
             claimed,
             scheduled,
             archived,
+            rated,
             ..State::default()
         }
     }
@@ -129,12 +141,14 @@ impl State {
         frozen: Arc<dyn Frozen>,
         claimed: BTreeSet<Id>,
         scheduled: BTreeMap<Id, Millis>,
+        rated: BTreeMap<Id, Millis>,
         archived: IdMap<ArchivedStub>,
     ) -> State {
         State {
             settings,
             claimed,
             scheduled,
+            rated,
             archived,
             layered: Some(Layered::new(frozen)),
             ..State::default()
@@ -308,6 +322,25 @@ impl State {
         &self.archived
     }
 
+    /// The live nodes granted under a rate, with their last grant.
+    pub fn rated(&self) -> &BTreeMap<Id, Millis> {
+        &self.rated
+    }
+
+    /// What the claims hold and the rates granted, by what they name (built at the first
+    /// call from the claimed and rated nodes alone).
+    pub fn holdings(&self) -> &holdings::Holdings {
+        self.holdings.get_or_init(|| {
+            let mut h = holdings::Holdings::default();
+            for id in self.claimed.iter().chain(self.rated.keys()) {
+                if let Some(n) = self.get(id) {
+                    h.update(n);
+                }
+            }
+            h
+        })
+    }
+
     /// How a prerequisite stands: its status when live or archived, `None` when unknown.
     pub fn status_of(&self, id: &Id) -> Option<Status> {
         self.get(id)
@@ -365,6 +398,13 @@ impl State {
             Some(t) => self.scheduled.insert(node.id, t),
             None => self.scheduled.remove(&node.id),
         };
+        match node.rate_grants.last() {
+            Some(&t) => self.rated.insert(node.id, t),
+            None => self.rated.remove(&node.id),
+        };
+        if let Some(h) = self.holdings.get_mut() {
+            h.update(&node);
+        }
         self.archived.remove(&node.id);
         if let Some(l) = self.layered.as_mut() {
             return l.replace(node, old);
@@ -389,6 +429,10 @@ impl State {
             self.archived.insert(n.id, ArchivedStub::of(n));
             self.claimed.remove(&n.id);
             self.scheduled.remove(&n.id);
+            self.rated.remove(&n.id);
+            if let Some(h) = self.holdings.get_mut() {
+                h.remove(&n.id);
+            }
             if let Some(ix) = self.order.get_mut() {
                 ix.remove(n);
             }

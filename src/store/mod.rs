@@ -554,6 +554,14 @@ impl Store {
         self.query(Need::default(), |v| query::critical_path(v, workspace))
     }
 
+    /// The pools and rates of the store, and how much of each `workspace` uses now.
+    pub fn limits(&self, workspace: &str) -> Result<Vec<crate::model::limits::LimitUse>> {
+        rules::validate_workspace(workspace)?;
+        self.query(Need::default(), |v| {
+            rules::limits_in(v.state, v.now, workspace)
+        })
+    }
+
     /// The live claims `actor` holds in `workspace`, oldest claim first.
     pub fn held_by(&self, workspace: &str, actor: Actor) -> Result<Vec<NodeView>> {
         rules::validate_workspace(workspace)?;
@@ -619,7 +627,11 @@ impl Store {
     /// Reads every file of the store afresh (checksums, formats) and verifies the DAG's
     /// invariants. Damaged files are an `Err(corrupt)`; broken invariants are `problems`.
     pub fn check(&self) -> Result<Report> {
-        self.backend.check()
+        let mut report = self.backend.check()?;
+        report
+            .notes
+            .extend(self.query(Need::default(), |v| rules::pools_over(v.state, v.now))?);
+        Ok(report)
     }
 
     /// Copies this whole store, history and archive included, into `to`, which must be a

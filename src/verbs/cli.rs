@@ -60,11 +60,35 @@ pub(super) fn subcommand<V: Verb, F: clap::Args>(cmd: clap::Command) -> clap::Co
         .defer(keep_about::<F>);
     match parent {
         None => cmd.subcommand(sub),
+        // A group of verbs that is no verb itself (`pool set`, `pool list`).
+        Some(p) if cmd.find_subcommand(p).is_none() => cmd.subcommand(
+            clap::Command::new(p)
+                .about(group_about(p).0)
+                .after_help(group_about(p).1)
+                .subcommand_required(true)
+                .subcommand(sub),
+        ),
         Some(p) => cmd.mut_subcommand(p, |c| {
             c.args_conflicts_with_subcommands(true)
                 .subcommand_negates_reqs(true)
                 .subcommand(sub)
         }),
+    }
+}
+
+/// The one line of `claimdag --help` for a group of verbs that is no verb itself, and
+/// what its `--help` adds.
+fn group_about(group: &str) -> (&'static str, &'static str) {
+    match group {
+        "pool" => (
+            "Pools of slots that claims hold: pool set, pool list",
+            "Examples:\n  claimdag pool set gpu 2\n  claimdag upsert --summary train --resource pool:gpu\n  claimdag pool list",
+        ),
+        "rate" => (
+            "Rate limits on grants per window: rate set, rate list",
+            "Examples:\n  claimdag rate set llm 60 1m\n  claimdag upsert --summary ask --resource rate:llm\n  claimdag rate list",
+        ),
+        _ => ("", ""),
     }
 }
 

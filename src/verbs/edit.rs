@@ -339,13 +339,13 @@ impl Verb for Config {
     const ABOUT: About = About {
         verb: "config",
         command: "config",
-        about: "Read the store's settings (default_ttl, max_held, max_attempts), or change one.",
+        about: "Read the store's settings (default_ttl, max_held, max_attempts, pool.NAME slots, rate.NAME N/PER), or change one.",
         read_only: false,
         destructive: true,
         idempotent: true,
         doors: &[Door::Mcp, Door::Http],
         summary: "Show or change settings: default_ttl, max_held, max_attempts, retry_delay, retry_delay_max, history_keep",
-        help: "Example:\n  claimdag config\n  claimdag config default_ttl 10m\n  claimdag config max_held 0        # no limit\n  claimdag config max_attempts none\n  claimdag config retry_delay 30s   # a handed-back node waits 30s, 1m, 2m, ...\n  claimdag config retry_delay_max 1h\n  claimdag config history_keep 7d   # older history moves to the archive (log --all)",
+        help: "Example:\n  claimdag config\n  claimdag config default_ttl 10m\n  claimdag config max_held 0        # no limit\n  claimdag config max_attempts none\n  claimdag config retry_delay 30s   # a handed-back node waits 30s, 1m, 2m, ...\n  claimdag config retry_delay_max 1h\n  claimdag config history_keep 7d   # older history moves to the archive (log --all)\n  claimdag config pool.gpu 2        # pool set gpu 2\n  claimdag config rate.llm 60/1m    # rate set llm 60 1m",
         aliases: &[],
     };
     type Reply = SettingsReply;

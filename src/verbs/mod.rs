@@ -28,6 +28,7 @@ mod cli;
 mod diff;
 mod edit;
 mod error;
+mod limits;
 mod reads;
 mod replies;
 mod talk;
@@ -44,6 +45,7 @@ pub use cli::{CompleteArgs, Described, Form};
 pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
+pub use limits::{Limits, PoolList, PoolSet, RateList, RateSet};
 pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show, Watch};
 pub use replies::{
     ActorId, Archived, CancelReply, ChangedFile, CheckReport, ClaimCover, Claimed, ClaimedNode,
@@ -528,9 +530,11 @@ macro_rules! every_verb {
             }
 
             fn has_subcommand(name: &str) -> bool {
-                CATALOG
-                    .iter()
-                    .any(|a| a.command == name || a.aliases.contains(&name))
+                CATALOG.iter().any(|a| {
+                    a.command == name
+                        || a.aliases.contains(&name)
+                        || a.command_path().0 == Some(name)
+                })
             }
         }
     };
@@ -568,4 +572,8 @@ every_verb!(
     Copy,
     DiffCheck,
     FenceCheck,
+    PoolSet,
+    PoolList,
+    RateSet,
+    RateList,
 );

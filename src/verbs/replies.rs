@@ -364,6 +364,9 @@ pub struct SettingsReply {
     /// events (`"1000000"`).
     #[serde(default)]
     pub history_keep: crate::model::HistoryKeep,
+    /// The pools' sizes and the rates' windows (`pool set`, `rate set`).
+    #[serde(default, skip_serializing_if = "crate::model::Limits::is_empty")]
+    pub limits: crate::model::Limits,
     /// The one setting the text form shows.
     #[serde(skip)]
     pub key: Option<String>,
@@ -382,6 +385,7 @@ impl SettingsReply {
             retry_delay_ms: s.retry_delay_ms,
             retry_delay_max_ms: s.retry_delay_max_ms,
             history_keep: s.history_keep,
+            limits: s.limits.clone(),
             key: key.map(str::to_string),
         }
     }
@@ -394,6 +398,7 @@ impl SettingsReply {
             retry_delay_ms: self.retry_delay_ms,
             retry_delay_max_ms: self.retry_delay_max_ms,
             history_keep: self.history_keep,
+            limits: self.limits.clone(),
         }
     }
 }

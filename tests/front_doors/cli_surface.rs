@@ -348,6 +348,19 @@ fn json_works_on_every_verb() {
         );
         seen.push("fence-check");
     }
+    if has("pool") && has("rate") {
+        let p = json_of(&s, &["pool", "set", "gpu", "2"]);
+        assert_eq!(
+            (&p[0]["name"], &p[0]["size"]),
+            (&"gpu".into(), &2.into()),
+            "{p}"
+        );
+        assert_eq!(json_of(&s, &["pool", "list"]), p);
+        let r = json_of(&s, &["rate", "set", "llm", "60", "1m"]);
+        assert_eq!(r[0]["per_ms"], 60_000, "{r}");
+        assert_eq!(json_of(&s, &["rate", "list"]), r);
+        seen.extend(["pool", "rate"]);
+    }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,
     // test_serve.py, the work and pane tests).
     let running = ["mcp", "serve", "work", "pane"];

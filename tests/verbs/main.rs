@@ -10,6 +10,7 @@ mod expired_claims;
 mod fence_check;
 mod graph_verb;
 mod handover_doc;
+mod limits;
 mod links;
 mod resources_claims;
 mod resources_upsert;

@@ -430,10 +430,10 @@ mod tests {
             claimdag_code::CLAIMDAG_OK
         );
         let entries = Settings::default().entries();
-        let keys: Vec<&str> = entries.iter().map(|(k, _)| *k).collect();
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, Settings::KEYS);
         for (key, want) in entries {
-            let c_key = CString::new(key).unwrap();
+            let c_key = CString::new(key.as_str()).unwrap();
             let mut out = std::ptr::null_mut();
             let code = unsafe { claimdag_config_get(s, c_key.as_ptr(), &mut out) };
             assert_eq!(code, claimdag_code::CLAIMDAG_OK, "{key}");

@@ -10,7 +10,8 @@
 //! and completed from the archive when the store is loaded. Format 2 is written. `count`,
 //! the number of nodes, only sizes the reader's list before the nodes are parsed (a
 //! snapshot without it, or with a wrong one, reads the same). `claimed` (before the nodes)
-//! lists the claimed nodes; after the nodes come an index of them by id and a trailer of
+//! lists the claimed nodes (and `rated`, when there are any, the nodes granted under a
+//! rate with their last grant); after the nodes come an index of them by id and a trailer of
 //! page checksums, so that a reader reads and decodes only the nodes it is asked for (see
 //! `paged.rs`). A snapshot without them (an older writer) is read whole; one whose
 //! trailer is there but does not describe it is read whole only if every page still matches
@@ -46,6 +47,8 @@ struct Head<'a> {
     claimed: &'a BTreeSet<Id>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     scheduled: &'a BTreeMap<Id, crate::model::Millis>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    rated: &'a BTreeMap<Id, crate::model::Millis>,
 }
 
 struct In {
@@ -57,6 +60,8 @@ struct In {
     claimed: Option<BTreeSet<Id>>,
     /// The `todo` nodes with a `not_before` (absent: none, as an older writer had).
     scheduled: BTreeMap<Id, crate::model::Millis>,
+    /// The nodes granted under a rate, with their last grant (absent: none).
+    rated: BTreeMap<Id, crate::model::Millis>,
     nodes: Vec<Node>,
     /// The trailer is there (its fields are not read here).
     lazy: bool,
@@ -114,6 +119,7 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
         count: state.len(),
         claimed: state.claimed_ids(),
         scheduled: state.scheduled(),
+        rated: state.rated(),
     };
     let mut head = serde_json::to_vec(&head)?;
     head.pop(); // the closing brace: the nodes come next
@@ -311,6 +317,7 @@ fn layered(src: paged::Source) -> std::result::Result<(State, u64), paged::Sourc
             count: Some(count),
             claimed: Some(claimed),
             scheduled,
+            rated,
             ..
         }) if (OLDEST_FORMAT..=FORMAT).contains(&format) && count == b.len() as u64 => Ok((
             State::layered(
@@ -318,6 +325,7 @@ fn layered(src: paged::Source) -> std::result::Result<(State, u64), paged::Sourc
                 std::sync::Arc::new(b),
                 claimed,
                 scheduled,
+                rated,
                 archived,
             ),
             seq,
@@ -380,6 +388,7 @@ enum Field {
     Count,
     Claimed,
     Scheduled,
+    Rated,
     Nodes,
     Lazy,
     #[serde(other)]
@@ -421,6 +430,7 @@ impl<'de> Visitor<'de> for InVisitor {
         let (mut format, mut seq, mut settings, mut archived) = (None, None, None, None);
         let (mut count, mut claimed, mut nodes) = (None, None, None::<Vec<Node>>);
         let mut scheduled = None;
+        let mut rated = None;
         let mut lazy = false;
         while let Some(key) = m.next_key::<Field>()? {
             match key {
@@ -431,6 +441,7 @@ impl<'de> Visitor<'de> for InVisitor {
                 Field::Count => once::<u64, _>(&mut m, &mut count, "count")?,
                 Field::Claimed => once(&mut m, &mut claimed, "claimed")?,
                 Field::Scheduled => once(&mut m, &mut scheduled, "scheduled")?,
+                Field::Rated => once(&mut m, &mut rated, "rated")?,
                 Field::Nodes => {
                     fresh(&nodes, "nodes")?;
                     let capacity = count.unwrap_or(0).min(self.most as u64) as usize;
@@ -453,6 +464,7 @@ impl<'de> Visitor<'de> for InVisitor {
             count,
             claimed,
             scheduled: scheduled.unwrap_or_default(),
+            rated: rated.unwrap_or_default(),
             nodes: nodes.ok_or_else(|| de::Error::missing_field("nodes"))?,
             lazy,
         })
