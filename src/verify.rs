@@ -152,6 +152,16 @@ fn kept_sets_problems(state: &State) -> Vec<String> {
             scheduled.len()
         ));
     }
+    let rated: std::collections::BTreeMap<Id, u64> = (state.nodes().iter())
+        .filter_map(|n| Some((n.id, *n.rate_grants.last()?)))
+        .collect();
+    if rated != *state.rated() {
+        out.push(format!(
+            "the snapshot lists {} nodes granted under a rate where {} nodes have rate grants",
+            state.rated().len(),
+            rated.len()
+        ));
+    }
     out
 }
 

@@ -170,6 +170,8 @@ Verb = Literal[
     "rate-set",
     "rate_list",
     "rate-list",
+    "hook_install",
+    "hook-install",
 ]
 
 # -- Values in -----------------------------------------------------------------------------

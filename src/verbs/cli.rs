@@ -88,6 +88,10 @@ fn group_about(group: &str) -> (&'static str, &'static str) {
             "Rate limits on grants per window: rate set, rate list",
             "Examples:\n  claimdag rate set llm 60 1m\n  claimdag upsert --summary ask --resource rate:llm\n  claimdag rate list",
         ),
+        "hook" => (
+            "Git hooks that keep the fence in a repository: hook install",
+            "Examples:\n  claimdag hook install --repo ~/src/app",
+        ),
         _ => ("", ""),
     }
 }

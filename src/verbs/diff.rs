@@ -224,7 +224,7 @@ impl Git {
 }
 
 /// `git ARGS` in `dir`: its stdout, or `invalid_input` with what git said.
-fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
+pub(super) fn run_git(dir: &Path, args: &[&str]) -> Result<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)

@@ -28,6 +28,7 @@ mod cli;
 mod diff;
 mod edit;
 mod error;
+mod hook;
 mod limits;
 mod reads;
 mod replies;
@@ -45,6 +46,7 @@ pub use cli::{CompleteArgs, Described, Form};
 pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
+pub use hook::{HookInstall, HookInstalled, HooksInstalled};
 pub use limits::{Limits, PoolList, PoolSet, RateList, RateSet};
 pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show, Watch};
 pub use replies::{
@@ -576,4 +578,5 @@ every_verb!(
     PoolList,
     RateSet,
     RateList,
+    HookInstall,
 );

@@ -361,6 +361,22 @@ fn json_works_on_every_verb() {
         assert_eq!(json_of(&s, &["rate", "list"]), r);
         seen.extend(["pool", "rate"]);
     }
+    if has("hook") {
+        let repo = s.scratch().join("hooked");
+        std::fs::create_dir_all(&repo).expect("mkdir");
+        let init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(&repo)
+            .status()
+            .expect("git init");
+        assert!(init.success());
+        let j = json_of(&s, &["hook", "install", "--repo", &repo.to_string_lossy()]);
+        let hooks: Vec<&str> = (j.as_array().expect("an array").iter())
+            .map(|h| h["hook"].as_str().unwrap())
+            .collect();
+        assert_eq!(hooks, ["pre-commit", "commit-msg", "pre-push"], "{j}");
+        seen.push("hook");
+    }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,
     // test_serve.py, the work and pane tests).
     let running = ["mcp", "serve", "work", "pane"];

@@ -1,14 +1,22 @@
-//! docs/how-to/handover.md runs as written: its shell block, on a fresh store, prints what
-//! its `# ->` lines say, in order.
+//! How-to guides that run as written: the shell block of docs/how-to/handover.md and of
+//! docs/how-to/separate-files.md, each on a fresh store, prints what its `# ->` lines say,
+//! in order.
 
 use crate::common::Store;
 
 #[test]
 fn the_handover_walkthrough_prints_what_it_says() {
-    let doc = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/how-to/handover.md"),
-    )
-    .expect("read the how-to");
+    runs_as_written("docs/how-to/handover.md");
+}
+
+#[test]
+fn the_separate_files_walkthrough_prints_what_it_says() {
+    runs_as_written("docs/how-to/separate-files.md");
+}
+
+fn runs_as_written(path: &str) {
+    let doc = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+        .expect("read the how-to");
     let start = doc.find("```sh\n").expect("a shell block") + 6;
     let script = &doc[start..start + doc[start..].find("```").expect("its end")];
     let expected: Vec<&str> = script
@@ -29,6 +37,11 @@ fn the_handover_walkthrough_prints_what_it_says() {
         .env("CLAIMDAG_DIR", s.dir())
         .env_remove("CLAIMDAG_WORKSPACE")
         .env_remove("CLAIMDAG_ACTOR")
+        .env_remove("CLAIMDAG_NODE")
+        .env_remove("CLAIMDAG_GEN")
+        .env("TMPDIR", s.scratch())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", s.scratch())
         .output()
         .expect("run bash");
     let stdout = String::from_utf8_lossy(&out.stdout);

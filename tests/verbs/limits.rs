@@ -275,3 +275,41 @@ fn replay(history: &[Value], nodes: &BTreeMap<String, Value>) -> Vec<String> {
     );
     out
 }
+
+#[test]
+fn slots_and_grants_survive_every_write_compacting_into_a_snapshot() {
+    // Every write compacts: each command reads the snapshot's nodes as they are asked for,
+    // and finds the claims holding a pool and the grants of a rate through the snapshot.
+    let s = Store::new().with_env(&[("CLAIMDAG_COMPACT_MIN_BYTES", "1")]);
+    s.ok(&["config", "max_held", "0"]);
+    s.ok(&["pool", "set", "gpu", "1"]);
+    s.ok(&["rate", "set", "llm", "1", "1h"]);
+    let asked = s.upsert("ask once", &["--resource", "rate:llm"]);
+    let again = s.upsert("ask again", &["--resource", "rate:llm"]);
+    let held = s.upsert("train", &["--resource", "pool:gpu"]);
+    let waits = s.upsert("train more", &["--resource", "pool:gpu"]);
+    let a = actor(1);
+    let g = s.claim(&asked, &a, &[]);
+    s.ok(&[
+        "complete",
+        &asked,
+        "--status",
+        "done",
+        "--gen",
+        &g.to_string(),
+    ]);
+    s.claim(&held, &a, &[]);
+    for _ in 0..3 {
+        s.upsert("unrelated", &[]);
+    }
+    let snapshot = std::fs::read_to_string(s.dir().join("snapshot.json")).expect("a snapshot");
+    assert!(
+        snapshot.contains("\"rated\""),
+        "the snapshot lists no rated node"
+    );
+    s.run(&["claim", &again, "--assignee", &a])
+        .refused(4, "rate llm allows 1 per 1h");
+    s.run(&["claim", &waits, "--assignee", &a])
+        .refused(4, "pool gpu has 1 slot(s), 1 held");
+    s.ok(&["check"]);
+}

@@ -6,6 +6,7 @@
 mod common;
 
 mod diff_check;
+mod hooks;
 mod lease_objects;
 mod work;
 mod work_stops;
