@@ -231,6 +231,10 @@ log "talking: renewals with a checkpoint, complete_many, both backends"
 $CARGO bench --bench talk -- "${quick[@]}" >"$OUT/talk.md" 2>"$OUT/talk.log" ||
     echo "(the talking bench failed: see $OUT/talk.log)" >"$OUT/talk.md"
 
+log "resources: claim_next among 1,000 claims of 5 globs each, a pool grant"
+$CARGO bench --bench resources -- "${quick[@]}" >"$OUT/resources.md" 2>"$OUT/resources.log" ||
+    echo "(the resources bench failed: see $OUT/resources.log)" >"$OUT/resources.md"
+
 log "the pane: open, redraw and follow a write at 1k, 10k (and 100k) nodes"
 $CARGO bench --bench pane -- "${quick[@]}" >"$OUT/pane.md" 2>"$OUT/pane.log" ||
     echo "(the pane bench failed: see $OUT/pane.log)" >"$OUT/pane.md"
@@ -289,6 +293,10 @@ echo
 echo "Talking (checkpoints on renewals, several completions in one write), one handle:"
 echo
 cat "$OUT/talk.md"
+echo
+echo "Resources (globs held by live claims, a pool slot), one handle:"
+echo
+cat "$OUT/resources.md"
 echo
 echo "Watching: a write of another process to a claimdag watch, as the history grows:"
 echo
