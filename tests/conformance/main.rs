@@ -6,6 +6,7 @@
 
 mod actors;
 mod bound;
+mod limits;
 #[path = "../common/pg.rs"]
 mod pg;
 mod scenarios;
@@ -49,7 +50,7 @@ pub fn postgres_combined() -> Fresh {
 macro_rules! scenarios {
     ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* ;
      spaces: $($spaces:ident),* ; bound: $($bound:ident),* ;
-     actors: $($actors:ident),* $(,)?) => {
+     actors: $($actors:ident),* ; limits: $($limits:ident),* $(,)?) => {
         mod $backend {
             $(
                 #[test]
@@ -84,6 +85,13 @@ macro_rules! scenarios {
                 fn $actors() {
                     let fresh = super::$backend();
                     crate::actors::$actors(&fresh.store);
+                }
+            )*
+            $(
+                #[test]
+                fn $limits() {
+                    let fresh = super::$backend();
+                    crate::limits::$limits(&fresh.store);
                 }
             )*
         }
@@ -131,7 +139,10 @@ macro_rules! every_scenario {
             actors:
             names_are_kept_once_with_the_last_note_given,
             names_reach_every_view_and_refusal_through_the_verbs,
-            a_refused_call_keeps_no_name,
+            a_refused_call_keeps_no_name;
+            limits:
+            a_pool_grants_its_slots_in_a_batch_and_frees_them_at_hand_back,
+            a_full_window_refuses_and_globs_share_by_mode,
         );
     };
 }
