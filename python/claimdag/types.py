@@ -172,6 +172,8 @@ Verb = Literal[
     "rate-list",
     "hook_install",
     "hook-install",
+    "approve",
+    "reject",
 ]
 
 # -- Values in -----------------------------------------------------------------------------

@@ -14,6 +14,7 @@ use crate::state::State;
 mod archive;
 mod claims;
 mod edit;
+mod gates;
 mod glob;
 mod holding;
 mod plan;
@@ -104,6 +105,14 @@ pub enum Request {
     Reopen {
         node: Id,
         gen: Option<u64>,
+    },
+    /// `approve` (done) or `reject` (failed) a gate at generation `gen`.
+    Resolve {
+        node: Id,
+        gen: u64,
+        approve: bool,
+        actor: Option<Actor>,
+        note: Option<String>,
     },
     Configure(Settings),
     /// Changes settings from their text form (`config KEY VALUE`), in order, read and
@@ -273,7 +282,9 @@ fn no_generation_zero(req: &Request) -> Result<()> {
             *gen
         }
         Request::Cancel { gen, .. } => *gen,
-        Request::Release { gen, .. } | Request::Complete(Finish { gen, .. }) => Some(*gen),
+        Request::Release { gen, .. }
+        | Request::Complete(Finish { gen, .. })
+        | Request::Resolve { gen, .. } => Some(*gen),
         Request::CompleteMany(all) => all.iter().map(|f| f.gen).find(|g| *g == 0),
         _ => None,
     };
@@ -375,6 +386,7 @@ fn decide(tx: &mut Tx<'_>, archive: &dyn Archive, req: &Request) -> Result<Outpu
             gen,
         } => tx.cancel(*node, *actor, reason.as_deref(), *gen)?,
         Request::Reopen { node, gen } => tx.reopen(*node, *gen)?,
+        r @ Request::Resolve { .. } => tx.resolve_request(r)?,
         Request::Configure(s) => tx.configure(s)?,
         Request::SetSettings { changes } => tx.set_settings(changes)?,
         Request::Import { workspace, plan } => tx.import(workspace, plan)?,
@@ -446,6 +458,8 @@ pub fn display(state: &State, node: &Node, now: Millis) -> DisplayWord {
             Readiness::Scheduled(_) => DisplayWord::Scheduled,
             Readiness::Blocked(_) => DisplayWord::Blocked,
             Readiness::Waiting(_) | Readiness::OutOfAttempts { .. } => DisplayWord::Todo,
+            // Its prerequisites are done: ready for a person's decision.
+            Readiness::Gate => DisplayWord::Ready,
         },
     }
 }

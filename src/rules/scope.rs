@@ -48,6 +48,7 @@ impl Request {
             | Request::Release { node, .. }
             | Request::Cancel { node, .. }
             | Request::Reopen { node, .. }
+            | Request::Resolve { node, .. }
             | Request::Unarchive { node } => of(node),
             Request::Complete(f) => of(&f.node),
             Request::CompleteMany(all) => match all.first() {

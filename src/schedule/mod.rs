@@ -354,7 +354,10 @@ pub fn pending<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Id> {
         let Some(n) = tx.get(&id) else { continue };
         match n.status {
             Status::Claimed => found.push(id),
-            Status::Todo if matches!(tx.readiness(n), Readiness::Scheduled(_)) => found.push(id),
+            // A gate waiting for a person: the decision will come.
+            Status::Todo if matches!(tx.readiness(n), Readiness::Scheduled(_) | Readiness::Gate) => {
+                found.push(id)
+            }
             Status::Todo => stack.extend(n.prerequisites().map(|(d, _)| d)),
             _ => {}
         }

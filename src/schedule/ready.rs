@@ -18,6 +18,9 @@ pub enum Readiness {
     },
     /// Ready but for its `not_before`, still to come: not granted before this time.
     Scheduled(Millis),
+    /// A gate (kind `gate`) whose prerequisites are done: a person approves or rejects it;
+    /// it is never offered or claimed.
+    Gate,
 }
 
 impl Readiness {
@@ -39,6 +42,9 @@ impl Readiness {
                 "scheduled: not before {}",
                 crate::duration::format_time(*t)
             ),
+            Readiness::Gate => {
+                "a gate, waiting for a person: approve or reject it, never claim it".to_string()
+            }
         }
     }
 }
@@ -78,6 +84,9 @@ pub fn readiness(
     if !waiting.is_empty() {
         return Readiness::Waiting(waiting);
     }
+    if node.kind == GATE {
+        return Readiness::Gate;
+    }
     if let Some((attempts, max_attempts)) = out_of_attempts(settings, node) {
         return Readiness::OutOfAttempts {
             attempts,
@@ -86,6 +95,9 @@ pub fn readiness(
     }
     Readiness::Ready
 }
+
+/// The kind of a node a person resolves (`approve`, `reject`), never a worker.
+pub const GATE: &str = "gate";
 
 /// [`readiness`] at time `now`: a node ready but for a `not_before` still to come is
 /// [`Readiness::Scheduled`].

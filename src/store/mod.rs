@@ -412,6 +412,28 @@ impl Store {
         generation(self.execute(&Request::Reopen { node, gen })?)
     }
 
+    /// Decides gate `node` at generation `gen`: `approve` completes it done, otherwise
+    /// failed (`reject`), as `actor` when given, keeping `note`.
+    pub fn decide_gate(
+        &self,
+        node: Id,
+        gen: u64,
+        approve: bool,
+        actor: Option<Actor>,
+        note: Option<&str>,
+    ) -> Result<Status> {
+        match self.execute(&Request::Resolve {
+            node,
+            gen,
+            approve,
+            actor,
+            note: note.map(str::to_string),
+        })? {
+            Output::Completed(_, status) => Ok(status),
+            o => Err(unexpected(o)),
+        }
+    }
+
     pub fn settings(&self) -> Result<Settings> {
         self.query(Need::default(), |v| v.state.settings.clone())
     }

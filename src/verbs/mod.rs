@@ -28,6 +28,7 @@ mod cli;
 mod diff;
 mod edit;
 mod error;
+mod gates;
 mod hook;
 mod limits;
 mod reads;
@@ -46,6 +47,7 @@ pub use cli::{CompleteArgs, Described, Form};
 pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
+pub use gates::{Approve, Reject};
 pub use hook::{HookInstall, HookInstalled, HooksInstalled};
 pub use limits::{Limits, PoolList, PoolSet, RateList, RateSet};
 pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show, Watch};
@@ -579,4 +581,6 @@ every_verb!(
     RateSet,
     RateList,
     HookInstall,
+    Approve,
+    Reject,
 );

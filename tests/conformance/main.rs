@@ -6,6 +6,7 @@
 
 mod actors;
 mod bound;
+mod gates;
 mod limits;
 #[path = "../common/pg.rs"]
 mod pg;
@@ -50,7 +51,8 @@ pub fn postgres_combined() -> Fresh {
 macro_rules! scenarios {
     ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* ;
      spaces: $($spaces:ident),* ; bound: $($bound:ident),* ;
-     actors: $($actors:ident),* ; limits: $($limits:ident),* $(,)?) => {
+     actors: $($actors:ident),* ; limits: $($limits:ident),* ;
+     gates: $($gates:ident),* $(,)?) => {
         mod $backend {
             $(
                 #[test]
@@ -92,6 +94,13 @@ macro_rules! scenarios {
                 fn $limits() {
                     let fresh = super::$backend();
                     crate::limits::$limits(&fresh.store);
+                }
+            )*
+            $(
+                #[test]
+                fn $gates() {
+                    let fresh = super::$backend();
+                    crate::gates::$gates(&fresh.store);
                 }
             )*
         }
@@ -142,7 +151,10 @@ macro_rules! every_scenario {
             a_refused_call_keeps_no_name;
             limits:
             a_pool_grants_its_slots_in_a_batch_and_frees_them_at_hand_back,
-            a_full_window_refuses_and_globs_share_by_mode,
+            a_full_window_refuses_and_globs_share_by_mode;
+            gates:
+            a_gate_is_never_claimed_and_is_decided_once_at_its_generation,
+            racing_approvers_land_one_decision,
         );
     };
 }

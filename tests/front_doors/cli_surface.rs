@@ -361,6 +361,20 @@ fn json_works_on_every_verb() {
         assert_eq!(json_of(&s, &["rate", "list"]), r);
         seen.extend(["pool", "rate"]);
     }
+    if has("approve") && has("reject") {
+        let gate = s.upsert("sign off", &["--kind", "gate"]);
+        let j = json_of(&s, &["approve", &gate, "--gen", "1", "--note", "ok"]);
+        assert_eq!(
+            (&j["id"], &j["status"]),
+            (&gate.as_str().into(), &"done".into()),
+            "{j}"
+        );
+        let g = s.ok(&["reopen", &gate]);
+        let g = g.trim().trim_start_matches("gen=");
+        let j = json_of(&s, &["reject", &gate, "--gen", g]);
+        assert_eq!(j["status"], "failed", "{j}");
+        seen.extend(["approve", "reject"]);
+    }
     if has("hook") {
         let repo = s.scratch().join("hooked");
         std::fs::create_dir_all(&repo).expect("mkdir");
