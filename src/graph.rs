@@ -31,6 +31,7 @@ pub fn colour(d: DisplayWord) -> &'static str {
         DisplayWord::Ready => "#b7e1a1",
         DisplayWord::Scheduled => "#d7c4ec",
         DisplayWord::Blocked => "#f4a6a6",
+        DisplayWord::Parked => "#c9a27e",
         DisplayWord::Todo => "#e6e6e6",
         DisplayWord::Claimed => "#9ec9f0",
         DisplayWord::Expired => "#f7c56b",
@@ -40,9 +41,10 @@ pub fn colour(d: DisplayWord) -> &'static str {
     }
 }
 
-const DISPLAYS: [DisplayWord; 8] = [
+const DISPLAYS: [DisplayWord; 9] = [
     DisplayWord::Ready,
     DisplayWord::Blocked,
+    DisplayWord::Parked,
     DisplayWord::Todo,
     DisplayWord::Claimed,
     DisplayWord::Expired,

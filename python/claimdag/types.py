@@ -53,7 +53,7 @@ Finished = Literal["done", "failed", "cancelled"]
 #: The derived display word of a node (docs/reference.md, "Display words"). Every stored
 #: status is one too, so these are also the words ``Store.list(status=...)`` takes.
 DisplayWord = Literal[
-    "ready", "scheduled", "blocked", "todo", "claimed", "expired", "done", "failed", "cancelled"
+    "ready", "scheduled", "blocked", "parked", "todo", "claimed", "expired", "done", "failed", "cancelled"
 ]
 
 #: The verb of a history event (docs/reference.md, "history.jsonl").
@@ -174,6 +174,7 @@ Verb = Literal[
     "hook-install",
     "approve",
     "reject",
+    "retry",
 ]
 
 # -- Values in -----------------------------------------------------------------------------

@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 /// Milliseconds since the Unix epoch.
 pub type Millis = u64;
 
+/// The kind of a node a person decides (`approve`, `reject`), never a worker.
+pub const GATE: &str = "gate";
+
 /// Default lease: 15 minutes.
 pub const DEFAULT_TTL_MS: u64 = 15 * 60 * 1000;
 /// Longest summary, in bytes, after trimming.
@@ -71,6 +74,9 @@ pub enum DisplayWord {
     /// A `todo` node that would be ready but for its `not_before`, still to come.
     Scheduled,
     Blocked,
+    /// A `todo` node that used every attempt its cap allows: never offered again until
+    /// `retry` gives it fresh ones.
+    Parked,
     Todo,
     Claimed,
     Expired,
@@ -85,6 +91,7 @@ impl DisplayWord {
             DisplayWord::Ready => "ready",
             DisplayWord::Scheduled => "scheduled",
             DisplayWord::Blocked => "blocked",
+            DisplayWord::Parked => "parked",
             DisplayWord::Todo => "todo",
             DisplayWord::Claimed => "claimed",
             DisplayWord::Expired => "expired",

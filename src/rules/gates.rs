@@ -1,6 +1,7 @@
 //! What people decide (SPEC 13): a node of kind `gate` is never offered or claimed; a
 //! person resolves it with `approve` (done) or `reject` (failed), fenced by its generation
-//! as a completion is, once its prerequisites are done.
+//! as a completion is, once its prerequisites are done. A node out of attempts is parked
+//! until a person gives it fresh ones (`retry`).
 
 use super::claims::check_gen;
 use super::{check_text, Output, Readiness, Request, Tx};
@@ -22,6 +23,33 @@ impl Tx<'_> {
             } => self.resolve(*node, *gen, *approve, *actor, note.as_deref()),
             _ => Err(Error::Internal("resolve_request: not a Resolve".into())),
         }
+    }
+
+    /// Fresh attempts for a parked node: its attempts start again from 0 and its generation
+    /// moves on (a grant of an older time cannot finish it).
+    pub(super) fn retry(&mut self, id: Id, gen: u64) -> Result<Output> {
+        let mut n = self.node(id)?;
+        check_gen(&n, Some(gen))?;
+        let parked = n.status == Status::Todo
+            && matches!(self.readiness(&n), Readiness::OutOfAttempts { .. });
+        if !parked {
+            let word = match n.status {
+                Status::Todo => self.readiness(&n).explain(),
+                s => s.to_string(),
+            };
+            return Err(Error::invalid(format!(
+                "retry: node {id} is not parked ({word}): only a node out of attempts gets \
+                 fresh ones"
+            )));
+        }
+        n.attempts = 0;
+        n.generation += 1;
+        n.not_before = None;
+        n.updated_at = n.updated_at.max(self.now);
+        self.event("retry", Some(&n), None, None);
+        let g = n.generation;
+        self.put(n);
+        Ok(Output::Generation(g))
     }
 
     fn resolve(

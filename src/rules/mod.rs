@@ -106,6 +106,11 @@ pub enum Request {
         node: Id,
         gen: Option<u64>,
     },
+    /// Fresh attempts for a parked node (out of attempts) at generation `gen`.
+    Retry {
+        node: Id,
+        gen: u64,
+    },
     /// `approve` (done) or `reject` (failed) a gate at generation `gen`.
     Resolve {
         node: Id,
@@ -284,7 +289,8 @@ fn no_generation_zero(req: &Request) -> Result<()> {
         Request::Cancel { gen, .. } => *gen,
         Request::Release { gen, .. }
         | Request::Complete(Finish { gen, .. })
-        | Request::Resolve { gen, .. } => Some(*gen),
+        | Request::Resolve { gen, .. }
+        | Request::Retry { gen, .. } => Some(*gen),
         Request::CompleteMany(all) => all.iter().map(|f| f.gen).find(|g| *g == 0),
         _ => None,
     };
@@ -387,6 +393,7 @@ fn decide(tx: &mut Tx<'_>, archive: &dyn Archive, req: &Request) -> Result<Outpu
         } => tx.cancel(*node, *actor, reason.as_deref(), *gen)?,
         Request::Reopen { node, gen } => tx.reopen(*node, *gen)?,
         r @ Request::Resolve { .. } => tx.resolve_request(r)?,
+        Request::Retry { node, gen } => tx.retry(*node, *gen)?,
         Request::Configure(s) => tx.configure(s)?,
         Request::SetSettings { changes } => tx.set_settings(changes)?,
         Request::Import { workspace, plan } => tx.import(workspace, plan)?,
@@ -457,7 +464,8 @@ pub fn display(state: &State, node: &Node, now: Millis) -> DisplayWord {
             Readiness::Ready => DisplayWord::Ready,
             Readiness::Scheduled(_) => DisplayWord::Scheduled,
             Readiness::Blocked(_) => DisplayWord::Blocked,
-            Readiness::Waiting(_) | Readiness::OutOfAttempts { .. } => DisplayWord::Todo,
+            Readiness::Waiting(_) => DisplayWord::Todo,
+            Readiness::OutOfAttempts { .. } => DisplayWord::Parked,
             // Its prerequisites are done: ready for a person's decision.
             Readiness::Gate => DisplayWord::Ready,
         },

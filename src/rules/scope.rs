@@ -49,6 +49,7 @@ impl Request {
             | Request::Cancel { node, .. }
             | Request::Reopen { node, .. }
             | Request::Resolve { node, .. }
+            | Request::Retry { node, .. }
             | Request::Unarchive { node } => of(node),
             Request::Complete(f) => of(&f.node),
             Request::CompleteMany(all) => match all.first() {

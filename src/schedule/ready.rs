@@ -96,8 +96,7 @@ pub fn readiness(
     Readiness::Ready
 }
 
-/// The kind of a node a person resolves (`approve`, `reject`), never a worker.
-pub const GATE: &str = "gate";
+pub use crate::model::GATE;
 
 /// [`readiness`] at time `now`: a node ready but for a `not_before` still to come is
 /// [`Readiness::Scheduled`].

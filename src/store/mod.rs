@@ -412,6 +412,12 @@ impl Store {
         generation(self.execute(&Request::Reopen { node, gen })?)
     }
 
+    /// Gives parked `node` (out of attempts) fresh attempts at generation `gen`; returns
+    /// its new generation.
+    pub fn retry(&self, node: Id, gen: u64) -> Result<u64> {
+        generation(self.execute(&Request::Retry { node, gen })?)
+    }
+
     /// Decides gate `node` at generation `gen`: `approve` completes it done, otherwise
     /// failed (`reject`), as `actor` when given, keeping `note`.
     pub fn decide_gate(

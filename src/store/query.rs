@@ -11,11 +11,12 @@ use crate::schedule::{self, Pick};
 use crate::view::NodeView;
 
 /// The words `list --status` takes: stored statuses and display words.
-pub const STATUS_WORDS: [&str; 9] = [
+pub const STATUS_WORDS: [&str; 10] = [
     "todo",
     "ready",
     "scheduled",
     "blocked",
+    "parked",
     "claimed",
     "expired",
     "done",

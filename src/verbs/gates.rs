@@ -98,6 +98,39 @@ impl Verb for Reject {
     }
 }
 
+/// Give a parked node (out of attempts) fresh attempts; its generation moves on.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Retry {
+    /// The parked node.
+    pub node: String,
+    /// Its generation, as shown.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "G"))]
+    pub gen: u64,
+}
+
+impl Verb for Retry {
+    const ABOUT: About = About {
+        verb: "retry",
+        command: "retry",
+        about: "Give a parked node (out of attempts) fresh attempts at its generation.",
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        doors: &[Door::Planner, Door::Http],
+        summary: "Give a parked node fresh attempts (prints its new generation)",
+        help: "Example:\n  claimdag list --status parked\n  claimdag show 092dca29               # its note says what failed last\n  claimdag retry 092dca29 --gen 4\n\nA node that used every attempt its cap allows (max_attempts) shows parked and\nis never offered again. retry starts its attempts from 0 and moves its\ngeneration on, so it is ready again; a generation that is not the node's is\nstale_generation, a node that is not parked invalid_input.",
+        aliases: &[],
+    };
+    type Reply = super::replies::Granted;
+    fn run(&self, cx: &Ctx<'_>) -> Result<super::replies::Granted> {
+        let id = cx.node(&self.node)?;
+        let generation = cx.store.retry(id, self.gen)?;
+        Ok(super::replies::Granted { id, generation })
+    }
+}
+
 fn resolve(
     cx: &Ctx<'_>,
     node: &str,

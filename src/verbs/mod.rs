@@ -47,7 +47,7 @@ pub use cli::{CompleteArgs, Described, Form};
 pub use diff::DiffCheck;
 pub use edit::{Archive, Config, Import, Link, Unarchive, Unlink, Upsert};
 pub use error::{error_body, error_json};
-pub use gates::{Approve, Reject};
+pub use gates::{Approve, Reject, Retry};
 pub use hook::{HookInstall, HookInstalled, HooksInstalled};
 pub use limits::{Limits, PoolList, PoolSet, RateList, RateSet};
 pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show, Watch};
@@ -583,4 +583,5 @@ every_verb!(
     HookInstall,
     Approve,
     Reject,
+    Retry,
 );

@@ -163,7 +163,7 @@ fn generations_step(history: &[Event], out: &mut Vec<Anomaly>) {
     for e in history {
         let moves = matches!(
             e.verb.as_str(),
-            "claim" | "release" | "expire" | "reclaim" | "reopen"
+            "claim" | "release" | "expire" | "reclaim" | "reopen" | "retry"
         );
         let want = match (e.verb.as_str(), at.get(e.node.as_str())) {
             ("create", None) => 1,

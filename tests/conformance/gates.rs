@@ -103,3 +103,24 @@ pub fn racing_approvers_land_one_decision(s: &Store) {
         .collect();
     assert_eq!(verbs.len(), 1, "{verbs:?}");
 }
+
+pub fn a_parked_node_is_never_granted_until_retried(s: &Store) {
+    s.set_setting("max_attempts", "1").unwrap();
+    let n = task(s, "flaky");
+    let g = s.claim(n, actor(1), None, None).unwrap();
+    let g = s.release(n, actor(1), g).unwrap();
+    assert_eq!(s.get(n).unwrap().display, DisplayWord::Parked);
+    refused(s, Code::AttemptsExhausted, || {
+        s.claim(n, actor(2), None, None)
+    });
+    let none = s
+        .claim_next_with("", actor(2), ClaimNextOptions::default())
+        .unwrap();
+    assert!(none.is_empty(), "a parked node was offered: {none:?}");
+    refused(s, Code::StaleGeneration, || s.retry(n, g - 1));
+    let g2 = s.retry(n, g).unwrap();
+    assert_eq!(g2, g + 1);
+    assert_eq!(s.get(n).unwrap().display, DisplayWord::Ready);
+    refused(s, Code::InvalidInput, || s.retry(n, g2));
+    assert_eq!(s.claim(n, actor(2), None, None).unwrap(), g2 + 1);
+}

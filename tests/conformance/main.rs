@@ -155,6 +155,7 @@ macro_rules! every_scenario {
             gates:
             a_gate_is_never_claimed_and_is_decided_once_at_its_generation,
             racing_approvers_land_one_decision,
+            a_parked_node_is_never_granted_until_retried,
         );
     };
 }

@@ -247,7 +247,7 @@ pub fn the_attempt_cap_survives_hand_backs(s: &Store) {
     let v = s.get(a).unwrap();
     assert_eq!(
         (v.node.attempts, v.display.as_str(), v.ready),
-        (2, "todo", false)
+        (2, "parked", false)
     );
     refused(s, Code::AttemptsExhausted, || {
         s.claim(a, actor(1), None, None)

@@ -375,6 +375,20 @@ fn json_works_on_every_verb() {
         assert_eq!(j["status"], "failed", "{j}");
         seen.extend(["approve", "reject"]);
     }
+    if has("retry") {
+        json_of(&s, &["config", "max_attempts", "1"]);
+        let n = s.upsert("flaky", &[]);
+        let g = s.claim(&n, &me, &[]).to_string();
+        s.ok(&["release", &n, "--actor", &me, "--gen", &g]);
+        let j = json_of(&s, &["retry", &n, "--gen", "3"]);
+        assert_eq!(
+            (&j["id"], &j["generation"]),
+            (&n.as_str().into(), &4.into()),
+            "{j}"
+        );
+        json_of(&s, &["config", "max_attempts", "none"]);
+        seen.push("retry");
+    }
     if has("hook") {
         let repo = s.scratch().join("hooked");
         std::fs::create_dir_all(&repo).expect("mkdir");

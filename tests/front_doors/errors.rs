@@ -134,7 +134,7 @@ fn attempts_exhausted_exits_4() {
     assert_eq!(e["node"], a.as_str());
     let n = s.node(&a);
     assert_eq!(n["status"], "todo");
-    assert_eq!(n["display"], "todo");
+    assert_eq!(n["display"], "parked");
     assert_eq!(n["ready"], false);
     assert_eq!(n["attempts"], 1);
 }

@@ -202,7 +202,7 @@ fn the_attempt_cap_survives_hand_backs() {
     );
     let n = s.node(&a);
     assert_eq!(n["attempts"], 2);
-    assert_eq!(n["display"], "todo");
+    assert_eq!(n["display"], "parked");
     assert!(
         n["why"].as_str().unwrap_or_default().contains("attempts"),
         "show says why: {n}"

@@ -24,7 +24,7 @@ def test_store_wide_cap(store: claimdag.Store) -> None:
     _use_up(store, nid, 2)
 
     n = store.get(nid)
-    assert (n.status, n.attempts, n.ready, n.display) == ("todo", 2, False, "todo")
+    assert (n.status, n.attempts, n.ready, n.display) == ("todo", 2, False, "parked")
     assert n.why is not None and "attempts" in n.why
     assert store.next() is None
     assert store.claim_next(ME) is None

@@ -145,7 +145,7 @@ fn max_attempts_caps_the_claims_of_a_node() {
     );
     let node = s.node(&n);
     assert_eq!(node["attempts"], 2);
-    assert_eq!(node["display"], "todo");
+    assert_eq!(node["display"], "parked");
     assert_eq!(node["ready"], false);
     assert!(
         node["why"]

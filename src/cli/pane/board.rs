@@ -90,12 +90,13 @@ impl Board {
 
     /// How many live nodes show each display word, in the order the header lists them.
     pub fn counts(&self) -> Vec<(DisplayWord, usize)> {
-        const ORDER: [DisplayWord; 9] = [
+        const ORDER: [DisplayWord; 10] = [
             DisplayWord::Ready,
             DisplayWord::Scheduled,
             DisplayWord::Claimed,
             DisplayWord::Expired,
             DisplayWord::Blocked,
+            DisplayWord::Parked,
             DisplayWord::Todo,
             DisplayWord::Done,
             DisplayWord::Failed,

@@ -176,6 +176,8 @@
     } else if (verb === "cancel") {
       body = { node: id, gen, reason: "cancelled from the dashboard" };
       if (who) body.actor = who;
+    } else if ((verb === "approve" || verb === "reject") && who) {
+      body.actor = who;
     }
     const r = await call(verb, body, who);
     const short = id.slice(0, 8);

@@ -251,6 +251,14 @@ fn actions(v: &NodeView) -> String {
     let b = |verb: &str, label: &str| {
         format!("<button type=\"button\" class=\"act\" data-verb=\"{verb}\">{label}</button>")
     };
+    if v.node.kind == crate::model::GATE && v.display == DisplayWord::Ready {
+        return [
+            b("approve", "approve"),
+            b("reject", "reject"),
+            b("cancel", "cancel"),
+        ]
+        .concat();
+    }
     match v.display {
         DisplayWord::Ready | DisplayWord::Expired => {
             [b("claim", "claim"), b("cancel", "cancel")].concat()
@@ -263,6 +271,7 @@ fn actions(v: &NodeView) -> String {
         ]
         .concat(),
         DisplayWord::Done | DisplayWord::Failed | DisplayWord::Cancelled => b("reopen", "reopen"),
+        DisplayWord::Parked => [b("retry", "retry"), b("cancel", "cancel")].concat(),
         DisplayWord::Blocked | DisplayWord::Scheduled | DisplayWord::Todo => b("cancel", "cancel"),
     }
 }
@@ -329,10 +338,11 @@ fn controls(p: &Page, f: &PageFilter) -> String {
 }
 
 /// The display words, in the order the status filter offers them.
-const WORDS: [DisplayWord; 9] = [
+const WORDS: [DisplayWord; 10] = [
     DisplayWord::Ready,
     DisplayWord::Scheduled,
     DisplayWord::Blocked,
+    DisplayWord::Parked,
     DisplayWord::Todo,
     DisplayWord::Claimed,
     DisplayWord::Expired,

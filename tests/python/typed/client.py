@@ -16,7 +16,7 @@ from claimdag._claimdag import CODES
 Status = Literal["todo", "claimed", "done", "failed", "cancelled"]
 Finished = Literal["done", "failed", "cancelled"]
 Display = Literal[
-    "ready", "scheduled", "blocked", "todo", "claimed", "expired", "done", "failed", "cancelled"
+    "ready", "scheduled", "blocked", "parked", "todo", "claimed", "expired", "done", "failed", "cancelled"
 ]
 EventVerb = Literal[
     "create", "update", "link", "unlink", "claim", "renew", "release", "expire", "reclaim",
