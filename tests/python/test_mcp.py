@@ -74,9 +74,9 @@ def tool_list_chars(d: pathlib.Path, tools: str) -> int:
         p.wait(timeout=10)
 
 
-# The planner's approve and reject (gates) and the pool and rate lists of `all` raised the
-# budgets by 200 and 300 tokens; a tool is about 150 at least.
-@pytest.mark.parametrize("tools,budget", [("worker", 2000), ("planner", 2700), ("all", 6300)])
+# The planner's approve, reject and retry and the pool and rate lists of `all` raised the
+# budgets by 300 and 400 tokens (from 2500 and 6000); a tool is about 130 at least.
+@pytest.mark.parametrize("tools,budget", [("worker", 2000), ("planner", 2800), ("all", 6400)])
 def test_the_tool_lists_fit_their_token_budgets(store_dir: pathlib.Path, tools: str,
                                                  budget: int) -> None:
     # Tokens counted as a quarter of the characters, the usual measure for English and JSON.

@@ -109,6 +109,10 @@ class Setup:
             "config": {"key": "max_held", "value": "3"}, "check": {},
             "actor": {"name": "x"}, "actor_add": {"name": "x", "note": "n"},
             "actor_list": {}, "fence_check": {"node": n, "gen": self.gen},
+            "pool_set": {"name": "gpu", "size": "2"}, "pool_list": {},
+            "rate_set": {"name": "llm", "limit": "5", "per": "1m"}, "rate_list": {},
+            "approve": {"node": n, "gen": self.gen}, "reject": {"node": n, "gen": self.gen},
+            "retry": {"node": n, "gen": self.gen},
         }
         assert verb in bodies, f"a verb served with no body in this test: {verb}"
         return {**bodies[verb], **extra}
