@@ -215,7 +215,8 @@ pub fn history_problems(
             seen.insert(id, true);
             match h.event.verb.as_str() {
                 // A `cancel` ends a `todo` node (a `cancel_request` asks a holder to stop).
-                "complete" | "cancel" => {
+                // A gate ends by a person's `approve` or `reject`.
+                "complete" | "cancel" | "approve" | "reject" => {
                     ended.insert(id, true);
                 }
                 "reopen" => {
@@ -225,7 +226,7 @@ pub fn history_problems(
             }
             if matches!(
                 h.event.verb.as_str(),
-                "claim" | "release" | "expire" | "reclaim" | "reopen"
+                "claim" | "release" | "expire" | "reclaim" | "reopen" | "retry"
             ) {
                 *moves.entry(id).or_default() += 1;
             }

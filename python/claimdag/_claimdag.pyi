@@ -783,6 +783,66 @@ class Store:
             Terminal: The node is finished.
             InvalidInput: An argument is malformed.
         """
+    def approve(
+        self, node: str, gen: int, note: Optional[str] = None, actor: Optional[str] = None
+    ) -> str:
+        """Approves a gate (a node of kind ``gate``) at its generation: it is done, and the
+        nodes waiting on it go on.
+
+        Args:
+            node: The gate.
+            gen: Its generation, as shown: a gate reopened since is refused.
+            note: Why, kept as the gate's note.
+            actor: Who decides.
+
+        Returns:
+            ``"done"``.
+
+        Raises:
+            NotFound: The node does not exist.
+            StaleGeneration: ``gen`` is not the gate's generation.
+            Terminal: The gate was decided already.
+            NotReady: A prerequisite of the gate is still open.
+            InvalidInput: The node is not a gate, or an argument is malformed.
+        """
+    def reject(
+        self, node: str, gen: int, note: Optional[str] = None, actor: Optional[str] = None
+    ) -> str:
+        """Rejects a gate at its generation: it failed, and the nodes waiting on it are
+        blocked.
+
+        Args:
+            node: The gate.
+            gen: Its generation, as shown.
+            note: Why, kept as the gate's note.
+            actor: Who decides.
+
+        Returns:
+            ``"failed"``.
+
+        Raises:
+            NotFound: The node does not exist.
+            StaleGeneration: ``gen`` is not the gate's generation.
+            Terminal: The gate was decided already.
+            NotReady: A prerequisite of the gate is still open.
+            InvalidInput: The node is not a gate, or an argument is malformed.
+        """
+    def retry(self, node: str, gen: int) -> int:
+        """Gives a parked node (display ``parked``: out of attempts) fresh attempts; its
+        generation moves on.
+
+        Args:
+            node: The parked node.
+            gen: Its generation, as shown.
+
+        Returns:
+            The new generation.
+
+        Raises:
+            NotFound: The node does not exist.
+            StaleGeneration: ``gen`` is not the node's generation.
+            InvalidInput: The node is not parked, or an argument is malformed.
+        """
     def reopen(self, node: str, gen: Optional[int] = None) -> int:
         """Puts a finished node back to todo, without its checkpoint, cancel request or
         output.

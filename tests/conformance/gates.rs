@@ -123,4 +123,7 @@ pub fn a_parked_node_is_never_granted_until_retried(s: &Store) {
     assert_eq!(s.get(n).unwrap().display, DisplayWord::Ready);
     refused(s, Code::InvalidInput, || s.retry(n, g2));
     assert_eq!(s.claim(n, actor(2), None, None).unwrap(), g2 + 1);
+    // `check` counts the retry's move of the generation.
+    let report = s.check().unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
 }

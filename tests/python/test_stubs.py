@@ -241,6 +241,12 @@ def test_dicts_are_the_typed_dicts(tmp_path: pathlib.Path) -> None:
     store.claim(expiring, me, ttl=0.001)
     time.sleep(0.01)
     store.upsert("d")  # a write: hands the expired claim back
+    for approve in (True, False):
+        gate = store.upsert(f"gate {approve}", kind="gate")
+        decide = store.approve if approve else store.reject
+        decide(gate, 1, note="decided", actor=me)
+    parked = store.upsert("parked", max_attempts=1)
+    store.retry(parked, store.release(parked, me, store.claim(parked, me)))
     nodes = store.list(terminal=True)
 
     _fits("_NodeDict", [n.to_dict() for n in nodes] + [asked.to_dict()])
