@@ -15,6 +15,7 @@
 
 mod completions;
 mod convert;
+mod decisions;
 mod error;
 mod json;
 mod lease;

@@ -38,7 +38,7 @@ fn dur(ms: Option<u64>) -> Option<Dur> {
 impl Store {
     /// Runs one verb-layer request with the GIL released, in the store's workspace unless
     /// the request names another.
-    fn run<V: Verb + Send + Sync>(&self, py: Python<'_>, req: V) -> PyResult<V::Reply>
+    pub(crate) fn run<V: Verb + Send + Sync>(&self, py: Python<'_>, req: V) -> PyResult<V::Reply>
     where
         V::Reply: Send,
     {
@@ -336,54 +336,6 @@ impl Store {
             gen: opt_int("gen", gen, 0)?,
         };
         Ok(self.run(py, req)?.requested)
-    }
-
-    /// Approves gate `node` at `gen` (it is done); returns its status, "done".
-    #[pyo3(signature = (node, gen, note=None, actor=None))]
-    fn approve(
-        &self,
-        py: Python<'_>,
-        node: String,
-        gen: &Bound<'_, PyAny>,
-        note: Option<String>,
-        actor: Option<String>,
-    ) -> PyResult<String> {
-        let req = verbs::Approve {
-            node,
-            gen: int("gen", gen, 0)?,
-            note,
-            actor,
-        };
-        Ok(self.run(py, req)?.status.to_string())
-    }
-
-    /// Rejects gate `node` at `gen` (it failed); returns its status, "failed".
-    #[pyo3(signature = (node, gen, note=None, actor=None))]
-    fn reject(
-        &self,
-        py: Python<'_>,
-        node: String,
-        gen: &Bound<'_, PyAny>,
-        note: Option<String>,
-        actor: Option<String>,
-    ) -> PyResult<String> {
-        let req = verbs::Reject {
-            node,
-            gen: int("gen", gen, 0)?,
-            note,
-            actor,
-        };
-        Ok(self.run(py, req)?.status.to_string())
-    }
-
-    /// Gives parked `node` (out of attempts) fresh attempts at `gen`; returns its new
-    /// generation.
-    fn retry(&self, py: Python<'_>, node: String, gen: &Bound<'_, PyAny>) -> PyResult<u64> {
-        let req = verbs::Retry {
-            node,
-            gen: int("gen", gen, 0)?,
-        };
-        Ok(self.run(py, req)?.generation)
     }
 
     /// Puts a finished node back to todo (at `gen`, if given); returns the new generation.
