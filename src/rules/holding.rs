@@ -149,6 +149,26 @@ impl Tx<'_> {
     }
 }
 
+/// The node `claim_next` would grant next in `workspace` for `role` at `now` (`next`): the
+/// best ready one whose resources are free, passing over those a claim, a pool or a rate
+/// holds, as `claim_next` does.
+pub fn next_grantable(
+    state: &State,
+    now: Millis,
+    workspace: &str,
+    role: &str,
+) -> Option<crate::schedule::Pick> {
+    let tx = Tx::begin(state, now, None);
+    let free = |id: &Id| tx.get(id).is_some_and(|n| tx.check_resources(n, true).is_ok());
+    let best = crate::schedule::best(&tx, workspace, role)?;
+    if free(&best.id) {
+        return Some(best);
+    }
+    crate::schedule::order(&tx, workspace, role)
+        .into_iter()
+        .find(|p| free(&p.id))
+}
+
 /// The pools and rates of the settings, and how much of each workspace `ws` uses at `now`.
 pub fn limits_in(state: &State, now: Millis, ws: &str) -> Vec<LimitUse> {
     let tx = Tx::begin(state, now, Some(&Scope::Workspace(ws.into())));

@@ -29,7 +29,7 @@ mod pick_tests;
 pub use crate::schedule::ready::{readiness_at, Readiness};
 pub use plan::{unknown_reference, Plan, PlanNode};
 pub use glob::Glob;
-pub use holding::{limits_in, pools_over};
+pub use holding::{limits_in, next_grantable, pools_over};
 pub use resource::{resource_covers, resources_conflict, Resource, Target};
 pub use scope::{valid_until_in, Scope};
 use validate::{check_line, check_list, check_ttl};

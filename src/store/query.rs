@@ -265,11 +265,7 @@ pub(super) fn ready(v: &Reading<'_>, workspace: &str, role: Option<&str>) -> Vec
 }
 
 pub(super) fn next(v: &Reading<'_>, workspace: &str, role: Option<&str>) -> Option<Pick> {
-    schedule::best(
-        &rules::read_at(v.state, v.now),
-        workspace,
-        role.unwrap_or(""),
-    )
+    rules::next_grantable(v.state, v.now, workspace, role.unwrap_or(""))
 }
 
 /// The live claims whose ending may still make work ready for `role` ([`schedule::pending`]).

@@ -108,6 +108,23 @@ fn a_rate_grants_so_many_a_window_and_a_wait_wakes_when_it_has_room() {
 }
 
 #[test]
+fn next_names_the_node_claim_next_would_take_past_a_full_pool() {
+    let s = Store::new();
+    s.ok(&["pool", "set", "gpu", "1"]);
+    let held = s.upsert("train", &["--resource", "pool:gpu", "--priority", "9"]);
+    let waits = s.upsert("train more", &["--resource", "pool:gpu", "--priority", "5"]);
+    let free = s.upsert("write the docs", &[]);
+    assert_eq!(s.ok(&["next"]).trim(), held);
+    s.claim(&held, &actor(1), &[]);
+    // The pool is full: `next` passes over the waiting node, as claim-next does.
+    assert_eq!(s.ok(&["next"]).trim(), free);
+    let took = s.ok(&["claim-next", "--assignee", &actor(2)]);
+    assert!(took.starts_with(free.as_str()), "{took}");
+    s.run(&["next"]).refused(1, "");
+    assert_eq!(s.node(&waits)["status"], "todo");
+}
+
+#[test]
 fn bad_sizes_windows_and_names_are_refused_naming_them() {
     let s = Store::new();
     let before = s.files();
