@@ -50,7 +50,10 @@ impl Tx<'_> {
             if other.id == n.id {
                 continue;
             }
-            let held = other.resources.iter().find(|h| mine.conflicts(&Resource::held(h)));
+            // Only resources of the same kind can meet: a glob is compiled for a glob alone.
+            let held = (other.resources.iter())
+                .filter(|h| Spelled::of(h).kind == s.kind)
+                .find(|h| mine.conflicts(&Resource::held(h)));
             if let Some(theirs) = held {
                 return Err(Error::ResourceConflict {
                     node: n.id,
@@ -242,6 +245,10 @@ pub fn pools_over(state: &State, now: Millis) -> Vec<String> {
 /// The slots of pool `name` node `n` takes.
 fn pool_slots(n: &Node, name: &str) -> u64 {
     (n.resources.iter())
+        .filter(|r| {
+            let s = Spelled::of(r);
+            s.kind == Kind::Pool && s.name() == name
+        })
         .filter_map(|r| match Resource::parse(r).ok()?.target {
             Target::Pool { name: p, slots } if p == name => Some(slots),
             _ => None,
