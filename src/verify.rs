@@ -199,6 +199,16 @@ fn find_cycle(state: &State) -> Option<Id> {
     None
 }
 
+/// True for an event that moves its node's generation by one: a grant, a hand-back, a
+/// reopen, a retry, a container opened again.
+pub fn moves_generation(e: &crate::model::Event) -> bool {
+    match e.verb.as_str() {
+        "claim" | "release" | "expire" | "reclaim" | "reopen" | "retry" => true,
+        "settle" => e.detail.as_deref() == Some("todo"),
+        _ => false,
+    }
+}
+
 /// Generations against the history: every node's generation is 1 plus the grants and
 /// hand-backs recorded for it, and every archived stub has its node in the archive.
 pub fn history_problems(
@@ -222,12 +232,14 @@ pub fn history_problems(
                 "reopen" => {
                     ended.insert(id, false);
                 }
+                // A container follows its children: settled when they all finished,
+                // open again (at a new generation) when one is.
+                "settle" => {
+                    ended.insert(id, h.event.detail.as_deref() != Some("todo"));
+                }
                 _ => {}
             }
-            if matches!(
-                h.event.verb.as_str(),
-                "claim" | "release" | "expire" | "reclaim" | "reopen" | "retry"
-            ) {
+            if moves_generation(&h.event) {
                 *moves.entry(id).or_default() += 1;
             }
         }

@@ -2,7 +2,10 @@
 //! and why it is not ready.
 
 use crate::id::{Actor, Id};
-use crate::model::{json_value, ActorName, CancelRequest, DisplayWord, HistoryLine, Millis, Node, Status};
+use crate::model::{
+    json_value, ActorName, Budget, CancelRequest, Children, DisplayWord, HistoryLine, Millis,
+    Node, Spend, Status,
+};
 use crate::rules;
 use crate::state::State;
 use serde::{Deserialize, Serialize};
@@ -15,6 +18,8 @@ pub struct NodeView {
     pub ready: bool,
     /// Why a `todo` node is not ready (or is blocked); `None` otherwise.
     pub why: Option<String>,
+    /// Unfinished with its deadline passed.
+    pub overdue: bool,
     /// The names kept for the node's actors ([`Names::name_view`]).
     pub names: NodeNames,
 }
@@ -83,6 +88,7 @@ impl NodeView {
             display,
             ready: display == DisplayWord::Ready,
             why,
+            overdue: node.is_overdue(now),
             names: NodeNames::default(),
         }
     }
@@ -132,6 +138,13 @@ struct Shape<'a> {
     progress_at: Option<Millis>,
     cancel_requested: Option<CancelShape<'a>>,
     output: Option<Value>,
+    children: Option<Children>,
+    deadline: Option<Millis>,
+    overdue: bool,
+    overdue_at: Option<Millis>,
+    budget: Option<Budget>,
+    spent: Spend,
+    claim_spent: Spend,
     created_at: Millis,
     updated_at: Millis,
     archived: bool,
@@ -190,6 +203,13 @@ impl Serialize for NodeView {
                 at: c.at,
             }),
             output: n.output.as_deref().map(json_value),
+            children: n.children,
+            deadline: n.deadline,
+            overdue: self.overdue,
+            overdue_at: n.overdue_at,
+            budget: n.budget,
+            spent: n.spent,
+            claim_spent: n.claim_spent,
             created_at: n.created_at,
             updated_at: n.updated_at,
             archived: n.archived,
@@ -260,6 +280,28 @@ struct Owned {
     /// What the node produced (any JSON value), handed to its dependents.
     #[serde(default)]
     output: Option<Value>,
+    /// A container's children (kind epic): how many, and how many ended done, failed,
+    /// cancelled.
+    #[serde(default)]
+    children: Option<Children>,
+    /// Past this time (ms since the epoch) an unfinished node is overdue.
+    #[serde(default)]
+    deadline: Option<Millis>,
+    /// Unfinished with its deadline passed.
+    #[serde(default)]
+    overdue: bool,
+    /// When the node was first seen overdue.
+    #[serde(default)]
+    overdue_at: Option<Millis>,
+    /// The most the node may spend (cost in millionths).
+    #[serde(default)]
+    budget: Option<Budget>,
+    /// What its claims reported spending, summed (cost in millionths).
+    #[serde(default)]
+    spent: Spend,
+    /// What the current claim reported.
+    #[serde(default)]
+    claim_spent: Spend,
     created_at: Millis,
     updated_at: Millis,
     archived: bool,
@@ -318,6 +360,12 @@ impl<'de> Deserialize<'de> for NodeView {
                     at: c.at,
                 }),
                 output: o.output.map(|v| v.to_string()),
+                children: o.children,
+                deadline: o.deadline,
+                overdue_at: o.overdue_at,
+                budget: o.budget,
+                spent: o.spent,
+                claim_spent: o.claim_spent,
                 created_at: o.created_at,
                 updated_at: o.updated_at,
                 archived: o.archived,
@@ -325,6 +373,7 @@ impl<'de> Deserialize<'de> for NodeView {
             display: o.display,
             ready: o.ready,
             why: o.why,
+            overdue: o.overdue,
             names: NodeNames {
                 holder: o.holder_name,
                 last_holder: o.last_holder_name,

@@ -202,6 +202,7 @@ fn request(state: &State, op: &Op, now: u64) -> Request {
             gen: (gen != -1).then(|| gen_of(state, node_id(n), gen)),
             ttl_ms: None,
             progress: progress.then(|| format!("step at {now}")),
+            usage: None,
         },
         Op::Release { n, a, gen, retry } => Request::Release {
             node: node_id(n),

@@ -65,6 +65,7 @@ from claimdag.types import (
     Status as _Status,
     Finished as _Finished,
     DisplayWord as _DisplayWord,
+    ListStatus as _ListStatus,
     EventVerb as _EventVerb,
     ErrorCode as _ErrorCode,
     ErrorName as _ErrorName,
@@ -274,6 +275,25 @@ class Node:
     def output(self) -> _Json:
         """What the node produced (``complete(output=...)``), as ``json.loads`` gives it;
         None when it gave none."""
+    @property
+    def children(self) -> Optional[dict[str, int]]:
+        """A container's children (kind ``epic``): ``total``, ``done``, ``failed``,
+        ``cancelled`` and ``open``; None for any other node."""
+    @property
+    def deadline(self) -> Optional[int]:
+        """Past this time (ms since the epoch) an unfinished node is overdue; None when it
+        has none."""
+    @property
+    def overdue(self) -> bool:
+        """True when the node is unfinished and its deadline has passed."""
+    @property
+    def budget(self) -> Optional[dict[str, Optional[Union[int, str]]]]:
+        """The most the node may spend: ``{"tokens": int or None, "cost": str or None}``
+        (cost as decimal text); None when it has no budget."""
+    @property
+    def spent(self) -> dict[str, Union[int, str]]:
+        """What the node's claims reported spending, summed: ``{"tokens": int, "cost":
+        str}``."""
     @property
     def display(self) -> _DisplayWord:
         """The derived word: ready, scheduled, blocked, todo, claimed, expired, done, failed
@@ -526,6 +546,8 @@ class Store:
         max_attempts: Optional[int] = None,
         workspace: Optional[str] = None,
         not_before: Optional[_When] = None,
+        deadline: Optional[_When] = None,
+        budget: Optional[Union[str, dict[str, Union[int, float, str]]]] = None,
     ) -> str:
         """Creates a node, or merges fields into the node with the same identity (workspace,
         kind, parent, summary). A field left at None keeps its value on an existing node
@@ -545,6 +567,9 @@ class Store:
             workspace: The workspace (default: the store's).
             not_before: Not granted before this time: an aware datetime, or a str (RFC 3339,
                 or ``"+90s"`` from now); until then the node displays ``scheduled``.
+            deadline: Past this time (as ``not_before``) an unfinished node is overdue.
+            budget: The most the node may spend: ``"tokens=N,cost=X"`` or a dict of them;
+                past it the holder is asked to stop.
 
         Returns:
             The node's id (32 hex characters): the same for the same identity.
@@ -646,6 +671,7 @@ class Store:
         gen: Optional[int] = None,
         ttl: Optional[_Duration] = None,
         progress: Optional[str] = None,
+        usage: Optional[Union[str, dict[str, Union[int, float, str]]]] = None,
     ) -> Optional[CancelRequest]:
         """Keeps ``actor``'s live claim alive: its lease starts again now.
 
@@ -656,9 +682,12 @@ class Store:
             ttl: A new lease (default: the claim's).
             progress: A checkpoint to leave (at most 64 KiB), replacing the last one; the
                 next holder receives it if this one stops.
+            usage: What this claim has spent so far, its total: ``"tokens=N,cost=X"`` or a
+                dict (a field left out keeps the last one reported).
 
         Returns:
-            The CancelRequest when someone asked the holder to stop (``cancel``), else None.
+            The CancelRequest when someone asked the holder to stop (``cancel``, a deadline
+            passed with ``deadline_action cancel``, the budget spent), else None.
 
         Raises:
             NotFound: The node does not exist.
@@ -874,7 +903,7 @@ class Store:
         """
     def list(
         self,
-        status: Optional[_DisplayWord] = None,
+        status: Optional[_ListStatus] = None,
         ready: Optional[bool] = None,
         holder: Optional[str] = None,
         archived: bool = False,
@@ -1409,6 +1438,23 @@ class Lease:
     @overload
     def progress(self, text: str, now: bool) -> Optional[CancelRequest]:
         """With ``now=True``: renews at once; the CancelRequest made of the holder, or None."""
+    def usage(
+        self, spent: Union[str, dict[str, Union[int, float, str]]], now: bool = False
+    ) -> Optional[CancelRequest]:
+        """Reports what this claim has spent so far (its total; a field left out keeps the
+        last one reported), sent with the next renewal.
+
+        Args:
+            spent: ``"tokens=N,cost=X"`` or a dict of them.
+            now: True: renew with it at once.
+
+        Returns:
+            None; with ``now=True``, the CancelRequest made of the holder (past the node's
+            budget), or None.
+
+        Raises:
+            InvalidInput: The lease was completed or released, or ``spent`` is malformed.
+        """
     def on_cancel(self, callback: Callable[[CancelRequest], object]) -> None:
         """Calls ``callback(request)`` (on the renewal thread) when a renewal learns that
         someone asked the holder to stop; at once if one already did. An exception it raises

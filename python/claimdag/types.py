@@ -18,6 +18,7 @@ __all__ = [
     "Status",
     "Finished",
     "DisplayWord",
+    "ListStatus",
     "EventVerb",
     "ErrorCode",
     "ErrorName",
@@ -34,6 +35,8 @@ __all__ = [
     "Completion",
     "CancelRequestDict",
     "NodeDict",
+    "ChildrenDict",
+    "AmountsDict",
     "EventDict",
     "PickDict",
     "ReportDict",
@@ -51,9 +54,25 @@ Status = Literal["todo", "claimed", "done", "failed", "cancelled"]
 Finished = Literal["done", "failed", "cancelled"]
 
 #: The derived display word of a node (docs/reference.md, "Display words"). Every stored
-#: status is one too, so these are also the words ``Store.list(status=...)`` takes.
+#: status is one too.
 DisplayWord = Literal[
     "ready", "scheduled", "blocked", "parked", "todo", "claimed", "expired", "done", "failed", "cancelled"
+]
+
+#: The words ``Store.list(status=...)`` takes: every display word (and so every stored
+#: status), and ``overdue``, the unfinished nodes past their deadline.
+ListStatus = Literal[
+    "ready",
+    "scheduled",
+    "blocked",
+    "parked",
+    "todo",
+    "claimed",
+    "expired",
+    "done",
+    "failed",
+    "cancelled",
+    "overdue",
 ]
 
 #: The verb of a history event (docs/reference.md, "history.jsonl").
@@ -74,6 +93,9 @@ EventVerb = Literal[
     "retry",
     "approve",
     "reject",
+    "settle",
+    "overdue",
+    "over_budget",
     "archive",
     "unarchive",
     "config",
@@ -254,6 +276,22 @@ class NodeCancelRequestDict(CancelRequestDict):
 
     by_name: Optional[str]
 
+class ChildrenDict(TypedDict, total=False):
+    """A container's ``children`` in ``Node.to_dict()``: zero counts are left out."""
+
+    total: int
+    done: int
+    failed: int
+    cancelled: int
+
+class AmountsDict(TypedDict, total=False):
+    """A ``budget``, ``spent`` or ``claim_spent`` in ``Node.to_dict()``: tokens, and cost in
+    millionths (``cost_micros``, every digit kept); unset (or, for spend, zero) ones are
+    left out."""
+
+    tokens: int
+    cost_micros: int
+
 class NodeDict(TypedDict):
     """``Node.to_dict()``: every field, ``None`` for unset ones, as ``claimdag show --json``."""
 
@@ -292,6 +330,13 @@ class NodeDict(TypedDict):
     progress_at: Optional[int]
     cancel_requested: Optional[NodeCancelRequestDict]
     output: Json
+    children: Optional[ChildrenDict]
+    deadline: Optional[int]
+    overdue: bool
+    overdue_at: Optional[int]
+    budget: Optional[AmountsDict]
+    spent: AmountsDict
+    claim_spent: AmountsDict
     created_at: int
     updated_at: int
     archived: bool
@@ -342,6 +387,7 @@ class SettingsDict(TypedDict):
     retry_delay_ms: int
     retry_delay_max_ms: int
     history_keep: str
+    deadline_action: Literal["none", "cancel"]
 
 class _GrantDictRequired(TypedDict):
     id: str

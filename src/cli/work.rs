@@ -449,7 +449,11 @@ impl Worker<'_> {
         let lost = job.lease.is_lost() || job.stopping == Some(Stop::Lost);
         if !lost {
             // The command's last checkpoint, for whoever takes the node next.
-            if let Some(text) = job.files.progress(true) {
+            let text = job.files.progress(true);
+            if let Some(u) = job.files.take_usage() {
+                job.lease.usage(u);
+            }
+            if let Some(text) = text {
                 let _ = job.lease.progress_now(&text);
             }
         }
@@ -596,9 +600,15 @@ impl Worker<'_> {
                 ));
                 job.guard.signal(libc::SIGTERM);
                 job.stopping = Some(Stop::Cancel);
-            } else if let Some(text) = job.files.progress(false) {
-                // The file's text is cut to the limit and stripped of NULs: it fits.
-                let _ = job.lease.progress(&text);
+            } else {
+                let text = job.files.progress(false);
+                if let Some(u) = job.files.take_usage() {
+                    job.lease.usage(u);
+                }
+                if let Some(text) = text {
+                    // The file's text is cut to the limit and stripped of NULs: it fits.
+                    let _ = job.lease.progress(&text);
+                }
             }
         }
         for l in lines {

@@ -2,9 +2,11 @@
 //! Nothing here decides what is allowed; that is `rules`.
 
 pub mod actors;
+pub mod decisions;
 pub mod limits;
 mod settings;
 pub use actors::ActorName;
+pub use decisions::{is_container, Amounts, Budget, Children, Spend, Usage, EPIC};
 pub use limits::{Limits, Rate};
 pub use settings::{HistoryKeep, Settings, DEFAULT_RETRY_DELAY_MAX_MS};
 
@@ -196,6 +198,24 @@ pub struct Node {
     /// backend gives back the very bytes written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
+    /// A container's children (kind `epic`), counted from its creation on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Children>,
+    /// Past this time an unfinished node is overdue (`--deadline`), whatever its lease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Millis>,
+    /// When the node was first seen overdue (and its `overdue` event written, once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overdue_at: Option<Millis>,
+    /// The most the node may spend (`--budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    /// What every claim of the node reported spending, summed.
+    #[serde(default, skip_serializing_if = "Spend::is_zero")]
+    pub spent: Spend,
+    /// What the current claim reported (`renew --usage`, its total so far).
+    #[serde(default, skip_serializing_if = "Spend::is_zero")]
+    pub claim_spent: Spend,
     pub created_at: Millis,
     pub updated_at: Millis,
     #[serde(default, skip_serializing_if = "is_false")]
@@ -205,6 +225,7 @@ pub struct Node {
 impl Node {
     /// A new node: `todo`, generation 1, no attempts, every other field at its default.
     pub fn todo(id: Id, kind: String, summary: String, now: Millis) -> Node {
+        let children = is_container(&kind).then(Children::default);
         Node {
             id,
             workspace: String::new(),
@@ -236,6 +257,12 @@ impl Node {
             progress_at: None,
             cancel_requested: None,
             output: None,
+            children,
+            deadline: None,
+            overdue_at: None,
+            budget: None,
+            spent: Spend::default(),
+            claim_spent: Spend::default(),
             created_at: now,
             updated_at: now,
             archived: false,
@@ -263,6 +290,11 @@ impl Node {
     /// The `not_before` still to come at `now`, if any: the node is not granted before it.
     pub fn scheduled_after(&self, now: Millis) -> Option<Millis> {
         self.not_before.filter(|t| *t > now)
+    }
+
+    /// Unfinished with its deadline passed.
+    pub fn is_overdue(&self, now: Millis) -> bool {
+        !self.status.is_terminal() && self.deadline.is_some_and(|d| now >= d)
     }
 
     /// Every prerequisite, hard ones first, with `true` for soft ones.
@@ -529,6 +561,16 @@ mod tests {
             (&n.progress, n.progress_at, &n.cancel_requested, &n.output),
             (&None, None, &None, &None)
         );
+        // Nor containers, deadlines or budgets: all absent.
+        assert_eq!(
+            (n.children, n.deadline, n.overdue_at, n.budget),
+            (None, None, None, None)
+        );
+        assert!(n.spent.is_zero() && n.claim_spent.is_zero() && !n.is_overdue(u64::MAX));
+        let s: Settings =
+            serde_json::from_str(r#"{"default_ttl_ms":900000,"max_held":1,"max_attempts":null}"#)
+                .unwrap();
+        assert!(!s.deadline_cancel);
         let again = serde_json::to_string(&n).unwrap();
         assert_eq!(again.replace(",\"kind\":\"task\"", ""), old);
         let e: Event =

@@ -48,6 +48,14 @@ pub struct Settings {
     /// The pools' slots and the rates' windows (`pool set`, `rate set`).
     #[serde(default, skip_serializing_if = "Limits::is_empty")]
     pub limits: Limits,
+    /// `deadline_action cancel`: the holder of a claim past its node's deadline is asked
+    /// to stop (`none`, the default: the node is only marked overdue).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub deadline_cancel: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 /// The setting `history_keep`: how much of the history stays live. In JSON, its text form:
@@ -130,13 +138,14 @@ impl std::fmt::Display for HistoryKeep {
 
 impl Settings {
     /// The settings' names, as `config` shows them.
-    pub const KEYS: [&'static str; 6] = [
+    pub const KEYS: [&'static str; 7] = [
         "default_ttl",
         "max_held",
         "max_attempts",
         "retry_delay",
         "retry_delay_max",
         "history_keep",
+        "deadline_action",
     ];
 
     /// Every setting as `config` shows it: `default_ttl 15m`, `max_held 1`, `max_attempts none`.
@@ -164,6 +173,15 @@ impl Settings {
                 crate::duration::format_ms(self.retry_delay_max_ms),
             ),
             ("history_keep", self.history_keep.to_string()),
+            (
+                "deadline_action",
+                if self.deadline_cancel {
+                    "cancel"
+                } else {
+                    "none"
+                }
+                .to_string(),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -213,6 +231,13 @@ impl Settings {
             "retry_delay" => self.retry_delay_ms = duration(key, v)?,
             "retry_delay_max" => self.retry_delay_max_ms = duration(key, v)?,
             "history_keep" => self.history_keep = HistoryKeep::parse(v)?,
+            "deadline_action" => {
+                self.deadline_cancel = match v {
+                    "none" => false,
+                    "cancel" => true,
+                    _ => return Err(whole("none or cancel")),
+                }
+            }
             _ => {
                 self.max_attempts = match v {
                     "none" => None,
@@ -257,6 +282,7 @@ impl Default for Settings {
             retry_delay_max_ms: DEFAULT_RETRY_DELAY_MAX_MS,
             history_keep: HistoryKeep::All,
             limits: Limits::default(),
+            deadline_cancel: false,
         }
     }
 }

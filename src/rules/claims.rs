@@ -64,24 +64,7 @@ impl Tx<'_> {
                 })
             }
         }
-        let max_held = self.settings().max_held;
-        if max_held > 0 {
-            let mut held: Vec<(u64, Id)> = self
-                .claimed()
-                .filter(|c| c.workspace == n.workspace && c.holder == Some(actor))
-                .map(|c| (c.claimed_at.unwrap_or(0), c.id))
-                .collect();
-            if held.len() as u64 >= max_held {
-                held.sort();
-                return Err(Error::AssigneeBusy {
-                    node: id,
-                    actor,
-                    actor_name: None,
-                    held: held.into_iter().map(|(_, id)| id).collect(),
-                    max_held,
-                });
-            }
-        }
+        self.check_max_held(&n, actor)?;
         self.check_resources(&n, true)?;
         self.note_rate_grant(&mut n);
         n.status = Status::Claimed;
@@ -92,11 +75,35 @@ impl Tx<'_> {
         n.renewed_at = Some(self.now);
         n.ttl_ms = Some(ttl);
         n.not_before = None;
+        n.claim_spent = Default::default();
         n.updated_at = n.updated_at.max(self.now);
         self.event("claim", Some(&n), Some(actor), None);
         let grant = self.grant(&n, false);
         self.put(n);
         Ok(grant)
+    }
+
+    /// Refuses a claim past `max_held` live claims of `actor` in `n`'s workspace.
+    fn check_max_held(&self, n: &Node, actor: Actor) -> Result<()> {
+        let max_held = self.settings().max_held;
+        if max_held > 0 {
+            let mut held: Vec<(u64, Id)> = self
+                .claimed()
+                .filter(|c| c.workspace == n.workspace && c.holder == Some(actor))
+                .map(|c| (c.claimed_at.unwrap_or(0), c.id))
+                .collect();
+            if held.len() as u64 >= max_held {
+                held.sort();
+                return Err(Error::AssigneeBusy {
+                    node: n.id,
+                    actor,
+                    actor_name: None,
+                    held: held.into_iter().map(|(_, id)| id).collect(),
+                    max_held,
+                });
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn claim_next(
@@ -247,6 +254,7 @@ impl Tx<'_> {
         gen: Option<u64>,
         ttl: Option<u64>,
         progress: Option<&str>,
+        usage: Option<&crate::model::Usage>,
     ) -> Result<Output> {
         if let Some(t) = ttl {
             check_ttl(self.now, t, "ttl")?;
@@ -255,6 +263,9 @@ impl Tx<'_> {
             check_progress(p)?;
         }
         let mut n = self.held_by(id, actor, gen)?;
+        if let Some(u) = usage {
+            self.report_usage(&mut n, u)?;
+        }
         n.renewed_at = Some(self.now);
         if let Some(t) = ttl {
             n.ttl_ms = Some(t);
@@ -325,6 +336,7 @@ impl Tx<'_> {
         let output = f.output.as_ref().map(output_text).transpose()?;
         let mut n = self.node(id)?;
         check_gen(&n, Some(f.gen))?;
+        self.not_a_container(&n, "complete")?;
         if n.status.is_terminal() {
             return Err(Error::Terminal {
                 node: id,
@@ -378,6 +390,7 @@ impl Tx<'_> {
     pub(super) fn reopen(&mut self, id: Id, gen: Option<u64>) -> Result<Output> {
         let mut n = self.node(id)?;
         check_gen(&n, gen)?;
+        self.not_a_container(&n, "reopen")?;
         if !n.status.is_terminal() {
             return Err(Error::invalid(format!(
                 "node {id} is not terminal (status {}); only a finished node can be reopened",

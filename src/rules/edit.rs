@@ -16,11 +16,13 @@ impl Tx<'_> {
                 return Ok(Output::Upserted { id, created: false });
             }
             merge(&mut n, u);
-            if n.status == Status::Claimed && n.resources != existing.resources {
+            let before = existing.clone();
+            self.after_edit(Some(&before), &mut n);
+            if n.status == Status::Claimed && n.resources != before.resources {
                 // A held claim may not grow into another live claim's resources.
                 self.check_resources(&n, false)?;
             }
-            if &n != existing {
+            if n != before {
                 n.updated_at = n.updated_at.max(self.now);
                 self.event("update", Some(&n), None, None);
                 self.put(n);
@@ -34,6 +36,7 @@ impl Tx<'_> {
         let mut n = new_node(id, u, kind, summary, self.now);
         merge(&mut n, u);
         self.event("create", Some(&n), None, None);
+        self.after_edit(None, &mut n);
         self.put(n);
         Ok(Output::Upserted { id, created: true })
     }
@@ -59,6 +62,12 @@ impl Tx<'_> {
                 u.not_before.unwrap_or_default()
             )));
         }
+        if let Some(t) = u.deadline.filter(|t| *t > super::validate::LATEST_TIME) {
+            return Err(Error::invalid(format!(
+                "deadline {t} is past the latest time the clock can reach ({})",
+                crate::duration::format_time(super::validate::LATEST_TIME)
+            )));
+        }
         if let Some(l) = &u.labels {
             check_list("label", l, 256)?;
         }
@@ -77,6 +86,15 @@ impl Tx<'_> {
                     what: format!("parent node {p}"),
                     node: Some(p),
                 });
+            }
+            if let Some(c) = self.get(&p).filter(|c| crate::model::is_container(&c.kind)) {
+                if c.workspace != u.workspace {
+                    return Err(Error::invalid(format!(
+                        "parent {p} is a container ({}) in workspace {:?}: its children \
+                         are in the same workspace, not {:?}",
+                        c.kind, c.workspace, u.workspace
+                    )));
+                }
             }
         }
         Ok((kind, summary))
@@ -198,5 +216,11 @@ fn merge(n: &mut Node, u: &Upsert) {
     }
     if let Some(v) = u.not_before {
         n.not_before = Some(v);
+    }
+    if let Some(v) = u.deadline {
+        n.deadline = Some(v);
+    }
+    if let Some(v) = u.budget {
+        n.budget = Some(v);
     }
 }

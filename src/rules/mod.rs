@@ -13,6 +13,7 @@ use crate::model::{CancelRequest, Change, DisplayWord, Event, Millis, Node, Sett
 use crate::state::State;
 mod archive;
 mod claims;
+mod containers;
 mod edit;
 mod gates;
 mod glob;
@@ -20,6 +21,7 @@ mod holding;
 mod plan;
 mod resource;
 mod scope;
+mod spend;
 mod talk;
 mod validate;
 
@@ -77,6 +79,9 @@ pub enum Request {
         ttl_ms: Option<u64>,
         /// A checkpoint to keep (replaces the node's `progress`).
         progress: Option<String>,
+        /// What the claim has spent so far (its total: a repeated report counts once).
+        #[serde(default)]
+        usage: Option<crate::model::Usage>,
     },
     Release {
         node: Id,
@@ -236,6 +241,12 @@ pub struct Upsert {
     pub max_attempts: Option<u32>,
     /// Not granted before this time (ms since the epoch).
     pub not_before: Option<Millis>,
+    /// Past this time (ms since the epoch) an unfinished node is overdue.
+    #[serde(default)]
+    pub deadline: Option<Millis>,
+    /// The most the node may spend.
+    #[serde(default)]
+    pub budget: Option<crate::model::Budget>,
 }
 
 /// What a successful request returns.
@@ -321,6 +332,7 @@ pub fn apply(state: &State, archive: &dyn Archive, req: &Request, now: Millis) -
     let scope = req.scope(state);
     let mut tx = Tx::begin(state, now, Some(&scope));
     let output = decide(&mut tx, archive, req)?;
+    tx.settle_containers(archive)?;
     Ok(Effect {
         change: tx.finish(),
         output,
@@ -369,7 +381,8 @@ fn decide(tx: &mut Tx<'_>, archive: &dyn Archive, req: &Request) -> Result<Outpu
             gen,
             ttl_ms,
             progress,
-        } => tx.renew(*node, *actor, *gen, *ttl_ms, progress.as_deref())?,
+            usage,
+        } => tx.renew(*node, *actor, *gen, *ttl_ms, progress.as_deref(), usage.as_ref())?,
         Request::Release {
             node,
             actor,
@@ -468,6 +481,8 @@ pub fn display(state: &State, node: &Node, now: Millis) -> DisplayWord {
             Readiness::OutOfAttempts { .. } => DisplayWord::Parked,
             // Its prerequisites are done: ready for a person's decision.
             Readiness::Gate => DisplayWord::Ready,
+            // Work remains under it.
+            Readiness::Container { .. } => DisplayWord::Todo,
         },
     }
 }
@@ -498,6 +513,7 @@ impl<'a> Tx<'a> {
             events: Vec::new(),
         };
         tx.expire_all(scope);
+        tx.note_deadlines(scope);
         tx
     }
 

@@ -418,6 +418,8 @@ fn plan_upsert(workspace: &str, n: &PlanNode, parent: Option<Id>) -> Upsert {
         ref_: n.ref_.clone(),
         max_attempts: n.max_attempts,
         not_before: None,
+        deadline: None,
+        budget: None,
     }
 }
 

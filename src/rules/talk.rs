@@ -53,6 +53,7 @@ impl Tx<'_> {
         }
         let mut n = self.node(id)?;
         check_gen(&n, gen)?;
+        self.not_a_container(&n, "cancel")?;
         match n.status {
             s if s.is_terminal() => Err(Error::Terminal {
                 node: id,

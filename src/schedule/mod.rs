@@ -355,7 +355,12 @@ pub fn pending<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Id> {
         match n.status {
             Status::Claimed => found.push(id),
             // A gate waiting for a person: the decision will come.
-            Status::Todo if matches!(tx.readiness(n), Readiness::Scheduled(_) | Readiness::Gate) => {
+            Status::Todo
+                if matches!(
+                    tx.readiness(n),
+                    Readiness::Scheduled(_) | Readiness::Gate | Readiness::Container { .. }
+                ) =>
+            {
                 found.push(id)
             }
             Status::Todo => stack.extend(n.prerequisites().map(|(d, _)| d)),

@@ -21,6 +21,9 @@ pub enum Readiness {
     /// A gate (kind `gate`) whose prerequisites are done: a person approves or rejects it;
     /// it is never offered or claimed.
     Gate,
+    /// A container (kind `epic`): never offered or claimed; it finishes when its children
+    /// have, `open` of `total` still unfinished.
+    Container { open: u64, total: u64 },
 }
 
 impl Readiness {
@@ -45,6 +48,9 @@ impl Readiness {
             Readiness::Gate => {
                 "a gate, waiting for a person: approve or reject it, never claim it".to_string()
             }
+            Readiness::Container { open, total } => format!(
+                "a container: it finishes when its children have ({open} of {total} open), never claimed"
+            ),
         }
     }
 }
@@ -68,6 +74,13 @@ pub fn readiness(
     settings: &Settings,
     node: &Node,
 ) -> Readiness {
+    if crate::model::is_container(&node.kind) {
+        let c = node.children.unwrap_or_default();
+        return Readiness::Container {
+            open: c.open(),
+            total: c.total,
+        };
+    }
     let mut blocked = Vec::new();
     let mut waiting = Vec::new();
     for (dep, soft) in node.prerequisites() {

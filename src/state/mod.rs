@@ -35,6 +35,8 @@ pub struct State {
     archived: IdMap<ArchivedStub>,
     /// The live nodes granted under a rate (`rate:NAME`), with their last grant.
     rated: BTreeMap<Id, Millis>,
+    /// The unfinished nodes with a deadline not yet recorded as passed, and the deadline.
+    due: Due,
     /// What claims hold, by what it names: built when first asked for, then kept up to
     /// date by every change.
     holdings: std::sync::OnceLock<holdings::Holdings>,
@@ -95,8 +97,10 @@ impl State {
         let mut claimed = BTreeSet::new();
         let mut scheduled = BTreeMap::new();
         let mut rated = BTreeMap::new();
+        let mut due = Due::default();
         let mut duplicates = false;
         for (i, n) in nodes.iter().enumerate() {
+            due.put(n);
             if n.status == Status::Claimed {
                 claimed.insert(n.id);
             }
@@ -131,6 +135,7 @@ impl State {
             scheduled,
             archived,
             rated,
+            due,
             ..State::default()
         }
     }
@@ -142,6 +147,7 @@ impl State {
         claimed: BTreeSet<Id>,
         scheduled: BTreeMap<Id, Millis>,
         rated: BTreeMap<Id, Millis>,
+        due: BTreeMap<Id, Millis>,
         archived: IdMap<ArchivedStub>,
     ) -> State {
         State {
@@ -149,6 +155,7 @@ impl State {
             claimed,
             scheduled,
             rated,
+            due: Due::of(due),
             archived,
             layered: Some(Layered::new(frozen)),
             ..State::default()
@@ -327,6 +334,16 @@ impl State {
         &self.rated
     }
 
+    /// The unfinished nodes with a deadline not yet recorded as passed, with it.
+    pub fn due(&self) -> &BTreeMap<Id, Millis> {
+        &self.due.by_id
+    }
+
+    /// The nodes of [`State::due`] whose deadline is `now` or earlier, earliest first.
+    pub fn due_by(&self, now: Millis) -> impl Iterator<Item = Id> + '_ {
+        self.due.by_time.range(..=(now, Id([u8::MAX; 16]))).map(|(_, id)| *id)
+    }
+
     /// What the claims hold and the rates granted, by what they name (built at the first
     /// call from the claimed and rated nodes alone).
     pub fn holdings(&self) -> &holdings::Holdings {
@@ -402,6 +419,7 @@ impl State {
             Some(&t) => self.rated.insert(node.id, t),
             None => self.rated.remove(&node.id),
         };
+        self.due.put(&node);
         if let Some(h) = self.holdings.get_mut() {
             h.update(&node);
         }
@@ -430,6 +448,7 @@ impl State {
             self.claimed.remove(&n.id);
             self.scheduled.remove(&n.id);
             self.rated.remove(&n.id);
+            self.due.remove(&n.id);
             if let Some(h) = self.holdings.get_mut() {
                 h.remove(&n.id);
             }
@@ -493,5 +512,33 @@ fn scheduled_at(n: &Node) -> Option<Millis> {
     match n.status {
         Status::Todo => n.not_before,
         _ => None,
+    }
+}
+
+/// The nodes still to be recorded overdue, by id and by deadline.
+#[derive(Debug, Clone, Default)]
+struct Due {
+    by_id: BTreeMap<Id, Millis>,
+    by_time: BTreeSet<(Millis, Id)>,
+}
+
+impl Due {
+    fn of(by_id: BTreeMap<Id, Millis>) -> Due {
+        let by_time = by_id.iter().map(|(id, t)| (*t, *id)).collect();
+        Due { by_id, by_time }
+    }
+
+    fn put(&mut self, n: &Node) {
+        self.remove(&n.id);
+        if let (Some(t), None, false) = (n.deadline, n.overdue_at, n.status.is_terminal()) {
+            self.by_id.insert(n.id, t);
+            self.by_time.insert((t, n.id));
+        }
+    }
+
+    fn remove(&mut self, id: &Id) {
+        if let Some(t) = self.by_id.remove(id) {
+            self.by_time.remove(&(t, *id));
+        }
     }
 }

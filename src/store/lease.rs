@@ -57,12 +57,19 @@ struct Shared {
     /// Why the lease was lost.
     why: Mutex<Option<Error>>,
     on_lost: Mutex<Option<OnLost>>,
-    /// The checkpoint to send with the next renewal. Held while a renewal is sent, so that
-    /// checkpoints reach the store in the order they were left.
-    pending: Mutex<Option<String>>,
+    /// The checkpoint and spend to send with the next renewal. Held while a renewal is
+    /// sent, so that they reach the store in the order they were left.
+    pending: Mutex<Pending>,
     /// The cancel request a renewal answered, once one did.
     cancel: Mutex<Option<CancelRequest>>,
     on_cancel: Mutex<Option<OnCancel>>,
+}
+
+/// What the next renewal carries.
+#[derive(Default)]
+struct Pending {
+    progress: Option<String>,
+    usage: Option<crate::model::Usage>,
 }
 
 /// A live claim that renews itself until it is completed, released or dropped.
@@ -188,7 +195,7 @@ impl Lease {
             lost: AtomicBool::new(false),
             why: Mutex::new(None),
             on_lost: Mutex::new(None),
-            pending: Mutex::new(None),
+            pending: Mutex::new(Pending::default()),
             cancel: Mutex::new(None),
             on_cancel: Mutex::new(None),
         });
@@ -229,9 +236,36 @@ impl Lease {
     pub fn progress(&self, text: &str) -> Result<()> {
         check_progress(text)?;
         if let Ok(mut p) = self.shared.pending.lock() {
-            *p = Some(text.to_string());
+            p.progress = Some(text.to_string());
         }
         Ok(())
+    }
+
+    /// Reports what the claim has spent so far (its total: a field left out keeps the last
+    /// one reported), sent with the next renewal. Past the node's budget, that renewal
+    /// learns the request to stop ([`Lease::cancel_requested`]).
+    pub fn usage(&self, report: crate::model::Usage) {
+        if let Ok(mut p) = self.shared.pending.lock() {
+            let last = p.usage.unwrap_or_default();
+            p.usage = Some(crate::model::Usage {
+                tokens: report.tokens.or(last.tokens),
+                cost_micros: report.cost_micros.or(last.cost_micros),
+            });
+        }
+    }
+
+    /// Reports spend now ([`Lease::usage`]), renewing at once; answers the cancel request
+    /// made of the holder, if any.
+    pub fn usage_now(&self, report: crate::model::Usage) -> Result<Option<CancelRequest>> {
+        self.usage(report);
+        renew_once(
+            &self.store,
+            &self.shared,
+            self.id,
+            self.generation,
+            self.actor,
+            self.ttl_ms,
+        )
     }
 
     /// Leaves a checkpoint now: renews the claim with it at once. Answers the cancel
@@ -500,8 +534,9 @@ fn renew_once(
         .pending
         .lock()
         .map_err(|_| Error::Internal("a lease's checkpoint lock was poisoned".into()))?;
-    let text = pending.take();
-    match store.renew_with(id, actor, Some(gen), Some(ttl_ms), text.as_deref()) {
+    let text = pending.progress.take();
+    let usage = pending.usage.take();
+    match store.renew_spending(id, actor, Some(gen), Some(ttl_ms), text.as_deref(), usage) {
         Ok(asked) => {
             drop(pending);
             if let Some(c) = &asked {
@@ -510,8 +545,11 @@ fn renew_once(
             Ok(asked)
         }
         Err(e) => {
-            if pending.is_none() {
-                *pending = text;
+            if pending.progress.is_none() {
+                pending.progress = text;
+            }
+            if pending.usage.is_none() {
+                pending.usage = usage;
             }
             drop(pending);
             if gone(&e) {

@@ -10,8 +10,9 @@ use crate::rules;
 use crate::schedule::{self, Pick};
 use crate::view::NodeView;
 
-/// The words `list --status` takes: stored statuses and display words.
-pub const STATUS_WORDS: [&str; 10] = [
+/// The words `list --status` takes: stored statuses and display words, and `overdue`
+/// (the unfinished nodes past their deadline, whatever their word).
+pub const STATUS_WORDS: [&str; 11] = [
     "todo",
     "ready",
     "scheduled",
@@ -22,6 +23,7 @@ pub const STATUS_WORDS: [&str; 10] = [
     "done",
     "failed",
     "cancelled",
+    "overdue",
 ];
 
 /// Which nodes `list` shows.
@@ -80,7 +82,11 @@ pub(super) fn list(v: &Reading<'_>, filter: &ListFilter) -> Vec<NodeView> {
         .filter(|n| filter.holder.is_none_or(|h| n.holder == Some(h)))
         .map(|n| NodeView::of(v.state, n, v.now))
         .filter(|nv| match &filter.status {
-            Some(st) => nv.node.status.as_str() == st || nv.display.as_str() == st,
+            Some(st) => {
+                nv.node.status.as_str() == st
+                    || nv.display.as_str() == st
+                    || (st == "overdue" && nv.overdue)
+            }
             None => nv.node.archived || filter.terminal || !nv.node.status.is_terminal(),
         })
         .filter(|nv| filter.ready.is_none_or(|r| nv.ready == r))
@@ -172,7 +178,8 @@ pub(super) fn page(v: &Reading<'_>, filter: &PageFilter) -> Page {
             Some((_, k)) => *k += 1,
             None => counts.push((word, 1)),
         }
-        if filter.status.as_deref().is_none_or(|s| s == word.as_str()) && wanted.shows(n) {
+        let shown = |s: &str| s == word.as_str() || (s == "overdue" && n.is_overdue(v.now));
+        if filter.status.as_deref().is_none_or(shown) && wanted.shows(n) {
             matched.push(n);
         }
     }

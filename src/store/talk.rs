@@ -103,12 +103,28 @@ impl Store {
         ttl_ms: Option<u64>,
         progress: Option<&str>,
     ) -> Result<Option<CancelRequest>> {
+        self.renew_spending(node, actor, gen, ttl_ms, progress, None)
+    }
+
+    /// As [`Store::renew_with`], also reporting what the claim has spent so far (`usage`,
+    /// its total: a repeated report counts once). The node sums its claims' spend; a report
+    /// that takes it past its budget comes back with the request to stop.
+    pub fn renew_spending(
+        &self,
+        node: Id,
+        actor: Actor,
+        gen: Option<u64>,
+        ttl_ms: Option<u64>,
+        progress: Option<&str>,
+        usage: Option<crate::model::Usage>,
+    ) -> Result<Option<CancelRequest>> {
         match self.execute(&Request::Renew {
             node,
             actor,
             gen,
             ttl_ms,
             progress: progress.map(str::to_string),
+            usage,
         })? {
             Output::Renewed(asked) => Ok(asked),
             o => Err(unexpected(o)),

@@ -158,6 +158,11 @@ pub struct Renew {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
     pub progress: Option<String>,
+    /// What this claim has spent so far, its total: `tokens=N[,cost=X]`. The node sums
+    /// its claims' spend; past its budget the holder is asked to stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SPEND"))]
+    pub usage: Option<String>,
 }
 
 impl Verb for Renew {
@@ -170,7 +175,7 @@ impl Verb for Renew {
         idempotent: true,
         doors: &[Door::Worker, Door::Http],
         summary: "Keep a live claim alive (its lease restarts now)",
-        help: "Example:\n  claimdag renew 092dca29 --actor $(printf '%032x' 7) --gen 2\n  claimdag renew 092dca29 --actor name:w1 --gen 2 --progress \"3 of 7 files ported\"\n\nWith --progress, the text is kept as the node's checkpoint: if this holder stops,\nthe next one receives it in its claim. When a cancel was requested, renew prints\n\"cancel requested ...\": stop and complete the node cancelled (or finish it).",
+        help: "Example:\n  claimdag renew 092dca29 --actor $(printf '%032x' 7) --gen 2\n  claimdag renew 092dca29 --actor name:w1 --gen 2 --progress \"3 of 7 files ported\"\n\nWith --progress, the text is kept as the node's checkpoint: if this holder stops,\nthe next one receives it in its claim. When a cancel was requested, renew prints\n\"cancel requested ...\": stop and complete the node cancelled (or finish it).\nWith --usage tokens=N[,cost=X], the claim reports what it has spent so far (its\ntotal, so a repeated report counts once); past the node's budget, the cancel\nrequest comes back in the same answer.\n  claimdag renew 092dca29 --actor name:w1 --gen 2 --usage tokens=12000,cost=0.42",
         aliases: &[],
     };
     type Reply = Renewed;
@@ -178,9 +183,14 @@ impl Verb for Renew {
         let id = cx.node(&self.node)?;
         let who = cx.actor(self.actor.as_deref(), "actor")?;
         let ttl = Dur::opt_ms(&self.ttl)?;
-        let asked = cx
-            .store
-            .renew_with(id, who, self.gen, ttl, self.progress.as_deref())?;
+        let usage = self
+            .usage
+            .as_deref()
+            .map(|u| crate::model::Usage::parse("usage", u))
+            .transpose()?;
+        let asked =
+            cx.store
+                .renew_spending(id, who, self.gen, ttl, self.progress.as_deref(), usage)?;
         Ok(Renewed {
             ok: true,
             id,

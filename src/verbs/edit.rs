@@ -61,6 +61,15 @@ pub struct Upsert {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "WHEN"))]
     pub not_before: Option<String>,
+    /// Past this time an unfinished node is overdue: RFC 3339, or +DUR from now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "WHEN"))]
+    pub deadline: Option<String>,
+    /// The most the node may spend, `tokens=N[,cost=X]`: past it the holder is asked to
+    /// stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SPEND"))]
+    pub budget: Option<String>,
     /// The workspace (default: the caller's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(skip))]
@@ -77,16 +86,32 @@ impl Verb for Upsert {
         idempotent: true,
         doors: &[Door::Planner, Door::Http],
         summary: "Create a node, or merge fields into the node with the same identity; prints its id",
-        help: "Example:\n  claimdag upsert --summary \"parse the manifest header\" --priority 2 --label parser\n  claimdag upsert --summary \"nightly rebuild\" --not-before 2026-12-04T02:00:00Z\n  claimdag upsert --summary \"retry the upload\" --not-before +10m\n\nThe id is minted from workspace, kind, parent and summary: upserting the same\nfields again returns the same id and merges role, priority, estimate, labels,\nresources, ref, max-attempts and not-before (unless the node is finished).\nA node with a not-before still to come shows as scheduled and is not granted.",
+        help: "Example:\n  claimdag upsert --summary \"parse the manifest header\" --priority 2 --label parser\n  claimdag upsert --summary \"nightly rebuild\" --not-before 2026-12-04T02:00:00Z\n  claimdag upsert --summary \"retry the upload\" --not-before +10m\n  claimdag upsert --summary \"port the parser\" --deadline +4h --budget tokens=200000,cost=3\n  claimdag upsert --kind epic --summary \"release 2.0\"\n\nThe id is minted from workspace, kind, parent and summary: upserting the same\nfields again returns the same id and merges role, priority, estimate, labels,\nresources, ref, max-attempts and not-before (unless the node is finished).\nA node with a not-before still to come shows as scheduled and is not granted.\nPast its --deadline an unfinished node is overdue; past its --budget (what its\nclaims report with renew --usage) its holder is asked to stop. A node of kind\nepic is a container: never claimed, it finishes when its children (--parent) do.",
         aliases: &[],
     };
     type Reply = Upserted;
     fn run(&self, cx: &Ctx<'_>) -> Result<Upserted> {
         let parent = self.parent.as_deref().map(|p| cx.node(p)).transpose()?;
-        let not_before = match &self.not_before {
-            Some(w) => Some(crate::duration::parse_time(w, cx.store.now()?)?),
-            None => None,
+        let when = |w: &Option<String>, what: &str| -> Result<Option<u64>> {
+            match w {
+                Some(w) => crate::duration::parse_time(w, cx.store.now()?)
+                    .map(Some)
+                    .map_err(|e| match e {
+                        crate::Error::InvalidInput(m) => {
+                            crate::Error::InvalidInput(format!("{what}: {m}"))
+                        }
+                        e => e,
+                    }),
+                None => Ok(None),
+            }
         };
+        let not_before = when(&self.not_before, "not_before")?;
+        let deadline = when(&self.deadline, "deadline")?;
+        let budget = self
+            .budget
+            .as_deref()
+            .map(|b| crate::model::Budget::parse("budget", b))
+            .transpose()?;
         let id = cx.store.upsert(crate::rules::Upsert {
             workspace: cx.workspace(self.workspace.as_deref())?,
             kind: self.kind.clone(),
@@ -100,6 +125,8 @@ impl Verb for Upsert {
             ref_: self.ref_.clone(),
             max_attempts: self.max_attempts,
             not_before,
+            deadline,
+            budget,
         })?;
         Ok(Upserted { id })
     }

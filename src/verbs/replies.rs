@@ -367,9 +367,17 @@ pub struct SettingsReply {
     /// The pools' sizes and the rates' windows (`pool set`, `rate set`).
     #[serde(default, skip_serializing_if = "crate::model::Limits::is_empty")]
     pub limits: crate::model::Limits,
+    /// `"cancel"`: the holder of a claim past its node's deadline is asked to stop;
+    /// `"none"`: the node is only marked overdue.
+    #[serde(default = "no_action")]
+    pub deadline_action: String,
     /// The one setting the text form shows.
     #[serde(skip)]
     pub key: Option<String>,
+}
+
+fn no_action() -> String {
+    "none".into()
 }
 
 fn default_retry_delay_max() -> u64 {
@@ -386,6 +394,7 @@ impl SettingsReply {
             retry_delay_max_ms: s.retry_delay_max_ms,
             history_keep: s.history_keep,
             limits: s.limits.clone(),
+            deadline_action: if s.deadline_cancel { "cancel" } else { "none" }.into(),
             key: key.map(str::to_string),
         }
     }
@@ -399,6 +408,7 @@ impl SettingsReply {
             retry_delay_max_ms: self.retry_delay_max_ms,
             history_keep: self.history_keep,
             limits: self.limits.clone(),
+            deadline_cancel: self.deadline_action == "cancel",
         }
     }
 }

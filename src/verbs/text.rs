@@ -10,11 +10,11 @@ pub use crate::escape::one_line;
 
 /// `<id8>...  <status>  <kind>  gen=<g>  <summary>`, the status column padded.
 pub fn list(views: &[NodeView]) -> String {
-    let width = views
-        .iter()
-        .map(|v| v.display.as_str().len())
-        .max()
-        .unwrap_or(0);
+    let word = |v: &NodeView| match v.overdue {
+        true => format!("{} overdue", v.display.as_str()),
+        false => v.display.as_str().to_string(),
+    };
+    let width = views.iter().map(|v| word(v).len()).max().unwrap_or(0);
     let mut out = String::new();
     for v in views {
         let n = &v.node;
@@ -24,11 +24,15 @@ pub fn list(views: &[NodeView]) -> String {
             }
             _ => String::new(),
         };
+        let children = match n.children {
+            Some(c) => format!("children={}/{}  ", c.total - c.open(), c.total),
+            None => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{}  {:<width$}  {}  gen={}  {holder}{}",
+            "{}  {:<width$}  {}  gen={}  {holder}{children}{}",
             n.id.short(),
-            v.display.as_str(),
+            word(v),
             n.kind,
             n.generation,
             one_line(&n.summary)
@@ -66,11 +70,40 @@ fn talk_fields(v: &NodeView) -> Vec<(&'static str, String)> {
         let why = c.reason.as_deref().unwrap_or("-");
         format!("requested at {} by {by}: {why}", iso_time(c.at))
     });
+    let children = n.children.map(|c| {
+        format!(
+            "{} of {} finished ({} done, {} failed, {} cancelled)",
+            c.total - c.open(),
+            c.total,
+            c.done,
+            c.failed,
+            c.cancelled
+        )
+    });
+    let deadline = n.deadline.map(|d| match n.overdue_at {
+        Some(at) if v.overdue => format!("{} (overdue, recorded {})", iso_time(d), iso_time(at)),
+        _ if v.overdue => format!("{} (overdue)", iso_time(d)),
+        _ => iso_time(d),
+    });
+    let spent = (n.budget.is_some() || !n.spent.is_zero()).then(|| {
+        let over = n.is_over_budget();
+        format!(
+            "{} (this claim: {}){}",
+            n.spent,
+            n.claim_spent,
+            if over { ", over budget" } else { "" }
+        )
+    });
     vec![
         ("progress", opt(n.progress.clone())),
         ("progress_at", opt(n.progress_at.map(iso_time))),
         ("cancel", opt(cancel)),
         ("output", opt(n.output.clone())),
+        ("children", opt(children)),
+        ("deadline", opt(deadline)),
+        ("overdue", v.overdue.to_string()),
+        ("budget", opt(n.budget.map(|b| b.to_string()))),
+        ("spent", opt(spent)),
     ]
 }
 

@@ -94,6 +94,9 @@ pub enum Anomaly {
     },
     /// A node completed twice with no reopen between.
     CompletedTwice { node: String },
+    /// A node granted more claims since its last `retry` than the attempt cap allows: a
+    /// parked node was granted.
+    ParkedGranted { node: String, generation: u64 },
     /// A node the run claimed whose final generation is below the one granted.
     FinalStateBehind {
         node: String,
@@ -122,6 +125,32 @@ pub fn check(calls: &[Call], history: &[Event], finals: &BTreeMap<String, u64>) 
     nothing_unexplained(calls, history, &mut out);
     no_write_after_its_lease(calls, &mut out);
     completed_once(history, &mut out);
+    out
+}
+
+/// With an attempt cap of `cap` claims, every grant past the cap since the node's last
+/// `retry` (which gives fresh attempts; a reopen does not) is a parked node granted.
+pub fn parked_never_granted(history: &[Event], cap: u64) -> Vec<Anomaly> {
+    let mut claims: HashMap<&str, u64> = HashMap::new();
+    let mut out = Vec::new();
+    for e in history {
+        match e.verb.as_str() {
+            "claim" => {
+                let k = claims.entry(&e.node).or_default();
+                *k += 1;
+                if *k > cap {
+                    out.push(Anomaly::ParkedGranted {
+                        node: e.node.clone(),
+                        generation: e.generation,
+                    });
+                }
+            }
+            "retry" => {
+                claims.insert(&e.node, 0);
+            }
+            _ => {}
+        }
+    }
     out
 }
 
@@ -164,7 +193,7 @@ fn generations_step(history: &[Event], out: &mut Vec<Anomaly>) {
         let moves = matches!(
             e.verb.as_str(),
             "claim" | "release" | "expire" | "reclaim" | "reopen" | "retry"
-        );
+        ) || (e.verb == "settle" && e.detail.as_deref() == Some("todo"));
         let want = match (e.verb.as_str(), at.get(e.node.as_str())) {
             ("create", None) => 1,
             (_, None) => e.generation, // created before the run's history began (archived)
@@ -193,6 +222,9 @@ fn expected(c: &Call) -> Vec<(&'static str, String, u64, Option<String>)> {
             "renew" => Some(("renew", n.clone(), *g, a.clone())),
             "release" => Some(("release", n.clone(), g + 1, a.clone())),
             "complete" => Some(("complete", n.clone(), *g, None)),
+            // A person's decision lands at the generation the page showed, or not at all.
+            "approve" => Some(("approve", n.clone(), *g, None)),
+            "reject" => Some(("reject", n.clone(), *g, None)),
             _ => None,
         })
         .collect()
@@ -317,13 +349,18 @@ fn completed_once(history: &[Event], out: &mut Vec<Anomaly>) {
     let mut done: HashMap<&str, bool> = HashMap::new();
     for e in history {
         match e.verb.as_str() {
-            "complete" | "cancel" if done.insert(&e.node, true) == Some(true) => {
+            "complete" | "cancel" | "approve" | "reject"
+                if done.insert(&e.node, true) == Some(true) =>
+            {
                 out.push(Anomaly::CompletedTwice {
                     node: e.node.clone(),
                 });
             }
             "reopen" => {
                 done.insert(&e.node, false);
+            }
+            "settle" => {
+                done.insert(&e.node, e.detail.as_deref() != Some("todo"));
             }
             _ => {}
         }

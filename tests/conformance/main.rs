@@ -6,6 +6,7 @@
 
 mod actors;
 mod bound;
+mod decisions;
 mod gates;
 mod limits;
 #[path = "../common/pg.rs"]
@@ -52,7 +53,7 @@ macro_rules! scenarios {
     ($backend:ident: $($scenario:ident),* ; talk: $($talk:ident),* ;
      spaces: $($spaces:ident),* ; bound: $($bound:ident),* ;
      actors: $($actors:ident),* ; limits: $($limits:ident),* ;
-     gates: $($gates:ident),* $(,)?) => {
+     gates: $($gates:ident),* ; decisions: $($decisions:ident),* $(,)?) => {
         mod $backend {
             $(
                 #[test]
@@ -101,6 +102,13 @@ macro_rules! scenarios {
                 fn $gates() {
                     let fresh = super::$backend();
                     crate::gates::$gates(&fresh.store);
+                }
+            )*
+            $(
+                #[test]
+                fn $decisions() {
+                    let fresh = super::$backend();
+                    crate::decisions::$decisions(&fresh.store);
                 }
             )*
         }
@@ -155,7 +163,11 @@ macro_rules! every_scenario {
             gates:
             a_gate_is_never_claimed_and_is_decided_once_at_its_generation,
             racing_approvers_land_one_decision,
-            a_parked_node_is_never_granted_until_retried,
+            a_parked_node_is_never_granted_until_retried;
+            decisions:
+            an_epic_is_never_claimed_and_follows_its_children,
+            a_deadline_is_recorded_once_and_can_ask_the_holder_to_stop,
+            spend_past_the_budget_asks_the_holder_to_stop_in_that_renewal,
         );
     };
 }

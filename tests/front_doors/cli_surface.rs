@@ -157,7 +157,10 @@ fn a_summary_with_a_newline_stays_on_one_list_line() {
     assert_eq!(s.node(&a)["summary"], "first line\nsecond line");
     // show keeps one field a line too.
     let show = s.ok(&["show", &a]);
-    let summary_lines: Vec<&str> = show.lines().filter(|l| l.contains("line")).collect();
+    let summary_lines: Vec<&str> = show
+        .lines()
+        .filter(|l| l.contains("first line") || l.contains("second line"))
+        .collect();
     assert_eq!(summary_lines.len(), 1, "{show}");
     // ready and log lines stay single lines as well.
     assert_eq!(s.ok(&["ready"]).lines().count(), 3);

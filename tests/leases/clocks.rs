@@ -136,6 +136,7 @@ fn request(state: &State, op: &Op, ttl: Option<u64>) -> Option<Request> {
             gen: gen.map(|d| gen_near(state, n, d)),
             ttl_ms: None,
             progress: None,
+            usage: None,
         },
         Op::Release { n, a, gen } => Request::Release {
             node: node(n),
@@ -242,7 +243,7 @@ proptest! {
             // Of every grant ever made, at most one per node could be used now.
             let mut live: BTreeMap<Id, Vec<Grant>> = BTreeMap::new();
             for &(id, g, a) in &grants {
-                let renew = Request::Renew { node: id, actor: a, gen: Some(g), ttl_ms: None, progress: None };
+                let renew = Request::Renew { node: id, actor: a, gen: Some(g), ttl_ms: None, progress: None, usage: None };
                 if rules::apply(&state, &rules::NoArchive, &renew, now).is_ok() {
                     live.entry(id).or_default().push((id, g, a));
                 }

@@ -175,7 +175,7 @@ def test_words_are_the_ones_the_store_takes(tmp_path: pathlib.Path) -> None:
         store.list(status="nope")  # type: ignore[arg-type]
     listed = re.search(r"use one of (.*)$", str(e.value))
     assert listed is not None, e.value
-    assert sorted(listed.group(1).split(", ")) == sorted(_literal("_DisplayWord"))
+    assert sorted(listed.group(1).split(", ")) == sorted(_literal("_ListStatus"))
     assert set(_literal("_Status")) <= set(_literal("_DisplayWord"))
     assert set(_literal("_Finished")) <= set(_literal("_Status"))
 
@@ -247,6 +247,12 @@ def test_dicts_are_the_typed_dicts(tmp_path: pathlib.Path) -> None:
         decide(gate, 1, note="decided", actor=me)
     parked = store.upsert("parked", max_attempts=1)
     store.retry(parked, store.release(parked, me, store.claim(parked, me)))
+    epic = store.upsert("epic", kind="epic")
+    store.cancel(store.upsert("child", parent=epic))  # the epic settles
+    store.upsert("late", deadline="2020-01-01T00:00:00Z")  # overdue at once
+    spend = store.upsert("spend", budget={"tokens": 10, "cost": "0.5"})
+    took = store.claim(spend, me, details=True)
+    store.renew(spend, me, gen=took.generation, usage="tokens=11,cost=0.25")
     nodes = store.list(terminal=True)
 
     _fits("_NodeDict", [n.to_dict() for n in nodes] + [asked.to_dict()])

@@ -30,6 +30,7 @@ pub fn talk_keeps_its_promises(
             Request::Renew {
                 node,
                 progress: Some(p),
+                usage: None,
                 ..
             } if *node == n.id => {
                 assert_eq!(n.progress.as_ref(), Some(p), "a checkpoint was not kept");

@@ -3,7 +3,7 @@
 //! under SIGKILL, SIGSTOP past the lease, and failing syncs (EIO through the fault point).
 //! `CLAIMDAG_SOAK=1` (make soak): minutes instead of seconds.
 
-use crate::common::checker::{check, Anomaly, Call, Event, Outcome};
+use crate::common::checker::{check, parked_never_granted, Anomaly, Call, Event, Outcome};
 use crate::common::fleet::{self, Plan};
 use crate::common::{Rng, Store};
 use std::collections::BTreeMap;
@@ -64,6 +64,7 @@ fn kinds(found: &[Anomaly]) -> Vec<&'static str> {
             Anomaly::AcceptedAfterLease { .. } => "accepted after its lease",
             Anomaly::CompletedTwice { .. } => "completed twice",
             Anomaly::FinalStateBehind { .. } => "final state behind",
+            Anomaly::ParkedGranted { .. } => "parked granted",
         })
         .collect()
 }
@@ -124,6 +125,53 @@ fn the_checker_finds_each_planted_anomaly() {
     let (c, mut h, f) = clean();
     h.push(ev(5, 990, "complete", None, 2));
     assert_eq!(kinds(&check(&c, &h, &f)), ["completed twice"]);
+
+    // An approval acknowledged at generation 1 that landed at another generation (a stale
+    // page's decision): its event is not the one the call asked for.
+    let approve = |history: Vec<Event>, last: u64| {
+        let c = vec![call("approve", 1, (100, 110), Outcome::Ok)];
+        kinds(&check(
+            &c,
+            &history,
+            &BTreeMap::from([(N.to_string(), last)]),
+        ))
+    };
+    let decided = vec![ev(1, 50, "create", None, 1), ev(2, 105, "approve", None, 1)];
+    assert_eq!(approve(decided, 1), Vec::<&str>::new());
+    let stale = vec![
+        ev(1, 50, "create", None, 1),
+        ev(2, 60, "reopen", None, 2),
+        ev(3, 105, "approve", None, 2),
+    ];
+    assert_eq!(approve(stale, 2), ["acknowledged missing"]);
+    // A gate decided twice with no reopen between.
+    let (c, mut h, f) = clean();
+    h.push(ev(5, 990, "approve", None, 2));
+    assert_eq!(kinds(&check(&c, &h, &f)), ["completed twice"]);
+    // A container opened again by a child moves its generation; one that does not jumps.
+    let (c, mut h, f) = clean();
+    let mut settle = ev(5, 995, "settle", None, 3);
+    settle.detail = Some("todo".into());
+    h.push(settle.clone());
+    assert_eq!(kinds(&check(&c, &h, &f)), Vec::<&str>::new());
+    h.last_mut().unwrap().generation = 4;
+    assert_eq!(kinds(&check(&c, &h, &f)), ["generation jump"]);
+
+    // With a cap of 1 attempt: a second grant before a retry is a parked node granted; a
+    // retry gives fresh attempts.
+    let h = vec![
+        ev(1, 50, "create", None, 1),
+        ev(2, 60, "claim", Some("a"), 2),
+        ev(3, 70, "release", Some("a"), 3),
+        ev(4, 80, "claim", Some("b"), 4),
+    ];
+    assert_eq!(kinds(&parked_never_granted(&h, 1)), ["parked granted"]);
+    let mut retried = h.clone();
+    retried.insert(3, ev(4, 75, "retry", None, 4));
+    assert_eq!(
+        kinds(&parked_never_granted(&retried, 1)),
+        Vec::<&str>::new()
+    );
 
     // The final state shows a generation below an acknowledged grant.
     let (c, h, _) = clean();

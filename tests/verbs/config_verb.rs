@@ -6,7 +6,8 @@ use crate::common::{self, actor, Store};
 use std::time::Duration;
 
 const DEFAULTS: &str =
-    "default_ttl 15m\nmax_held 1\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\nhistory_keep all\n";
+    "default_ttl 15m\nmax_held 1\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\nhistory_keep all\n\
+     deadline_action none\n";
 
 #[test]
 fn a_new_store_shows_the_defaults_without_creating_itself() {
@@ -19,7 +20,7 @@ fn a_new_store_shows_the_defaults_without_creating_itself() {
         s.json(&["config"]),
         serde_json::json!({"default_ttl_ms": 900_000, "max_held": 1, "max_attempts": null,
                            "retry_delay_ms": 0, "retry_delay_max_ms": 3_600_000,
-                           "history_keep": "all"})
+                           "history_keep": "all", "deadline_action": "none"})
     );
     assert!(!s.dir().exists(), "reading the settings created the store");
 }
@@ -34,16 +35,17 @@ fn each_setting_can_be_set_and_persists() {
     assert_eq!(s.ok(&["config", "retry_delay", "30s"]), "30s\n");
     assert_eq!(s.ok(&["config", "retry_delay_max", "10m"]), "10m\n");
     assert_eq!(s.ok(&["config", "history_keep", "7d"]), "7d\n");
+    assert_eq!(s.ok(&["config", "deadline_action", "cancel"]), "cancel\n");
     assert_eq!(
         s.ok(&["config"]),
         "default_ttl 30m\nmax_held 3\nmax_attempts 5\nretry_delay 30s\nretry_delay_max 10m\n\
-         history_keep 7d\n"
+         history_keep 7d\ndeadline_action cancel\n"
     );
     assert_eq!(
         s.json(&["config"]),
         serde_json::json!({"default_ttl_ms": 1_800_000, "max_held": 3, "max_attempts": 5,
                            "retry_delay_ms": 30_000, "retry_delay_max_ms": 600_000,
-                           "history_keep": "7d"})
+                           "history_keep": "7d", "deadline_action": "cancel"})
     );
     // A count of events, everything, and a duration again.
     assert_eq!(s.ok(&["config", "history_keep", "1000000"]), "1000000\n");
@@ -62,7 +64,7 @@ fn each_setting_can_be_set_and_persists() {
     assert_eq!(
         s.ok(&["config"]),
         "default_ttl 2h\nmax_held 3\nmax_attempts 5\nretry_delay 30s\nretry_delay_max 10m\n\
-         history_keep 12h\n"
+         history_keep 12h\ndeadline_action cancel\n"
     );
     assert_eq!(s.ok(&["config", "retry_delay", "0"]), "0\n");
     assert_eq!(s.ok(&["config", "retry_delay_max", "1h"]), "1h\n");
@@ -70,6 +72,7 @@ fn each_setting_can_be_set_and_persists() {
     assert_eq!(s.ok(&["config", "max_held", "1"]), "1\n");
     assert_eq!(s.ok(&["config", "default_ttl", "15m"]), "15m\n");
     assert_eq!(s.ok(&["config", "history_keep", "all"]), "all\n");
+    assert_eq!(s.ok(&["config", "deadline_action", "none"]), "none\n");
     assert_eq!(s.ok(&["config"]), DEFAULTS);
     let log = s.ok(&["log"]);
     assert!(
@@ -186,7 +189,7 @@ fn default_ttl_sets_the_lease_of_a_claim_without_ttl() {
 /// does, leaving it as it was.
 #[test]
 fn bad_keys_and_values_are_invalid_input_and_change_nothing() {
-    let cases: [(&[&str], &str); 17] = [
+    let cases: [(&[&str], &str); 18] = [
         (
             &["config", "retry_delay", "2h"],
             "retry_delay_max (1h) must not be below",
@@ -215,6 +218,7 @@ fn bad_keys_and_values_are_invalid_input_and_change_nothing() {
             "history_keep must be all",
         ),
         (&["config", "bogus", "1"], "bogus"),
+        (&["config", "deadline_action", "stop"], "none or cancel"),
         (&["config", "bogus"], "bogus"),
     ];
     let fresh = Store::new();
@@ -228,7 +232,7 @@ fn bad_keys_and_values_are_invalid_input_and_change_nothing() {
         assert_eq!(
             s.ok(&["config"]),
             "default_ttl 15m\nmax_held 2\nmax_attempts none\nretry_delay 0\nretry_delay_max 1h\n\
-             history_keep all\n"
+             history_keep all\ndeadline_action none\n"
         );
     }
     // A negative number without `--` is a usage error: exit 2, nothing written.

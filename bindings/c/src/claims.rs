@@ -280,6 +280,7 @@ unsafe fn renew(
             gen: given(gen),
             ttl: given(ttl_ms).map(Dur::Ms),
             progress: None,
+            usage: None,
         };
         run(store, &req)?;
         Ok(())

@@ -222,6 +222,7 @@ unsafe fn renew_request(
         gen: given(generation),
         ttl: given(ttl_ms).map(Dur::Ms),
         progress: owned(progress),
+        usage: None,
     })
 }
 

@@ -194,6 +194,8 @@ unsafe fn upsert_fields(o: &claimdag_upsert_options) -> Result<verbs::Upsert, Fa
         ref_: owned(ticket_ref),
         max_attempts: (o.max_attempts != 0).then_some(o.max_attempts),
         not_before: None,
+        deadline: None,
+        budget: None,
     })
 }
 

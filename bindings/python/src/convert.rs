@@ -219,6 +219,11 @@ fn to_json(obj: &Bound<'_, PyAny>, what: &str, depth: usize) -> PyResult<Value> 
 /// becomes RFC 3339 in UTC, rounded up to the millisecond. A naive `datetime` is refused: which clock
 /// it means is a guess (`InvalidInput`). Any other type is a `TypeError`.
 pub fn not_before(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    time_arg("not_before", obj)
+}
+
+/// A point in time as [`not_before`] reads it, for the argument `what`.
+pub fn time_arg(what: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
     };
@@ -231,7 +236,7 @@ pub fn not_before(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
             return Err(invalid(
                 py,
                 format!(
-                    "not_before must be an aware datetime (give it a tzinfo, such as \
+                    "{what} must be an aware datetime (give it a tzinfo, such as \
                      datetime.timezone.utc), got the naive {}",
                     obj.str()?
                 ),
@@ -252,10 +257,33 @@ pub fn not_before(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
         return Ok(Some(text.extract()?));
     }
     Err(PyTypeError::new_err(format!(
-        "not_before must be an aware datetime.datetime, or a str (RFC 3339, or +DUR from now \
+        "{what} must be an aware datetime.datetime, or a str (RFC 3339, or +DUR from now \
          such as \"+90s\"), got {}",
         obj.get_type().name()?
     )))
+}
+
+/// Tokens and cost as a str (`"tokens=1000,cost=2.5"`) or a dict (`{"tokens": 1000,
+/// "cost": "2.5"}`, a cost as str, int, float or Decimal), in the text the verbs read.
+pub fn spend_arg(what: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(None);
+    };
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Some(s.to_cow()?.into_owned()));
+    }
+    let Ok(d) = obj.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a str (\"tokens=1000,cost=2.5\") or a dict ({{\"tokens\": 1000, \
+             \"cost\": \"2.5\"}}), got {}",
+            obj.get_type().name()?
+        )));
+    };
+    let mut parts = Vec::new();
+    for (k, v) in d.iter() {
+        parts.push(format!("{}={}", k.str()?, v.str()?));
+    }
+    Ok(Some(parts.join(",")))
 }
 
 /// A keyword argument that tells "not given" apart from an explicit `None`.

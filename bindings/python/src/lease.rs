@@ -308,6 +308,29 @@ impl Lease {
         Ok(detach(py, move || lease.progress_now(&text))?.map(CancelRequest))
     }
 
+    /// Reports what this claim has spent so far (`"tokens=N,cost=X"` or a dict; its total, a
+    /// field left out keeping the last one reported), sent with the next renewal; with
+    /// `now=True` the claim is renewed with it at once, and the request to stop (past the
+    /// node's budget) is returned.
+    #[pyo3(signature = (spent, now=false))]
+    fn usage(
+        &self,
+        py: Python<'_>,
+        spent: &Bound<'_, PyAny>,
+        now: bool,
+    ) -> PyResult<Option<CancelRequest>> {
+        let Some(lease) = self.live() else {
+            return Err(invalid(py, "this lease was completed or released already"));
+        };
+        let text = crate::convert::spend_arg("usage", Some(spent))?.unwrap_or_default();
+        let report = claimdag::model::Usage::parse("usage", &text).map_err(|e| to_py_err(py, e))?;
+        if !now {
+            lease.usage(report);
+            return Ok(None);
+        }
+        Ok(detach(py, move || lease.usage_now(report))?.map(CancelRequest))
+    }
+
     /// Calls `callback(request)` (on the renewal thread) when a renewal learns that someone
     /// asked the holder to stop; at once if one already did.
     fn on_cancel(&self, py: Python<'_>, callback: Py<PyAny>) {

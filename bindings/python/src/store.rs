@@ -6,12 +6,12 @@
 use crate::completions::{completion_list, json_text, opt_output};
 use crate::convert::{
     int, millis, not_before as not_before_arg, opt_int, opt_millis, plan_bytes, py_to_json,
-    setting_changes,
+    setting_changes, spend_arg, time_arg,
 };
 use crate::error::{detach, detach_waiting, to_py_err};
 use crate::json::json_to_py;
 use crate::lease::{claim_next_request, Lease, LeaseNext, OnError};
-use crate::types::{CancelRequest, Event, Grant, Node, Pick, Report, Settings};
+use crate::types::{Event, Grant, Node, Pick, Report, Settings};
 use crate::watch::Watch;
 use claimdag::verbs::{self, Ctx, Dur, Verb};
 use pyo3::prelude::*;
@@ -31,7 +31,7 @@ pub struct Store {
     core: claimdag::Store,
 }
 
-fn dur(ms: Option<u64>) -> Option<Dur> {
+pub(crate) fn dur(ms: Option<u64>) -> Option<Dur> {
     ms.map(Dur::Ms)
 }
 
@@ -114,9 +114,12 @@ impl Store {
     /// an existing node and its default on a new one. `not_before`: not granted before
     /// this time (an aware `datetime`, or a str: RFC 3339, or `"+90s"` from now); until
     /// then the node displays `scheduled`. A naive datetime is refused (InvalidInput).
+    /// `deadline` (as `not_before`): past it an unfinished node is overdue. `budget`
+    /// (`"tokens=N,cost=X"` or a dict): past it the holder is asked to stop.
     #[pyo3(signature = (summary, kind="task", parent=None, role=None, priority=None,
                         estimate=None, labels=None, resources=None, r#ref=None,
-                        max_attempts=None, workspace=None, not_before=None))]
+                        max_attempts=None, workspace=None, not_before=None, deadline=None,
+                        budget=None))]
     #[allow(clippy::too_many_arguments)]
     fn upsert(
         &self,
@@ -133,6 +136,8 @@ impl Store {
         max_attempts: Option<&Bound<'_, PyAny>>,
         workspace: Option<String>,
         not_before: Option<&Bound<'_, PyAny>>,
+        deadline: Option<&Bound<'_, PyAny>>,
+        budget: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let req = verbs::Upsert {
             summary,
@@ -146,6 +151,8 @@ impl Store {
             ref_: r#ref,
             max_attempts: opt_int("max_attempts", max_attempts, 1)?,
             not_before: not_before_arg(not_before)?,
+            deadline: time_arg("deadline", deadline)?,
+            budget: spend_arg("budget", budget)?,
             workspace,
         };
         Ok(self.run(py, req)?.id.hex())
@@ -197,30 +204,6 @@ impl Store {
             true => Ok(Py::new(py, Grant(granted))?.into_any()),
             false => Ok(granted.generation.into_pyobject(py)?.into_any().unbind()),
         }
-    }
-
-    /// Keeps `actor`'s live claim alive: the lease starts again now (with `ttl` if given).
-    /// `progress`: a checkpoint to leave (at most 64 KiB), replacing the last one; the next
-    /// holder receives it if this one stops. Returns the `CancelRequest` when someone asked
-    /// the holder to stop (`cancel`), else None.
-    #[pyo3(signature = (node, actor, gen=None, ttl=None, progress=None))]
-    fn renew(
-        &self,
-        py: Python<'_>,
-        node: String,
-        actor: String,
-        gen: Option<&Bound<'_, PyAny>>,
-        ttl: Option<&Bound<'_, PyAny>>,
-        progress: Option<String>,
-    ) -> PyResult<Option<CancelRequest>> {
-        let req = verbs::Renew {
-            node,
-            actor: Some(actor),
-            gen: opt_int("gen", gen, 0)?,
-            ttl: dur(opt_millis("ttl", ttl)?),
-            progress,
-        };
-        Ok(self.run(py, req)?.cancel_requested.map(CancelRequest))
     }
 
     /// Hands `actor`'s claim at `gen` back; returns the node's new generation. `retry_in`

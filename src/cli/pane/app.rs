@@ -501,6 +501,7 @@ impl<'a> App<'a> {
                     gen: Some(gen),
                     ttl: None,
                     progress: None,
+                    usage: None,
                 };
                 req.run(cx)?;
                 format!("renewed {short} at gen {gen}")

@@ -143,6 +143,7 @@ impl Metrics {
             "Claims granted since the server started, by any process.",
         );
         let _ = writeln!(out, "claimdag_claims_granted_total {}", ev("claim"));
+        decisions(&ev, &mut out);
         head(&mut out, "claimdag_handbacks_total", "counter",
              "Claims handed back since the server started, by cause: a lease that ran out (expiry), a reclaim, a release.");
         for (cause, verb) in [
@@ -224,10 +225,14 @@ impl Metrics {
         );
         let _ = writeln!(out, "claimdag_up 1");
         let mut by: BTreeMap<(String, &'static str), u64> = BTreeMap::new();
+        let mut money: BTreeMap<String, Money> = BTreeMap::new();
         let (mut age, mut wait) = (Histogram::default(), Histogram::default());
         for v in &nodes {
             *by.entry((v.node.workspace.clone(), v.display.as_str()))
                 .or_default() += 1;
+            if v.overdue || v.node.budget.is_some() || !v.node.spent.is_zero() {
+                money.entry(v.node.workspace.clone()).or_default().add(v);
+            }
             if let Some(at) = v.node.claimed_at.filter(|_| v.node.holder.is_some()) {
                 age.observe(AGES, seconds(now, at));
                 wait.observe(AGES, seconds(at, v.node.created_at));
@@ -247,6 +252,7 @@ impl Metrics {
             );
         }
         holders(store, &nodes, out);
+        Money::write(&money, out);
         head(
             out,
             "claimdag_lease_age_seconds",
@@ -261,24 +267,46 @@ impl Metrics {
             "For each live claim, how long its node waited from its creation to the claim.",
         );
         wait.write(out, "claimdag_time_to_claim_seconds", "", AGES);
-        if let Some(dir) = store.dir() {
-            let bytes: u64 = std::fs::read_dir(dir)
-                .map(|d| {
-                    d.flatten()
-                        .filter_map(|e| e.metadata().ok())
-                        .map(|m| m.len())
-                        .sum()
-                })
-                .unwrap_or(0);
-            head(
-                out,
-                "claimdag_store_bytes",
-                "gauge",
-                "The store directory's files, in bytes.",
-            );
-            let _ = writeln!(out, "claimdag_store_bytes {bytes}");
-        }
+        store_bytes(store, out);
     }
+}
+
+/// `claimdag_decisions_total`: what people and limits decided, from the history's verbs.
+fn decisions(ev: &dyn Fn(&str) -> u64, out: &mut String) {
+    head(
+        out,
+        "claimdag_decisions_total",
+        "counter",
+        "What people and limits decided since the server started: gates approved and \
+         rejected, parked nodes retried, deadlines passed, budgets spent.",
+    );
+    for verb in ["approve", "reject", "retry", "overdue", "over_budget"] {
+        let _ = writeln!(
+            out,
+            "claimdag_decisions_total{{verb=\"{verb}\"}} {}",
+            ev(verb)
+        );
+    }
+}
+
+/// `claimdag_store_bytes`, for a store in a directory.
+fn store_bytes(store: &Store, out: &mut String) {
+    let Some(dir) = store.dir() else { return };
+    let bytes: u64 = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    head(
+        out,
+        "claimdag_store_bytes",
+        "gauge",
+        "The store directory's files, in bytes.",
+    );
+    let _ = writeln!(out, "claimdag_store_bytes {bytes}");
 }
 
 fn seconds(later: Millis, earlier: Millis) -> f64 {
@@ -321,5 +349,76 @@ fn holders(store: &Store, nodes: &[crate::view::NodeView], out: &mut String) {
             actor.hex(),
             label(names.get(actor).unwrap_or_default())
         );
+    }
+}
+
+/// A gauge of [`Money`]: its name, its help, its value in one workspace.
+type Row<'a> = (&'a str, &'a str, &'a dyn Fn(&Money) -> String);
+
+/// One workspace's deadlines and spend: overdue nodes, and the tokens and cost its nodes
+/// spent against their budgets.
+#[derive(Default)]
+struct Money {
+    overdue: u64,
+    spent_tokens: u64,
+    spent_cost: u64,
+    budget_tokens: u64,
+    budget_cost: u64,
+    over: u64,
+}
+
+impl Money {
+    fn add(&mut self, v: &crate::view::NodeView) {
+        let n = &v.node;
+        self.overdue += u64::from(v.overdue);
+        self.spent_tokens = self.spent_tokens.saturating_add(n.spent.tokens);
+        self.spent_cost = self.spent_cost.saturating_add(n.spent.cost_micros);
+        if let Some(b) = n.budget {
+            self.budget_tokens = self.budget_tokens.saturating_add(b.tokens.unwrap_or(0));
+            self.budget_cost = self.budget_cost.saturating_add(b.cost_micros.unwrap_or(0));
+        }
+        self.over += u64::from(n.is_over_budget());
+    }
+
+    fn write(all: &BTreeMap<String, Money>, out: &mut String) {
+        let cost = |micros: u64| crate::model::decisions::format_cost(micros);
+        let rows: [Row; 6] = [
+            (
+                "claimdag_nodes_overdue",
+                "Unfinished live nodes past their deadline.",
+                &|m| m.overdue.to_string(),
+            ),
+            (
+                "claimdag_nodes_over_budget",
+                "Live nodes that spent past their budget.",
+                &|m| m.over.to_string(),
+            ),
+            (
+                "claimdag_spent_tokens",
+                "Tokens the live nodes' claims reported spending.",
+                &|m| m.spent_tokens.to_string(),
+            ),
+            (
+                "claimdag_budget_tokens",
+                "Tokens the live nodes' budgets allow (nodes with a token budget).",
+                &|m| m.budget_tokens.to_string(),
+            ),
+            (
+                "claimdag_spent_cost",
+                "Cost the live nodes' claims reported spending.",
+                &|m| cost(m.spent_cost),
+            ),
+            (
+                "claimdag_budget_cost",
+                "Cost the live nodes' budgets allow (nodes with a cost budget).",
+                &|m| cost(m.budget_cost),
+            ),
+        ];
+        for (name, help, value) in rows {
+            head(out, name, "gauge", help);
+            for (ws, m) in all {
+                let _ = writeln!(out, "{name}{{workspace=\"{}\"}} {}", label(ws), value(m));
+            }
+        }
     }
 }

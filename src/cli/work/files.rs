@@ -7,7 +7,10 @@
 //! - `CLAIMDAG_PROGRESS_FILE`: what the command writes there is its checkpoint, sent with
 //!   the next renewal when it changed (its first 64 KiB, as text);
 //! - `CLAIMDAG_OUTPUT_FILE`: JSON the command writes there is stored as the node's output
-//!   when it is completed.
+//!   when it is completed;
+//! - `CLAIMDAG_USAGE_FILE`: `tokens=N[,cost=X]`, what the command has spent so far (its
+//!   total), sent with the next renewal when it changed; past the node's budget the worker
+//!   is asked to stop it.
 
 use crate::error::{Error, Result};
 use crate::id::Id;
@@ -31,6 +34,9 @@ const LOOK_EVERY: Duration = Duration::from_millis(500);
 pub(super) struct JobFiles {
     dir: PathBuf,
     sent: Option<String>,
+    /// The usage file's text last taken, and a report read since and not yet taken.
+    usage_seen: Option<String>,
+    usage_new: Option<crate::model::Usage>,
     look_every: Duration,
     next_look: Instant,
 }
@@ -46,6 +52,8 @@ impl JobFiles {
         let files = JobFiles {
             dir,
             sent: None,
+            usage_seen: None,
+            usage_new: None,
             look_every: LOOK_EVERY.min(Duration::from_millis((ttl_ms / 3).max(1))),
             next_look: Instant::now(),
         };
@@ -74,11 +82,36 @@ impl JobFiles {
         self.dir.join("output.json")
     }
 
-    /// Puts the three paths in the command's environment.
+    fn usage_file(&self) -> PathBuf {
+        self.dir.join("usage")
+    }
+
+    /// The spend the usage file reported since it was last taken, if it changed and reads
+    /// as `tokens=N[,cost=X]` (a file that does not is left until it does).
+    pub(super) fn take_usage(&mut self) -> Option<crate::model::Usage> {
+        self.usage_new.take()
+    }
+
+    fn look_at_usage(&mut self) {
+        let Some(text) = read_progress(&self.usage_file()) else {
+            return;
+        };
+        let text = text.trim().to_string();
+        if self.usage_seen.as_deref() == Some(text.as_str()) {
+            return;
+        }
+        if let Ok(u) = crate::model::Usage::parse("usage", &text) {
+            self.usage_new = Some(u);
+            self.usage_seen = Some(text);
+        }
+    }
+
+    /// Puts the four paths in the command's environment.
     pub(super) fn env(&self, cmd: &mut Command) {
         cmd.env("CLAIMDAG_INPUTS", self.inputs())
             .env("CLAIMDAG_PROGRESS_FILE", self.progress_file())
-            .env("CLAIMDAG_OUTPUT_FILE", self.output_file());
+            .env("CLAIMDAG_OUTPUT_FILE", self.output_file())
+            .env("CLAIMDAG_USAGE_FILE", self.usage_file());
     }
 
     /// The progress file's text when it is time to look again and it changed since it was
@@ -90,6 +123,7 @@ impl JobFiles {
             return None;
         }
         self.next_look = Instant::now() + self.look_every;
+        self.look_at_usage();
         let text = read_progress(&self.progress_file())?;
         if !last && self.sent.as_deref() == Some(text.as_str()) {
             return None;

@@ -16,13 +16,16 @@ The command runs without a shell, in a process group of its own, with stdin empt
 and finds the node in its environment: CLAIMDAG_NODE (the id), CLAIMDAG_GEN (the
 generation it was granted), CLAIMDAG_SUMMARY, CLAIMDAG_ACTOR, CLAIMDAG_DIR and
 CLAIMDAG_WORKSPACE. Read the summary from the environment (\"$CLAIMDAG_SUMMARY\"),
-never paste it into a shell line. Three files talk with the store, in a directory
+never paste it into a shell line. Four files talk with the store, in a directory
 only this user may enter, removed once the node is finished: CLAIMDAG_INPUTS holds
 a JSON object, the output of each prerequisite that is done, by id; what the
 command writes to CLAIMDAG_PROGRESS_FILE is its checkpoint (its first 64 KiB, sent
 with the next renewal when it changed; the node's next holder receives it); JSON
 it writes to CLAIMDAG_OUTPUT_FILE is stored as the node's output when it is
-completed (the dependents receive it as an input). An output file that is not
+completed (the dependents receive it as an input); tokens=N[,cost=X] it writes to
+CLAIMDAG_USAGE_FILE is what it has spent so far (its total), reported with the next
+renewal (past the node's budget the command is stopped as for a cancel request).
+An output file that is not
 JSON, or longer than 64 KiB as compact JSON, completes the node failed, its note
 saying why.
 

@@ -367,6 +367,7 @@ mod tests {
                 gen: None,
                 ttl_ms: None,
                 progress: Some("half".into()),
+                usage: None,
             },
         ];
         for req in requests {

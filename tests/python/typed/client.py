@@ -20,8 +20,8 @@ Display = Literal[
 ]
 EventVerb = Literal[
     "create", "update", "link", "unlink", "claim", "renew", "release", "expire", "reclaim",
-    "complete", "cancel", "cancel_request", "reopen", "retry", "approve", "reject", "archive",
-    "unarchive", "config",
+    "complete", "cancel", "cancel_request", "reopen", "retry", "approve", "reject", "settle",
+    "overdue", "over_budget", "archive", "unarchive", "config",
 ]
 ErrorCode = Literal[
     "not_found", "already_claimed", "assignee_busy", "not_ready", "attempts_exhausted",

@@ -11,7 +11,8 @@
 //! the number of nodes, only sizes the reader's list before the nodes are parsed (a
 //! snapshot without it, or with a wrong one, reads the same). `claimed` (before the nodes)
 //! lists the claimed nodes (and `rated`, when there are any, the nodes granted under a
-//! rate with their last grant); after the nodes come an index of them by id and a trailer of
+//! rate with their last grant, and `due`, the unfinished nodes whose deadline is still to
+//! be recorded as passed); after the nodes come an index of them by id and a trailer of
 //! page checksums, so that a reader reads and decodes only the nodes it is asked for (see
 //! `paged.rs`). A snapshot without them (an older writer) is read whole; one whose
 //! trailer is there but does not describe it is read whole only if every page still matches
@@ -49,6 +50,8 @@ struct Head<'a> {
     scheduled: &'a BTreeMap<Id, crate::model::Millis>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     rated: &'a BTreeMap<Id, crate::model::Millis>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    due: &'a BTreeMap<Id, crate::model::Millis>,
 }
 
 struct In {
@@ -62,6 +65,8 @@ struct In {
     scheduled: BTreeMap<Id, crate::model::Millis>,
     /// The nodes granted under a rate, with their last grant (absent: none).
     rated: BTreeMap<Id, crate::model::Millis>,
+    /// The unfinished nodes with a deadline not yet recorded as passed (absent: none).
+    due: BTreeMap<Id, crate::model::Millis>,
     nodes: Vec<Node>,
     /// The trailer is there (its fields are not read here).
     lazy: bool,
@@ -120,6 +125,7 @@ pub fn write_with(w: &mut dyn Write, state: &State, seq: u64, pick: bool) -> std
         claimed: state.claimed_ids(),
         scheduled: state.scheduled(),
         rated: state.rated(),
+        due: state.due(),
     };
     let mut head = serde_json::to_vec(&head)?;
     head.pop(); // the closing brace: the nodes come next
@@ -318,6 +324,7 @@ fn layered(src: paged::Source) -> std::result::Result<(State, u64), paged::Sourc
             claimed: Some(claimed),
             scheduled,
             rated,
+            due,
             ..
         }) if (OLDEST_FORMAT..=FORMAT).contains(&format) && count == b.len() as u64 => Ok((
             State::layered(
@@ -326,6 +333,7 @@ fn layered(src: paged::Source) -> std::result::Result<(State, u64), paged::Sourc
                 claimed,
                 scheduled,
                 rated,
+                due,
                 archived,
             ),
             seq,
@@ -389,6 +397,7 @@ enum Field {
     Claimed,
     Scheduled,
     Rated,
+    Due,
     Nodes,
     Lazy,
     #[serde(other)]
@@ -431,6 +440,7 @@ impl<'de> Visitor<'de> for InVisitor {
         let (mut count, mut claimed, mut nodes) = (None, None, None::<Vec<Node>>);
         let mut scheduled = None;
         let mut rated = None;
+        let mut due = None;
         let mut lazy = false;
         while let Some(key) = m.next_key::<Field>()? {
             match key {
@@ -442,6 +452,7 @@ impl<'de> Visitor<'de> for InVisitor {
                 Field::Claimed => once(&mut m, &mut claimed, "claimed")?,
                 Field::Scheduled => once(&mut m, &mut scheduled, "scheduled")?,
                 Field::Rated => once(&mut m, &mut rated, "rated")?,
+                Field::Due => once(&mut m, &mut due, "due")?,
                 Field::Nodes => {
                     fresh(&nodes, "nodes")?;
                     let capacity = count.unwrap_or(0).min(self.most as u64) as usize;
@@ -465,6 +476,7 @@ impl<'de> Visitor<'de> for InVisitor {
             claimed,
             scheduled: scheduled.unwrap_or_default(),
             rated: rated.unwrap_or_default(),
+            due: due.unwrap_or_default(),
             nodes: nodes.ok_or_else(|| de::Error::missing_field("nodes"))?,
             lazy,
         })
