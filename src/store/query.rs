@@ -151,6 +151,11 @@ pub struct Page {
     pub now: Millis,
 }
 
+/// A gate whose prerequisites are done: a person's decision is all it waits for.
+fn waits_for_a_person(v: &Reading<'_>, n: &Node) -> bool {
+    n.kind == crate::model::GATE && rules::display(v.state, n, v.now) == DisplayWord::Ready
+}
+
 /// A page of `filter.workspace`: it walks the live nodes without copying them and copies
 /// only the rows it returns.
 pub(super) fn page(v: &Reading<'_>, filter: &PageFilter) -> Page {
@@ -184,6 +189,8 @@ pub(super) fn page(v: &Reading<'_>, filter: &PageFilter) -> Page {
         }
     }
     counts.sort_by_key(|(w, _)| *w as u8);
+    // Gates waiting for a person come first: the lead's decisions are the page's top.
+    matched.sort_by_key(|n| !waits_for_a_person(v, n));
     let limit = filter.limit.max(1);
     let last = matched.len().saturating_sub(1) / limit * limit;
     let offset = filter.offset.min(last);

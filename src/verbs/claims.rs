@@ -158,8 +158,7 @@ pub struct Renew {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "TEXT"))]
     pub progress: Option<String>,
-    /// What this claim has spent so far, its total: `tokens=N[,cost=X]`. The node sums
-    /// its claims' spend; past its budget the holder is asked to stop.
+    /// This claim's spend so far: tokens=N[,cost=X].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "SPEND"))]
     pub usage: Option<String>,

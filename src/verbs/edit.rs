@@ -61,12 +61,11 @@ pub struct Upsert {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "WHEN"))]
     pub not_before: Option<String>,
-    /// Past this time an unfinished node is overdue: RFC 3339, or +DUR from now.
+    /// Overdue past this time (RFC 3339, or +DUR).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "WHEN"))]
     pub deadline: Option<String>,
-    /// The most the node may spend, `tokens=N[,cost=X]`: past it the holder is asked to
-    /// stop.
+    /// Most it may spend: tokens=N[,cost=X].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "SPEND"))]
     pub budget: Option<String>,

@@ -304,3 +304,45 @@ def test_a_live_write_updates_a_row_on_the_page_shown(
         until("the import", lambda: info(browser) == "rows 201-400 of 1450")
         time.sleep(1)
         assert browser.execute_script(fetches) - before <= 4
+
+
+def test_a_lead_decides_gates_first_and_sees_epics_deadlines_and_spend(
+        store_dir: pathlib.Path, browser: WebDriver) -> None:
+    epic = run(store_dir, "upsert", "--kind", "epic", "--summary", "release 2.0")
+    run(store_dir, "upsert", "--summary", "write the notes", "--parent", epic,
+        "--deadline", "2020-01-01T00:00:00Z", "--budget", "tokens=100")
+    gate = run(store_dir, "upsert", "--kind", "gate", "--summary", "sign off the release")
+    stale = run(store_dir, "upsert", "--kind", "gate", "--summary", "a page saw it before")
+    with served(store_dir) as s:
+        browser.get(f"{s.url}?token={s.token}")
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        ids = browser.execute_script(
+            "return [...document.querySelectorAll('tr[data-id]')].map(r => r.dataset.id)")
+        assert ids[:2] == [gate, stale], "the gates waiting for a person come first"
+        assert "0/1" in row(browser, epic).find_element(By.CSS_SELECTOR, ".children").text
+        # An epic follows its children: no button acts on it.
+        assert row(browser, epic).find_elements(By.CSS_SELECTOR, "button.act") == []
+        notes = [r for r in ids if r not in (epic, gate, stale)][0]
+        assert row(browser, notes).find_elements(By.CSS_SELECTOR, ".overdue")
+        assert "spent tokens=0 of tokens=100" in row(browser, notes).text
+        actor = browser.find_element(By.NAME, "actor")
+        actor.clear()
+        actor.send_keys("name:lead")
+        click(browser, gate, 'button[data-verb="approve"]')
+        until("the approval", lambda: status_of(browser, gate) == "done")
+        # Another process decided the other gate and reopened it; a page that still shows
+        # generation 1 (one that missed the update) approves: refused, nothing changes.
+        run(store_dir, "reject", stale, "--gen", "1")
+        run(store_dir, "reopen", stale)
+        until("the reopened gate", lambda: row(browser, stale).get_attribute("data-gen") == "2")
+        browser.execute_script("arguments[0].dataset.gen = '1'", row(browser, stale))
+        click(browser, stale, 'button[data-verb="approve"]')
+        message = browser.find_element(By.ID, "message")
+        until("the refusal", lambda: "refused" in message.text)
+        assert "showed generation 1" in message.text
+        browser.save_screenshot(str(ROOT / "target" / "dashboard-decisions.png"))
+    shown = json.loads(run(store_dir, "--json", "show", stale))
+    assert (shown["status"], shown["generation"]) == ("todo", 2)
+    approved = [e for e in json.loads(run(store_dir, "--json", "log", gate))
+                if e["verb"] == "approve"]
+    assert approved[0]["door"] == "dashboard" and approved[0]["generation"] == 1

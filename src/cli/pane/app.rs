@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::id::{Actor, Id};
 use crate::model::HistoryLine;
 use crate::verbs::{self, Ctx, Verb};
-use crate::{ListFilter, NodeView, Status};
+use crate::{DisplayWord, ListFilter, NodeView, Status};
 
 /// A key, as the pane reads it (terminal events are turned into these).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,12 +41,20 @@ pub enum Action {
     Reopen,
     Archive,
     Reclaim,
+    /// Decide a gate: done, or failed.
+    Approve,
+    Reject,
+    /// Give a parked node fresh attempts.
+    Retry,
 }
 
 impl Action {
     /// Every action with its key and what the footer calls it.
-    pub const KEYS: [(char, Action, &'static str); 11] = [
+    pub const KEYS: [(char, Action, &'static str); 14] = [
         ('n', Action::ClaimNext, "claim next"),
+        ('y', Action::Approve, "approve"),
+        ('N', Action::Reject, "reject"),
+        ('T', Action::Retry, "retry"),
         ('c', Action::Claim, "claim"),
         ('r', Action::Renew, "renew"),
         ('l', Action::Release, "release"),
@@ -58,6 +66,30 @@ impl Action {
         ('a', Action::Archive, "archive"),
         ('R', Action::Reclaim, "reclaim expired"),
     ];
+
+    /// Whether the action can do something to `v` (the selected node; `None`: none), as
+    /// the footer offers it.
+    pub fn applies(self, v: Option<&NodeView>) -> bool {
+        use crate::model::{is_container, GATE};
+        let Some(v) = v else {
+            return matches!(self, Action::ClaimNext | Action::Reclaim);
+        };
+        let (n, d) = (&v.node, v.display);
+        let gate = n.kind == GATE;
+        match self {
+            Action::ClaimNext | Action::Reclaim => true,
+            Action::Claim => matches!(d, DisplayWord::Ready | DisplayWord::Expired) && !gate,
+            Action::Renew | Action::Release | Action::Done | Action::Failed => {
+                n.status == Status::Claimed
+            }
+            Action::RequestCancel => n.status == Status::Claimed,
+            Action::Cancel => !n.status.is_terminal() && !is_container(&n.kind),
+            Action::Reopen => n.status.is_terminal() && !is_container(&n.kind),
+            Action::Archive => n.status.is_terminal(),
+            Action::Approve | Action::Reject => gate && d == DisplayWord::Ready,
+            Action::Retry => d == DisplayWord::Parked,
+        }
+    }
 
     /// Actions that end or hand back work ask first.
     pub fn asks_first(self) -> bool {
@@ -443,7 +475,13 @@ impl<'a> App<'a> {
     fn run(&mut self, action: Action, id: Option<Id>, gen: u64) {
         let needs_actor = !matches!(
             action,
-            Action::Reopen | Action::Archive | Action::Reclaim | Action::RequestCancel
+            Action::Reopen
+                | Action::Archive
+                | Action::Reclaim
+                | Action::RequestCancel
+                | Action::Approve
+                | Action::Reject
+                | Action::Retry
         );
         if needs_actor && self.cx.actor.is_none() {
             return self.say_err(&no_actor());
@@ -553,8 +591,43 @@ impl<'a> App<'a> {
                 let n = req.run(cx)?.0.len();
                 format!("handed back {n} expired claim(s)")
             }
+            Action::Approve | Action::Reject | Action::Retry => self.decide(action, node, gen)?,
         };
         Ok((text, None))
+    }
+
+    /// A person's decision at `gen`: approve or reject a gate, retry a parked node.
+    fn decide(&self, action: Action, node: String, gen: u64) -> Result<String> {
+        let cx = &self.cx;
+        let short = node.get(..8).unwrap_or_default().to_string();
+        let actor = cx.actor.map(|a| a.hex());
+        Ok(match action {
+            Action::Approve | Action::Reject => {
+                let approve = action == Action::Approve;
+                let status = if approve {
+                    let req = verbs::Approve {
+                        node,
+                        gen,
+                        note: None,
+                        actor,
+                    };
+                    req.run(cx)?.status
+                } else {
+                    let req = verbs::Reject {
+                        node,
+                        gen,
+                        note: None,
+                        actor,
+                    };
+                    req.run(cx)?.status
+                };
+                format!("{short}... {status} at gen {gen}")
+            }
+            _ => {
+                let req = verbs::Retry { node, gen };
+                format!("retried {short}...: now gen {}", req.run(cx)?.generation)
+            }
+        })
     }
 
     /// Completes `node` (shown as `short`) with `status` at `gen`, as the pane's actor.

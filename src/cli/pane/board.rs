@@ -198,6 +198,11 @@ pub fn rows(snap: &Board, filters: &Filters) -> Vec<Row> {
             _ => roots.push(i),
         }
     }
+    // Gates waiting for a person come first: the lead's decisions are the top of the pane.
+    roots.sort_by_key(|&i| {
+        let v = &snap.nodes[i];
+        !(v.node.kind == crate::model::GATE && v.display == DisplayWord::Ready)
+    });
     let mut out = Vec::with_capacity(roots.len());
     let mut stack: Vec<(usize, u16)> = roots.into_iter().rev().map(|i| (i, 0)).collect();
     while let Some((i, depth)) = stack.pop() {

@@ -65,10 +65,11 @@ fn frame(f: &mut Frame<'_>, app: &App<'_>, window: Option<Window>) {
     }
     let mut details = details(app, detail_width(area.width));
     let shown = window.map_or(app.rows.len(), |w| w.rows);
+    let footer = footer(app, usize::from(area.width));
     let [head, body, foot] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Min(4),
-        Constraint::Length(2),
+        Constraint::Length(lines_u16(footer.len())),
     ])
     .areas(area);
     f.render_widget(Paragraph::new(header(app)), head);
@@ -100,7 +101,7 @@ fn frame(f: &mut Frame<'_>, app: &App<'_>, window: Option<Window>) {
         Paragraph::new(details).block(Block::bordered().title(title)),
         detail_area,
     );
-    f.render_widget(Paragraph::new(footer(app)), foot);
+    f.render_widget(Paragraph::new(footer), foot);
     if app.mode == Mode::Help {
         help(f, body);
     }
@@ -181,6 +182,15 @@ fn row(app: &App<'_>, v: &NodeView, depth: u16, selected: bool) -> Line<'static>
     ];
     if n.cancel_requested.is_some() {
         spans.push(Span::styled("[cancel?] ", CANCEL));
+    }
+    if v.overdue {
+        spans.push(Span::styled("[overdue] ", CANCEL));
+    }
+    if let Some(c) = n.children {
+        spans.push(Span::styled(
+            format!("[{}/{}] ", c.total - c.open(), c.total),
+            Style::new().fg(Color::Cyan),
+        ));
     }
     spans.push(Span::raw(text::one_line(&n.summary)));
     if let Some(p) = n.progress.as_deref() {
@@ -359,7 +369,9 @@ pub fn details(app: &App<'_>, width: usize) -> Vec<Line<'static>> {
     out
 }
 
-fn footer(app: &App<'_>) -> Vec<Line<'static>> {
+/// The message line, then the keys that do something to the selected node, wrapped at
+/// `width` columns.
+fn footer(app: &App<'_>, width: usize) -> Vec<Line<'static>> {
     let first = if let Some(q) = app.question() {
         Line::styled(
             q,
@@ -389,21 +401,35 @@ fn footer(app: &App<'_>) -> Vec<Line<'static>> {
     } else {
         Line::from(text::one_line(&app.describe_filters()))
     };
+    let selected = app.selected_node();
     let keys: Vec<String> = ["? help", "q quit"]
         .map(String::from)
         .into_iter()
         .chain(
             Action::KEYS
                 .iter()
+                .filter(|(_, a, _)| a.applies(selected))
                 .map(|(k, _, what)| format!("{k} {what}")),
         )
         .chain(["/ search", "t finished"].map(String::from))
         .collect();
-    vec![
-        first,
-        Line::styled(keys.join("  "), Style::new().fg(Color::DarkGray)),
-    ]
+    let mut out = vec![first];
+    let mut line = String::new();
+    for k in keys {
+        if !line.is_empty() && line.len() + 2 + k.len() > width {
+            out.push(Line::styled(std::mem::take(&mut line), KEYS));
+        }
+        if !line.is_empty() {
+            line.push_str("  ");
+        }
+        line.push_str(&k);
+    }
+    out.push(Line::styled(line, KEYS));
+    out
 }
+
+/// The keys' line.
+const KEYS: Style = Style::new().fg(Color::DarkGray);
 
 fn help(f: &mut Frame<'_>, area: Rect) {
     let mut lines = vec![Line::from(
@@ -450,6 +476,7 @@ pub fn dump(app: &App<'_>, width: u16, height: Option<u16>) -> String {
         return frame_lines(app, width, h.max(MIN_HEIGHT), None).concat();
     }
     let info = details(app, detail_width(width)).len();
+    let foot = footer(app, usize::from(width)).len();
     let side = width >= SIDE_BY_SIDE;
     // The lines of the body that pieces share: side by side the forest's and the details',
     // else the forest's (the details come under it, in the last piece).
@@ -463,7 +490,11 @@ pub fn dump(app: &App<'_>, width: u16, height: Option<u16>) -> String {
     loop {
         let rows = (body - top).min(DUMP_ROWS);
         let (first, last) = (top == 0, top + rows == body);
-        let tall = if side { rows + 6 } else { rows + info + 8 };
+        let tall = if side {
+            rows + 4 + foot
+        } else {
+            rows + info + 6 + foot
+        };
         let window = Window { top, rows };
         let lines = frame_lines(app, width, lines_u16(tall).max(MIN_HEIGHT), Some(window));
         // The header and the top border come from the first piece, the bottom border, the

@@ -440,3 +440,98 @@ fn capital_x_asks_the_holder_to_stop_with_a_reason_typed_in_the_footer() {
     app.key(Key::Enter);
     assert_eq!(status(&fx, b).0, Status::Cancelled);
 }
+
+/// A waiting gate is the first row, `y` approves it and `N` rejects one (both asked first,
+/// at the generation shown); `T` retries a parked node; an epic's row shows its children
+/// finished of all, an overdue node says so; and the keys offered fit 80 columns whatever
+/// is selected (only those that act on the selection are offered).
+#[test]
+fn gates_come_first_and_are_decided_by_key_and_the_footer_fits_80_columns() {
+    let fx = fixture();
+    let s = &fx.store;
+    let epic = upsert(
+        s,
+        Upsert {
+            summary: "release".into(),
+            kind: Some("epic".into()),
+            ..Upsert::default()
+        },
+    );
+    let work = node(s, "work", 1, Some(epic));
+    let gate = |summary: &str| {
+        upsert(
+            s,
+            Upsert {
+                summary: summary.into(),
+                kind: Some("gate".into()),
+                ..Upsert::default()
+            },
+        )
+    };
+    let (ship, hold) = (gate("ship it"), gate("hold it"));
+    decide_and_retry(&fx, epic, work, ship, hold);
+}
+
+/// The second half of the test above: the keys, and the footer at 80 columns.
+fn decide_and_retry(fx: &Fixture, epic: Id, work: Id, ship: Id, hold: Id) {
+    let s = &fx.store;
+    let late = upsert(
+        s,
+        Upsert {
+            summary: "late".into(),
+            deadline: Some("2020-01-01T00:00:00Z".into()),
+            max_attempts: Some(1),
+            ..Upsert::default()
+        },
+    );
+    let mut a = app(fx);
+    let f = frame(&a, 100, 30);
+    let rows: Vec<&str> = f.lines().filter(|l| l.contains(" g")).collect();
+    assert!(
+        rows[0].contains("ship it") && rows[1].contains("hold it"),
+        "{f}"
+    );
+    assert!(row_of(&f, epic).contains("[0/1]"), "{f}");
+    assert!(row_of(&f, late).contains("[overdue]"), "{f}");
+    select(&mut a, ship);
+    keys(&mut a, "yy");
+    assert_eq!(status(fx, ship).0, Status::Done);
+    select(&mut a, hold);
+    keys(&mut a, "Ny");
+    assert_eq!(status(fx, hold).0, Status::Failed);
+    let g = s.claim(late, fx.other, None, None).unwrap();
+    s.release(late, fx.other, g).unwrap();
+    a.reload();
+    select(&mut a, late);
+    assert_eq!(
+        a.selected_node().unwrap().display,
+        crate::DisplayWord::Parked
+    );
+    keys(&mut a, "Ty");
+    assert_eq!(
+        a.selected_node().unwrap().display,
+        crate::DisplayWord::Ready
+    );
+    let g = s.claim(work, fx.me, None, None).unwrap();
+    s.complete(work, Status::Done, g, Some(fx.me), None)
+        .unwrap();
+    keys(&mut a, "t");
+    a.reload();
+    for id in [epic, work, ship, hold, late] {
+        select(&mut a, id);
+        let f = frame(&a, 80, 30);
+        // Every key offered shows whole in the footer's lines (a frame cuts what is wider).
+        let footer: String = f.lines().rev().take(3).collect::<Vec<_>>().join("  ");
+        let offered = super::app::Action::KEYS
+            .iter()
+            .filter(|(_, act, _)| act.applies(a.selected_node()));
+        for (k, _, what) in offered {
+            assert!(
+                footer.contains(&format!("{k} {what}")),
+                "{k} {what} in\n{f}"
+            );
+        }
+        assert!(footer.contains("t finished"), "{f}");
+    }
+    assert!(row_of(&frame(&a, 100, 30), epic).contains("[1/1]"));
+}

@@ -148,7 +148,7 @@ fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
          data-labels=\"{labels}\" data-holder=\"{holder}\" class=\"{word}{crit}\">\
          <td class=\"id\"><button type=\"button\" class=\"link show\">{short}</button></td>\
          <td class=\"summary\">{summary}{labelled}</td>\
-         <td class=\"status\"><span class=\"word\">{word}</span>{star} <span class=\"gen\">gen {gen}</span></td>\
+         <td class=\"status\"><span class=\"word\">{word}</span>{flags}{star} <span class=\"gen\">gen {gen}</span></td>\
          <td class=\"holder\">{holder_short}</td><td class=\"lease\">{lease}</td>\
          <td class=\"why\">{why}</td><td class=\"actions\">{actions}</td></tr>",
         id = n.id,
@@ -165,6 +165,7 @@ fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
             .map(|l| format!(" <span class=\"label\">{}</span>", html(l)))
             .chain(after(v))
             .collect::<String>(),
+        flags = flags(v),
         star = if critical {
             " <span class=\"crit\" title=\"on the critical path\">critical</span>"
         } else {
@@ -187,6 +188,23 @@ fn after(v: &NodeView) -> Option<String> {
     let soft = n.soft_deps.iter().map(|d| format!("{} (soft)", d.short()));
     let all: Vec<String> = hard.chain(soft).collect();
     (!all.is_empty()).then(|| format!("<br><span class=\"deps\">after {}</span>", all.join(", ")))
+}
+
+/// Beside the word: `overdue` past the deadline, a container's children finished of all.
+fn flags(v: &NodeView) -> String {
+    let mut out = String::new();
+    if v.overdue {
+        out.push_str(" <span class=\"overdue\" title=\"past its deadline\">overdue</span>");
+    }
+    if let Some(c) = v.node.children {
+        let _ = write!(
+            out,
+            " <span class=\"children\" title=\"children finished of all\">{}/{}</span>",
+            c.total - c.open(),
+            c.total
+        );
+    }
+    out
 }
 
 /// A live claim's countdown (the script ticks it), or nothing.
@@ -243,6 +261,24 @@ fn why(v: &NodeView) -> String {
     if let Some(note) = &n.note {
         parts.push(format!("<span class=\"note\">{}</span>", html(note)));
     }
+    if let Some(d) = n.deadline {
+        parts.push(format!(
+            "<span class=\"deadline\">due {}</span>",
+            crate::format_time(d)
+        ));
+    }
+    if n.budget.is_some() || !n.spent.is_zero() {
+        let of = n.budget.map(|b| format!(" of {b}")).unwrap_or_default();
+        let over = if n.is_over_budget() {
+            " (over budget)"
+        } else {
+            ""
+        };
+        parts.push(format!(
+            "<span class=\"spend\">spent {}{of}{over}</span>",
+            n.spent
+        ));
+    }
     parts.join("<br>")
 }
 
@@ -251,6 +287,10 @@ fn actions(v: &NodeView) -> String {
     let b = |verb: &str, label: &str| {
         format!("<button type=\"button\" class=\"act\" data-verb=\"{verb}\">{label}</button>")
     };
+    if crate::model::is_container(&v.node.kind) {
+        // Its status follows its children: nothing to do to it by hand.
+        return String::new();
+    }
     if v.node.kind == crate::model::GATE && v.display == DisplayWord::Ready {
         return [
             b("approve", "approve"),
