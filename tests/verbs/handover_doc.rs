@@ -1,6 +1,6 @@
-//! How-to guides that run as written: the shell block of docs/how-to/handover.md and of
-//! docs/how-to/separate-files.md, each on a fresh store, prints what its `# ->` lines say,
-//! in order.
+//! How-to guides that run as written: the shell block of docs/how-to/handover.md, of
+//! docs/how-to/separate-files.md and of docs/how-to/decisions.md, each on a fresh store,
+//! prints what its `# ->` lines say, in order.
 
 use crate::common::Store;
 
@@ -12,6 +12,11 @@ fn the_handover_walkthrough_prints_what_it_says() {
 #[test]
 fn the_separate_files_walkthrough_prints_what_it_says() {
     runs_as_written("docs/how-to/separate-files.md");
+}
+
+#[test]
+fn the_decisions_walkthrough_prints_what_it_says() {
+    runs_as_written("docs/how-to/decisions.md");
 }
 
 fn runs_as_written(path: &str) {
