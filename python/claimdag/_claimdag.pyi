@@ -467,6 +467,10 @@ class Settings:
         """How much history stays live: "all", a duration ("7d") or a number of events
         ("1000000"); older history moves to the archive, which ``Store.log(all=True)``
         reads."""
+    @property
+    def deadline_action(self) -> Literal["none", "cancel"]:
+        """"cancel": the holder of a node past its deadline is asked to stop; "none": the
+        node is only marked overdue."""
     def to_dict(self) -> _SettingsDict:
         """The settings as a dict.
 
@@ -1089,6 +1093,7 @@ class Store:
         retry_delay: Optional[_Duration] = None,
         retry_delay_max: Optional[_Duration] = None,
         history_keep: Optional[Union[str, int]] = None,
+        deadline_action: Optional[Literal["none", "cancel"]] = None,
     ) -> Settings:
         """Reads the settings, after changing those given. The changes are one locked write
         of those settings alone, so concurrent changes of other settings are kept.
@@ -1102,6 +1107,8 @@ class Store:
             retry_delay_max: The longest backoff.
             history_keep: How much history stays live: "all", a duration such as "7d",
                 or a number of events.
+            deadline_action: "cancel": ask the holder of a node past its deadline to stop;
+                "none": only mark it overdue.
 
         Returns:
             The Settings after the change.

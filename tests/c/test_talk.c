@@ -411,6 +411,66 @@ static void a_batch_of_claims_in_one_write(const char *tmp, const char *path) {
   claimdag_close(s);
 }
 
+/* `claimdag_call_json(s, verb, args)`, which must succeed; its reply (free it). */
+static char *call(claimdag_store *s, const char *verb, const char *args) {
+  char *out = NULL;
+  CHECK_OK(claimdag_call_json(s, verb, args, &out));
+  return out;
+}
+
+/* What people decide, through the one door to every verb: an epic follows its child, a
+ * gate is approved at its generation (a stale one refused, nothing changed), a deadline
+ * already past shows overdue, and the renewal that spends past the budget answers the
+ * request to stop. */
+static void people_and_budgets_decide(const char *tmp, const char *path) {
+  (void)tmp;
+  claimdag_store *s = open_store(path);
+  char epic[33], child[33], gate[33], args[512];
+  char *out = call(s, "upsert", "{\"summary\": \"release\", \"kind\": \"epic\"}");
+  CHECK(out != NULL && sscanf(out, "{\"id\":\"%32[0-9a-f]\"}", epic) == 1);
+  claimdag_string_free(out);
+  snprintf(args, sizeof args,
+           "{\"summary\": \"notes\", \"parent\": \"%s\", \"budget\": \"tokens=100\", "
+           "\"deadline\": \"2020-01-01T00:00:00Z\"}",
+           epic);
+  out = call(s, "upsert", args);
+  CHECK(out != NULL && sscanf(out, "{\"id\":\"%32[0-9a-f]\"}", child) == 1);
+  claimdag_string_free(out);
+  char *shown = NULL;
+  CHECK_OK(claimdag_get_json(s, child, &shown));
+  CHECK(shown != NULL && strstr(shown, "\"overdue\":true") != NULL);
+  CHECK(strstr(shown, "\"budget\":{\"tokens\":100}") != NULL);
+  claimdag_string_free(shown);
+  uint64_t gen = 0;
+  CHECK_CODE(claimdag_claim(s, epic, "name:w", &gen), CLAIMDAG_NOT_READY);
+  CHECK_OK(claimdag_claim(s, child, "name:w", &gen));
+  snprintf(args, sizeof args,
+           "{\"node\": \"%s\", \"actor\": \"name:w\", \"gen\": %llu, "
+           "\"usage\": \"tokens=150\"}",
+           child, (unsigned long long)gen);
+  out = call(s, "renew", args);
+  CHECK(out != NULL && strstr(out, "over budget: tokens 150 of 100") != NULL);
+  claimdag_string_free(out);
+  CHECK_OK(claimdag_complete(s, child, "done", gen));
+  CHECK_OK(claimdag_get_json(s, epic, &shown));
+  CHECK(shown != NULL && strstr(shown, "\"status\":\"done\"") != NULL);
+  claimdag_string_free(shown);
+  out = call(s, "upsert", "{\"summary\": \"sign off\", \"kind\": \"gate\"}");
+  CHECK(out != NULL && sscanf(out, "{\"id\":\"%32[0-9a-f]\"}", gate) == 1);
+  claimdag_string_free(out);
+  snprintf(args, sizeof args, "{\"node\": \"%s\", \"gen\": 2}", gate);
+  char *before = everything(s);
+  out = UNTOUCHED;
+  CHECK_CODE(claimdag_call_json(s, "approve", args, &out), CLAIMDAG_STALE_GENERATION);
+  CHECK(out == UNTOUCHED);
+  unchanged(s, before);
+  snprintf(args, sizeof args, "{\"node\": \"%s\", \"gen\": 1, \"note\": \"ok\"}", gate);
+  out = call(s, "approve", args);
+  CHECK(out != NULL && strstr(out, "\"status\":\"done\"") != NULL);
+  claimdag_string_free(out);
+  claimdag_close(s);
+}
+
 int main(void) {
   unsetenv("CLAIMDAG_WORKSPACE");
   unsetenv("CLAIMDAG_ACTOR");
@@ -422,5 +482,7 @@ int main(void) {
   run_test("complete_many is all or nothing", complete_many_is_all_or_nothing);
   run_test("refusals leave out-params untouched and change nothing", refusals_change_nothing);
   run_test("a batch of claims in one write", a_batch_of_claims_in_one_write);
+  run_test("epics, gates, deadlines and budgets through claimdag_call_json",
+           people_and_budgets_decide);
   return finish();
 }

@@ -293,7 +293,7 @@ static void config_and_check(const char *tmp, const char *path) {
   CHECK_OK(claimdag_config_json(s, &text));
   CHECK(strcmp(text, "{\"default_ttl_ms\":90000,\"max_held\":3,\"max_attempts\":2,"
                     "\"retry_delay_ms\":0,\"retry_delay_max_ms\":3600000,"
-                    "\"history_keep\":\"all\"}") == 0);
+                    "\"history_keep\":\"all\",\"deadline_action\":\"none\"}") == 0);
   claimdag_string_free(text);
   CHECK_OK(claimdag_upsert(s, "uses the default lease", NULL, NULL, a));
   CHECK_OK(claimdag_claim(s, a, me, &gen));

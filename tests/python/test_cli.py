@@ -91,6 +91,7 @@ def test_python_dash_m(store_dir: pathlib.Path, argv0: str) -> None:
         "retry_delay 0",
         "retry_delay_max 1h",
         "history_keep all",
+        "deadline_action none",
     ]
 
 

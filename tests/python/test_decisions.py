@@ -30,6 +30,9 @@ def test_an_epic_follows_its_children(store: claimdag.Store) -> None:
 
 
 def test_a_deadline_passed_is_overdue(store: claimdag.Store) -> None:
+    assert store.config(deadline_action="cancel").deadline_action == "cancel"
+    with pytest.raises(claimdag.InvalidInput, match="none or cancel"):
+        store.config(deadline_action="stop")  # type: ignore[arg-type]
     past = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
     late = store.upsert("late", deadline=past)
     soon = store.upsert("soon", deadline="+1h")

@@ -311,8 +311,12 @@ pub fn setting_changes(
     retry_delay: Option<&Bound<'_, PyAny>>,
     retry_delay_max: Option<&Bound<'_, PyAny>>,
     history_keep: Option<&Bound<'_, PyAny>>,
+    deadline_action: Option<String>,
 ) -> PyResult<Vec<(&'static str, String)>> {
     let mut changes: Vec<(&'static str, String)> = Vec::new();
+    if let Some(a) = deadline_action {
+        changes.push(("deadline_action", a));
+    }
     if let Given::Yes(v) = default_ttl {
         changes.push(("default_ttl", format!("{}ms", millis("default_ttl", &v)?)));
     }

@@ -519,10 +519,12 @@ impl Store {
     /// (seconds or a timedelta: the first backoff of a handed-back node, doubled with each
     /// attempt; 0: none), `retry_delay_max` (the longest backoff) and `history_keep`
     /// ("all", a duration such as "7d", or a number of events: how much history stays
-    /// live). Each change is one locked write of that setting alone, so concurrent changes
-    /// of other settings are kept.
+    /// live), `deadline_action` ("none" or "cancel": ask the holder of a node past its
+    /// deadline to stop). Each change is one locked write, so concurrent changes of other
+    /// settings are kept.
     #[pyo3(signature = (*, default_ttl=Given::No, max_held=None, max_attempts=Given::No,
-                        retry_delay=None, retry_delay_max=None, history_keep=None))]
+                        retry_delay=None, retry_delay_max=None, history_keep=None,
+                        deadline_action=None))]
     #[allow(clippy::too_many_arguments)] // one keyword argument per setting
     fn config(
         &self,
@@ -533,6 +535,7 @@ impl Store {
         retry_delay: Option<&Bound<'_, PyAny>>,
         retry_delay_max: Option<&Bound<'_, PyAny>>,
         history_keep: Option<&Bound<'_, PyAny>>,
+        deadline_action: Option<String>,
     ) -> PyResult<Settings> {
         // Every argument is converted first; then every change is one write, checked by
         // the core as a whole, so a refused call changes nothing.
@@ -544,6 +547,7 @@ impl Store {
             retry_delay,
             retry_delay_max,
             history_keep,
+            deadline_action,
         )?;
         let core = &self.core;
         detach(py, move || {

@@ -480,6 +480,13 @@ impl Settings {
         self.0.history_keep.to_string()
     }
 
+    /// "cancel": the holder of a node past its deadline is asked to stop; "none": the node
+    /// is only marked overdue.
+    #[getter]
+    fn deadline_action(&self) -> &str {
+        &self.0.deadline_action
+    }
+
     /// As the CLI's `config --json` gives it.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         dict(py, &self.0)
