@@ -234,6 +234,9 @@ $CARGO bench --bench talk -- "${quick[@]}" >"$OUT/talk.md" 2>"$OUT/talk.log" ||
 log "resources: claim_next among 1,000 claims of 5 globs each, a pool grant"
 $CARGO bench --bench resources -- "${quick[@]}" >"$OUT/resources.md" 2>"$OUT/resources.log" ||
     echo "(the resources bench failed: see $OUT/resources.log)" >"$OUT/resources.md"
+log "decisions: a claim's cycle under an epic of 10,000 children, deadlines, a budget"
+$CARGO bench --bench decisions -- "${quick[@]}" >"$OUT/decisions.md" 2>"$OUT/decisions.log" ||
+    echo "(the decisions bench failed: see $OUT/decisions.log)" >"$OUT/decisions.md"
 
 log "the pane: open, redraw and follow a write at 1k, 10k (and 100k) nodes"
 $CARGO bench --bench pane -- "${quick[@]}" >"$OUT/pane.md" 2>"$OUT/pane.log" ||
@@ -297,6 +300,10 @@ echo
 echo "Resources (globs held by live claims, a pool slot), one handle:"
 echo
 cat "$OUT/resources.md"
+echo
+echo "Epics, deadlines and budgets (a claim's cycle under them), one handle:"
+echo
+cat "$OUT/decisions.md"
 echo
 echo "Watching: a write of another process to a claimdag watch, as the history grows:"
 echo

@@ -355,10 +355,12 @@ pub fn pending<V: PickView>(tx: &V, workspace: &str, role: &str) -> Vec<Id> {
         match n.status {
             Status::Claimed => found.push(id),
             // A gate waiting for a person: the decision will come.
+            // A container with open children finishes when they do (an empty one waits for
+            // a planner, as a node waits for work to be added).
             Status::Todo
                 if matches!(
                     tx.readiness(n),
-                    Readiness::Scheduled(_) | Readiness::Gate | Readiness::Container { .. }
+                    Readiness::Scheduled(_) | Readiness::Gate | Readiness::Container { open: 1.., .. }
                 ) =>
             {
                 found.push(id)

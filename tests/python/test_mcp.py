@@ -780,3 +780,31 @@ def test_a_waiting_batch_waits_and_a_cancelled_one_hands_back_all(
     for nid in (a, b):
         assert s.get(nid).status == "todo", s.log(nid)
     p.communicate(timeout=20)
+
+
+def test_a_lead_plans_an_epic_with_a_budget_and_an_agent_is_stopped_by_it(
+        store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        async with server(store_dir, "--tools", "worker", "--actor", "name:agent-b") as w, \
+                server(store_dir, "--tools", "planner", "--actor", "name:agent-a") as lead:
+            _, epic = await call(lead, "upsert", summary="release 2.0", kind="epic")
+            _, notes = await call(lead, "upsert", summary="release notes", parent=epic["id"],
+                                  budget="tokens=1000", deadline="+1h")
+            _, gate = await call(lead, "upsert", summary="sign off", kind="gate")
+            err, got = await call(w, "claim_next")
+            assert not err and got["claimed"]["id"] == notes["id"], got
+            gen = got["claimed"]["generation"]
+            r = await w.call_tool("renew", {"node": notes["id"], "gen": gen,
+                                            "usage": "tokens=1500"})
+            assert not r.is_error, r
+            c = r.structured_content["cancel_requested"]
+            assert c["reason"] == "over budget: tokens 1500 of 1000", c
+            err, done = await call(w, "complete", node=notes["id"], status="cancelled", gen=gen)
+            assert not err, done
+            err, shown = await call(lead, "show", node=epic["id"])
+            assert shown["status"] == "cancelled" and shown["children"]["cancelled"] == 1, shown
+            err, body = await call(lead, "approve", node=gate["id"], gen=2)
+            assert err and body["code"] == "stale_generation", body
+            err, decided = await call(lead, "approve", node=gate["id"], gen=1, note="ok")
+            assert not err and decided["status"] == "done", decided
+    run(main())
