@@ -106,7 +106,14 @@ fn execute(cli: Cli) -> Result<Ran> {
     let store: &Store = Box::leak(Box::new(Store::open(cli.dir.as_deref())?.through(door)));
     let cx = Ctx::from_env(store, cli.workspace.as_deref())?;
     let answer = match &cli.command {
-        Command::Verb(v) => v.run_printed(&cx, cli.json),
+        Command::Verb(v) => {
+            let fresh = default_store_unmade(&cli, store);
+            let printed = v.run_printed(&cx, cli.json);
+            if fresh && store.dir().is_some_and(|d| d.exists()) {
+                say_default_store(store);
+            }
+            printed
+        }
         Command::Watch(Described(a)) => return watch::run(store, a, cli.json).map(Ran::Exited),
         Command::Work(Described(a)) => {
             let cx = cx.with_actor(a.actor.as_deref())?.with_env_actor()?;
@@ -154,6 +161,22 @@ fn execute(cli: Cli) -> Result<Ran> {
         }
     };
     answer.map(Ran::Print)
+}
+
+/// The store is the default one (no `--dir`, no `$CLAIMDAG_DIR`) and not made yet.
+fn default_store_unmade(cli: &Cli, store: &Store) -> bool {
+    cli.dir.is_none()
+        && std::env::var_os("CLAIMDAG_DIR").is_none_or(|d| d.is_empty())
+        && store.dir().is_some_and(|d| !d.exists())
+}
+
+/// What the write that made the default store says, once: where the store is.
+fn say_default_store(store: &Store) {
+    eprintln!(
+        "claimdag: made the default store {} (no --dir and no CLAIMDAG_DIR were given; \
+         claimdag where shows the store in use)",
+        store.location()
+    );
 }
 
 /// The refusal of a front door this build was made without.

@@ -47,7 +47,18 @@ use std::sync::Arc;
 pub fn default_dir() -> Result<PathBuf> {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     if let Some(d) = var("CLAIMDAG_DIR") {
-        return Ok(PathBuf::from(d));
+        let path = PathBuf::from(&d);
+        let database = d.to_str().is_some_and(open::is_database);
+        if !database && path.is_relative() {
+            return Err(Error::invalid(format!(
+                "CLAIMDAG_DIR must be an absolute path or a postgres:// URL, got {:?}: every \
+                 process reads it from its own working directory, so a relative one names \
+                 another store in each (use \"$PWD/{}\", or --dir for one command)",
+                path.display(),
+                path.display()
+            )));
+        }
+        return Ok(path);
     }
     if let Some(x) = var("XDG_STATE_HOME")
         .map(PathBuf::from)

@@ -20,6 +20,9 @@ impl Store {
         if let Some(url) = dir.to_str().filter(|s| is_database(s)) {
             return open_database(url);
         }
+        // Made absolute once: a location handed to another process (a `work` command, a
+        // git hook) names the same store whatever its working directory.
+        let dir = std::path::absolute(&dir).map_err(|e| crate::error::Error::io(&dir, &e))?;
         Ok(Store::from_backend(Arc::new(EmbeddedStore::open(dir))))
     }
 

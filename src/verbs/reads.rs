@@ -382,3 +382,53 @@ impl Verb for Copy {
         })
     }
 }
+
+/// Where the store in use is, and what chose it (`--dir`, `$CLAIMDAG_DIR`, or the default
+/// directory when neither is given).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Where {}
+
+impl Verb for Where {
+    const ABOUT: About = About {
+        verb: "where",
+        command: "where",
+        about: "",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[],
+        summary: "Print the store in use and what chose it (--dir, CLAIMDAG_DIR or the default)",
+        help: "Example:\n  claimdag where\n  CLAIMDAG_DIR=/srv/claims claimdag where --json\n\nThe store is --dir, else $CLAIMDAG_DIR (an absolute path or a postgres:// URL: a\nrelative one is refused, as each process would read it from its own directory),\nelse $XDG_STATE_HOME/claimdag, else ~/.local/state/claimdag. A directory store is\nmade by its first write, which says so on stderr when it is the default one.",
+        aliases: &[],
+    };
+    type Reply = super::replies::Located;
+    fn run(&self, cx: &Ctx<'_>) -> Result<super::replies::Located> {
+        let store = cx.store;
+        let location = store.location();
+        let env = std::env::var("CLAIMDAG_DIR").ok().filter(|d| !d.is_empty());
+        let defaulted = crate::store::default_dir().ok();
+        let chosen_by = match env {
+            Some(e)
+                if crate::store::without_password(&e).ok().as_deref() == Some(&location)
+                    || std::path::Path::new(&e) == std::path::Path::new(&location) =>
+            {
+                "CLAIMDAG_DIR"
+            }
+            None if defaulted.as_deref() == store.dir() => "default",
+            _ => "--dir",
+        };
+        Ok(super::replies::Located {
+            backend: if store.dir().is_some() {
+                "directory"
+            } else {
+                "postgres"
+            }
+            .into(),
+            exists: store.dir().is_none_or(|d| d.exists()),
+            store: location,
+            chosen_by: chosen_by.into(),
+        })
+    }
+}

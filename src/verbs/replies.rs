@@ -520,6 +520,40 @@ impl Reply for Copied {
     }
 }
 
+/// The store in use (`where`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Located {
+    /// The directory, or the database URL without its password.
+    pub store: String,
+    /// `directory` or `postgres`.
+    pub backend: String,
+    /// `--dir`, `CLAIMDAG_DIR`, or `default` (neither given).
+    pub chosen_by: String,
+    /// False for a directory store not written yet (its first write makes it).
+    pub exists: bool,
+}
+
+impl Reply for Located {
+    fn text(&self) -> String {
+        let why = match self.chosen_by.as_str() {
+            "default" => "the default: no --dir and no CLAIMDAG_DIR",
+            "CLAIMDAG_DIR" => "CLAIMDAG_DIR",
+            _ => "--dir",
+        };
+        let made = if self.exists {
+            ""
+        } else {
+            " (not written yet)"
+        };
+        format!(
+            "{}{made}
+{} store, chosen by {why}
+",
+            self.store, self.backend
+        )
+    }
+}
+
 /// How a node `claimdag work` ran ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -408,6 +408,21 @@ fn json_works_on_every_verb() {
         assert_eq!(hooks, ["pre-commit", "commit-msg", "pre-push"], "{j}");
         seen.push("hook");
     }
+    if has("where") {
+        let j = json_of(&s, &["where"]);
+        let dir = s.dir().to_string_lossy().to_string();
+        assert_eq!(
+            (&j["store"], &j["backend"], &j["chosen_by"], &j["exists"]),
+            (
+                &dir.into(),
+                &"directory".into(),
+                &"--dir".into(),
+                &true.into()
+            ),
+            "{j}"
+        );
+        seen.push("where");
+    }
     // Front doors that run rather than answer: tested where they live (test_mcp.py,
     // test_serve.py, the work and pane tests).
     let running = ["mcp", "serve", "work", "pane"];

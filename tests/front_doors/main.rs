@@ -11,3 +11,4 @@ mod errors;
 mod examples;
 mod generated;
 mod mcp_bounds;
+mod store_choice;
