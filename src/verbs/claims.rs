@@ -290,6 +290,7 @@ pub struct Complete {
     pub node: String,
     /// done, failed or cancelled.
     #[cfg_attr(feature = "cli", arg(long, value_name = "STATUS"))]
+    #[schemars(extend("enum" = ["done", "failed", "cancelled"]))]
     pub status: String,
     /// The generation the claim was granted.
     #[cfg_attr(feature = "cli", arg(long, value_name = "G"))]

@@ -808,3 +808,42 @@ def test_a_lead_plans_an_epic_with_a_budget_and_an_agent_is_stopped_by_it(
             err, decided = await call(lead, "approve", node=gate["id"], gen=1, note="ok")
             assert not err and decided["status"] == "done", decided
     run(main())
+
+
+def test_the_tools_say_what_a_bound_agent_may_give_and_what_it_got(
+        store_dir: pathlib.Path) -> None:
+    async def main() -> None:
+        async with server(store_dir, "--tools", "worker", "--actor", "name:agent-b") as w, \
+                server(store_dir, "--tools", "planner", "--actor", "name:agent-a") as lead:
+            tools = {t.name: t for t in (await w.list_tools()).tools}
+            # What the server fixes is not offered: no actor, assignee or workspace.
+            for t in tools.values():
+                props = t.input_schema.get("properties", {})
+                assert not {"actor", "assignee", "workspace"} & set(props), (t.name, props)
+            status = tools["complete"].input_schema["properties"]["status"]
+            assert status["enum"] == ["done", "failed", "cancelled"], status
+            # Each profile is told its own job.
+            worker_says = await _instructions(store_dir, "worker")
+            planner_says = await _instructions(store_dir, "planner")
+            assert "claim_next" in worker_says and "To work" in worker_says
+            assert "To plan" in planner_says and "claim_next" not in planner_says
+            # An empty list says so; a claim says its lease and how often to renew.
+            r = await lead.call_tool("ready", {})
+            assert r.content[0].text == "nothing: no node is ready", r
+            _, made = await call(lead, "upsert", summary="a node")
+            r = await w.call_tool("claim_next", {"ttl": "9m"})
+            got = r.structured_content["claimed"]
+            assert got["id"] == made["id"] and got["ttl_ms"] == 540000, got
+            assert "renew about every 3m" in r.content[0].text, r.content[0].text
+    run(main())
+
+
+async def _instructions(d: pathlib.Path, tools: str) -> str:
+    params = StdioServerParameters(
+        command=cli(), args=["--dir", str(d), "mcp", "--tools", tools, "--actor", "name:x"],
+        env={"PATH": os.environ.get("PATH", "")},
+    )
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            return init.instructions or ""

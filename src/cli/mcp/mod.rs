@@ -181,7 +181,10 @@ fn tools(binding: &Binding, max_wait: u64) -> Vec<Tool> {
         .filter_map(|t| {
             let (input, output) = verbs::schemas(t.verb)?;
             let key = verbs::object_key(t.verb);
-            let input = schema::input(input);
+            let mut input = schema::input(input);
+            if binding.bounds.bound {
+                schema::without_bound(&mut input, binding.actor.is_some());
+            }
             let about = match t.verb {
                 "claim_next" => format!(
                     "{} (at most {}).",
@@ -227,17 +230,25 @@ impl Server {
             let mut cx = b.context(&store)?;
             let stop = move || cancelled.as_ref().is_some_and(|c| c());
             cx.stop = Some(crate::store::Stop(&stop));
-            verbs::call(&cx, &verb, args)
+            let mut answer = verbs::call(&cx, &verb, args)?;
+            with_leases(&store, &verb, &mut answer);
+            Ok(answer)
         })
         .await;
         match outcome {
             Ok(Ok(answer)) => {
                 let text = match (answer.text.trim_end(), &answer.json) {
                     ("", Value::Null) => "nothing: no node is ready".to_string(),
+                    ("", Value::Array(a)) if a.is_empty() => match verb_name.as_str() {
+                        "ready" => "nothing: no node is ready".to_string(),
+                        v => format!("nothing: {v} found none"),
+                    },
                     ("", _) => "ok".to_string(),
                     (t, _) => t.to_string(),
                 };
-                let text = stop_text(&verb_name, &answer.json).unwrap_or(text);
+                let text = stop_text(&verb_name, &answer.json)
+                    .or_else(|| lease_text(&verb_name, &answer.json))
+                    .unwrap_or(text);
                 let mut r = CallToolResult::structured(answer.object());
                 r.content = vec![ContentBlock::text(text)];
                 r
@@ -311,6 +322,56 @@ async fn with_progress(
 /// The text of a `renew` result that carries a cancel request, in words a model acts on
 /// (the structured content carries `cancel_requested` as the reply has it); `None` for
 /// every other result.
+/// A claim's reply with its lease (`ttl_ms`, the node's as the claim left it), which the
+/// agent renews about every third of: each node `claim` or `claim_next` answers.
+fn with_leases(store: &Store, verb: &str, answer: &mut verbs::Answer) {
+    if verb != "claim" && verb != "claim_next" {
+        return;
+    }
+    let add = |c: &mut Value| {
+        let ttl = c["id"]
+            .as_str()
+            .and_then(|id| crate::id::Id::parse(id, "id").ok())
+            .and_then(|id| store.get(id).ok())
+            .and_then(|v| v.node.ttl_ms);
+        if let (Some(o), Some(t)) = (c.as_object_mut(), ttl) {
+            o.insert("ttl_ms".into(), json!(t));
+        }
+    };
+    match &mut answer.json {
+        Value::Array(all) => all.iter_mut().for_each(add),
+        c @ Value::Object(_) => add(c),
+        _ => {}
+    }
+}
+
+/// What a claim tells the agent in words: the node, the generation to keep, and how often
+/// to renew.
+fn lease_text(verb: &str, reply: &Value) -> Option<String> {
+    if verb != "claim" && verb != "claim_next" {
+        return None;
+    }
+    let lines: Vec<String> = match reply {
+        Value::Array(all) => all.iter().filter_map(one_lease).collect(),
+        c => one_lease(c).into_iter().collect(),
+    };
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+fn one_lease(c: &Value) -> Option<String> {
+    let (id, generation, ttl) = (
+        c["id"].as_str()?,
+        c["generation"].as_u64()?,
+        c["ttl_ms"].as_u64()?,
+    );
+    Some(format!(
+        "Claimed node {id} at generation {generation} (keep it for renew and complete). Its \
+         lease is {}: renew about every {} while you work.",
+        crate::duration::format_ms(ttl),
+        crate::duration::format_ms((ttl / 3).max(1))
+    ))
+}
+
 fn stop_text(verb: &str, reply: &Value) -> Option<String> {
     if verb != "renew" {
         return None;
@@ -357,6 +418,16 @@ const METHODS_WITH_PARAMS: &[&str] = &[
     "logging/setLevel",
 ];
 
+/// What the server tells a planner: how to shape the work and decide it.
+const PLANNER: &str = "claimdag: a shared DAG of work that many agents claim as leases. \
+To plan: upsert nodes (the same summary, kind and parent is the same node), link a node to \
+those it waits on, import a whole plan at once; give a node kind gate for a person's \
+sign-off (approve or reject it with its generation), kind epic to group nodes under it \
+(parent), a deadline and a budget where they matter. Read with list, show, ready and log; \
+cancel or reopen what changed; retry a parked node. Your actor and workspace are bound by \
+the server: leave actor, assignee and workspace out.";
+
+/// What the server tells a worker (and the `all` profile).
 const INSTRUCTIONS: &str = "claimdag: a shared DAG of work that many agents claim as leases. \
 To work: claim_next (keep the generation it returns; its progress is where an earlier holder \
 stopped, its inputs the outputs of the nodes this one waits on), renew while you work (with \
@@ -376,7 +447,10 @@ impl ServerHandler for Server {
                 .build(),
         )
         .with_server_info(Implementation::new("claimdag", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(match self.fixed.as_ref().map(|b| b.profile) {
+            Some(Profile::Planner) => PLANNER,
+            _ => INSTRUCTIONS,
+        })
     }
 
     async fn list_tools(

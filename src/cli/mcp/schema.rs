@@ -57,3 +57,21 @@ pub fn output(schema: &Value, key: Option<&str>) -> JsonObject {
     }
     o
 }
+
+/// An input schema without the arguments a bound server fixes: `workspace`, and with an
+/// actor bound, `actor` and `assignee` (naming another is refused; leaving them out acts as
+/// the bound one), so that an agent is not offered what it may not choose.
+pub fn without_bound(schema: &mut JsonObject, actor: bool) {
+    let mut gone = vec!["workspace"];
+    if actor {
+        gone.extend(["actor", "assignee"]);
+    }
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for k in &gone {
+            props.remove(*k);
+        }
+    }
+    if let Some(Value::Array(req)) = schema.get_mut("required") {
+        req.retain(|r| !r.as_str().is_some_and(|r| gone.contains(&r)));
+    }
+}
