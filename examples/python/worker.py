@@ -10,7 +10,8 @@ Each node is held as a lease (``store.lease_next``): it renews itself while the 
 and completes with the generation it was granted when the block ends; an exception inside
 the block finishes the node ``failed`` (or releases it, with ``on_error="release"``). When the
 store hands the claim to someone else meanwhile, ``lease.lost`` is set and the result must be
-dropped; leaving the block then finishes nothing.
+dropped; leaving the block then finishes nothing. When nothing is ready, ``work.finished``
+tells a plan that is done (stop) from work others still hold (look again).
 """
 
 from __future__ import annotations
@@ -31,9 +32,12 @@ def main(argv: list[str]) -> int:
         store.upsert(f"demo task {i}")  # idempotent: every worker may seed the same tasks
     finished = lost = 0
     while True:
-        with store.lease_next(me, ttl=30) as lease:
+        work = store.lease_next(me, ttl=30, wait=5)  # waits up to 5 s for a ready node
+        with work as lease:
             if lease is None:
-                break
+                if work.finished:  # nothing ready and nothing that can become ready
+                    break
+                continue  # others hold what this waits on: look again
             time.sleep(0.005)  # the real work goes here
             if lease.lost:
                 lost += 1  # someone else has the node now: leaving the block finishes nothing

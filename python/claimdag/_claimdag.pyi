@@ -876,6 +876,19 @@ class Store:
             StaleGeneration: ``gen`` is not the node's generation.
             InvalidInput: The node is not parked, or an argument is malformed.
         """
+    def finished(self, role: Optional[str] = None, workspace: Optional[str] = None) -> bool:
+        """Whether the work is done for ``role``: nothing is ready, and nothing pending
+        (a claim, a scheduled node, a gate, an epic with open children) can make a node
+        ready. A worker that finds nothing ready stops when this is True and waits (or
+        calls ``claim_next`` with ``wait``) when it is False.
+
+        Args:
+            role: Work of this role (None: nodes of no role).
+            workspace: The workspace (default: the store's).
+
+        Returns:
+            True when a worker may stop.
+        """
     def reopen(self, node: str, gen: Optional[int] = None) -> int:
         """Puts a finished node back to todo, without its checkpoint, cancel request or
         output.
@@ -1527,6 +1540,10 @@ class LeaseNext:
     @property
     def lease(self) -> Optional[Lease]:
         """The lease, or None when nothing was ready."""
+    @property
+    def finished(self) -> bool:
+        """True when no lease was taken and nothing can become ready (``Store.finished``):
+        the work is done, stop; False with a lease, or when work may still come: wait."""
     def __enter__(self) -> Optional[Lease]:
         """The lease, or None."""
     def __exit__(

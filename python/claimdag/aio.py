@@ -399,6 +399,13 @@ class AsyncLeaseNext:
         self._args = args
         self._kwargs = kwargs or {}
         self._ctx: Optional[LeaseNext] = None
+        self._finished = False
+
+    @property
+    def finished(self) -> bool:
+        """True when entering found nothing ready and nothing that can become ready
+        (``Store.finished``): the work is done, stop; False otherwise: wait."""
+        return self._finished
 
     async def __aenter__(self) -> Optional[AsyncLease]:
         """Claims the next ready node (waiting up to ``wait`` for one) and holds it.
@@ -422,7 +429,9 @@ class AsyncLeaseNext:
                 return ctx if ctx.lease is not None else None
 
             self._ctx = await _until(store, wait, look)
-        if self._ctx is None:
+        if self._ctx is None or self._ctx.lease is None:
+            role, ws = self._kwargs.get("role"), self._kwargs.get("workspace")
+            self._finished = await asyncio.to_thread(store.finished, role, ws)
             return None
         lease = self._ctx.__enter__()
         return None if lease is None else AsyncLease(lease)

@@ -50,7 +50,7 @@ pub use error::{error_body, error_json};
 pub use gates::{Approve, Reject, Retry};
 pub use hook::{HookInstall, HookInstalled, HooksInstalled};
 pub use limits::{Limits, PoolList, PoolSet, RateList, RateSet};
-pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Ready, Show, Watch, Where};
+pub use reads::{ActorOf, Check, Copy, Graph, List, Log, Next, Pending, Ready, Show, Watch, Where};
 pub use replies::{
     ActorId, Archived, CancelReply, ChangedFile, CheckReport, ClaimCover, Claimed, ClaimedNode,
     Completed, CompletedMany, Coverage, Done, Granted, Graphed, HandedBack, History, Imported,
@@ -585,4 +585,5 @@ every_verb!(
     Reject,
     Retry,
     Where,
+    Pending,
 );

@@ -150,6 +150,58 @@ impl Verb for Next {
     }
 }
 
+/// What may still make a node ready for a role: the live claims, scheduled nodes, gates
+/// and epics whose ending would. Empty when nothing is left: a worker that finds nothing
+/// ready may stop (it is what `claimdag work` waits on).
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Pending {
+    /// Work for this role (or for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "R"))]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "cli", arg(skip))]
+    pub workspace: Option<String>,
+}
+
+impl Verb for Pending {
+    const ABOUT: About = About {
+        verb: "pending",
+        command: "pending",
+        about: "Whether work is left: nodes ready now, and those whose ending may make more ready; finished: none.",
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        doors: &[Door::Mcp, Door::Http],
+        summary: "Print the nodes whose ending may still make work ready (none: nothing is left)",
+        help: "Example:\n  claimdag claim-next --assignee name:w1 || claimdag pending\n\nTells waiting from finished: how many nodes are ready now for the role, then the\nlive claims, scheduled nodes, gates and epics whose ending may still make one\nready (one line each); \"finished\" when there are none of either: a worker may\nstop. --json: {\"ready\", \"pending\": [{\"id\", \"display\", \"summary\"}], \"finished\"}.",
+        aliases: &[],
+    };
+    type Reply = super::replies::PendingNodes;
+    fn run(&self, cx: &Ctx<'_>) -> Result<super::replies::PendingNodes> {
+        let ws = cx.workspace(self.workspace.as_deref())?;
+        let ready = cx.store.ready(&ws, self.role.as_deref())?.len();
+        let ids = cx.store.pending(&ws, self.role.as_deref())?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Ok(v) = cx.store.get(id) {
+                out.push(super::replies::PendingNode {
+                    id,
+                    display: v.display,
+                    summary: v.node.summary.clone(),
+                });
+            }
+        }
+        Ok(super::replies::PendingNodes {
+            finished: ready == 0 && out.is_empty(),
+            ready,
+            pending: out,
+        })
+    }
+}
+
 /// The ready nodes in the order `next` picks them, each with its critical path.
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

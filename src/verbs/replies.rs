@@ -270,6 +270,44 @@ impl Reply for NextNode {
     }
 }
 
+/// Whether work is left for a role (`pending`): how many nodes are ready now, and the
+/// nodes whose ending may still make more ready (claims, and scheduled nodes, gates and
+/// epics that will move on). `finished`: neither, so a worker may stop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingNodes {
+    pub ready: usize,
+    pub pending: Vec<PendingNode>,
+    pub finished: bool,
+}
+
+/// One node `pending` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PendingNode {
+    pub id: Id,
+    /// Its display word: claimed, scheduled, ready (a gate, or a node whose resource is
+    /// held), todo (an epic).
+    pub display: crate::model::DisplayWord,
+    pub summary: String,
+}
+
+impl Reply for PendingNodes {
+    fn text(&self) -> String {
+        if self.finished {
+            return "finished: nothing is ready and nothing pending can make a node ready\n".into();
+        }
+        let mut out = format!("{} ready now\n", self.ready);
+        for n in &self.pending {
+            out.push_str(&format!(
+                "pending  {}  {}  {}\n",
+                n.id.short(),
+                n.display.as_str(),
+                text::one_line(&n.summary)
+            ));
+        }
+        out
+    }
+}
+
 /// Ready nodes in the order `next` picks them, with their critical paths (`ready`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]

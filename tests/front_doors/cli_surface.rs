@@ -408,6 +408,22 @@ fn json_works_on_every_verb() {
         assert_eq!(hooks, ["pre-commit", "commit-msg", "pre-push"], "{j}");
         seen.push("hook");
     }
+    if has("pending") {
+        let j = json_of(&s, &["pending"]);
+        assert_eq!(
+            (&j["ready"], &j["finished"]),
+            (&4.into(), &false.into()),
+            "{j}"
+        );
+        assert_eq!(j["pending"][0]["display"], "claimed", "{j}");
+        let j = json_of(&s, &["--workspace", "empty", "pending"]);
+        assert_eq!(
+            (&j["ready"], &j["finished"], &j["pending"]),
+            (&0.into(), &true.into(), &serde_json::json!([])),
+            "{j}"
+        );
+        seen.push("pending");
+    }
     if has("where") {
         let j = json_of(&s, &["where"]);
         let dir = s.dir().to_string_lossy().to_string();

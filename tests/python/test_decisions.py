@@ -83,3 +83,20 @@ def test_work_reports_the_usage_file_and_stops_over_budget(
     assert reasons == ["tokens 150 of 100"]
     assert "over budget" in ran.stderr + ran.stdout
     json.dumps(node.to_dict())
+
+
+def test_finished_tells_done_from_waiting(store: claimdag.Store) -> None:
+    a = store.upsert("first")
+    b = store.upsert("second")
+    store.link(a, b)
+    assert not store.finished()
+    gen = store.claim(a, ME)
+    other = claimdag.actor("other")
+    work = store.lease_next(other, ttl=60)
+    assert work.lease is None and not work.finished, "a claim others hold may free b"
+    assert store.call("pending")["pending"][0]["id"] == a
+    store.complete(a, gen)
+    with store.lease_next(other, ttl=60) as lease:
+        assert lease is not None and lease.id == b
+    work = store.lease_next(other, ttl=60)
+    assert work.lease is None and work.finished and store.finished()

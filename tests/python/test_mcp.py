@@ -827,9 +827,12 @@ def test_the_tools_say_what_a_bound_agent_may_give_and_what_it_got(
             planner_says = await _instructions(store_dir, "planner")
             assert "claim_next" in worker_says and "To work" in worker_says
             assert "To plan" in planner_says and "claim_next" not in planner_says
-            # An empty list says so; a claim says its lease and how often to renew.
+            # An empty list says so; nothing to claim says whether the work is finished; a
+            # claim says its lease and how often to renew.
             r = await lead.call_tool("ready", {})
             assert r.content[0].text == "nothing: no node is ready", r
+            r = await w.call_tool("claim_next", {})
+            assert "the work is finished, stop" in r.content[0].text, r
             _, made = await call(lead, "upsert", summary="a node")
             r = await w.call_tool("claim_next", {"ttl": "9m"})
             got = r.structured_content["claimed"]

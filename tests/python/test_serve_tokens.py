@@ -102,7 +102,7 @@ class Setup:
             "reclaim": {"lease": "1ms"},
             "complete": {"node": n, "status": "done", "gen": self.gen},
             "complete_many": {"completions": [{"node": n, "status": "done", "gen": self.gen}]},
-            "cancel": {"node": n}, "reopen": {"node": n}, "next": {}, "ready": {},
+            "cancel": {"node": n}, "reopen": {"node": n}, "next": {}, "ready": {}, "pending": {},
             "claim_next": {}, "log": {"node": n},
             "import": {"plan": {"nodes": [{"key": "k", "summary": "imported"}]}},
             "archive": {"nodes": [n]}, "unarchive": {"node": n}, "graph": {},

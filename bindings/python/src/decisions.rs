@@ -49,6 +49,19 @@ impl Store {
         Ok(self.run(py, req)?.status.to_string())
     }
 
+    /// True when nothing is ready for `role` (None: nodes of no role) and nothing pending
+    /// can make a node ready (no claim, scheduled node, gate or epic that will move on):
+    /// the work is done and a worker may stop; False while it should wait or claim.
+    #[pyo3(signature = (role=None, workspace=None))]
+    pub(crate) fn finished(
+        &self,
+        py: Python<'_>,
+        role: Option<String>,
+        workspace: Option<String>,
+    ) -> PyResult<bool> {
+        Ok(self.run(py, verbs::Pending { role, workspace })?.finished)
+    }
+
     /// Gives parked `node` (out of attempts) fresh attempts at `gen`; returns its new
     /// generation.
     fn retry(&self, py: Python<'_>, node: String, gen: &Bound<'_, PyAny>) -> PyResult<u64> {

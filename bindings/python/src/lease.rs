@@ -460,10 +460,20 @@ fn sole(mut lease: Arc<claimdag::Lease>) -> claimdag::Lease {
 #[pyclass(module = "claimdag._claimdag")]
 pub struct LeaseNext {
     pub lease: Option<Py<Lease>>,
+    /// No lease, and nothing left to wait for (see `Store.finished`).
+    pub finished: bool,
 }
 
 #[pymethods]
 impl LeaseNext {
+    /// True when no node was ready and none can become ready (no claim, scheduled node,
+    /// gate or epic is pending for the role): the work is done, a worker may stop. False
+    /// with a lease, or when something pending may still make a node ready: wait.
+    #[getter]
+    fn finished(&self) -> bool {
+        self.finished
+    }
+
     fn __enter__(&self, py: Python<'_>) -> Option<Py<Lease>> {
         self.lease.as_ref().map(|l| l.clone_ref(py))
     }

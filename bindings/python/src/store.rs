@@ -689,6 +689,7 @@ impl Store {
             Some(ms) => ms,
             None => self.run(py, verbs::Config::default())?.default_ttl_ms,
         };
+        let (for_role, for_ws) = (role.clone(), workspace.clone());
         let req = claim_next_request(assignee, role, ttl_ms, workspace);
         let lease = Lease::next(
             py,
@@ -701,8 +702,13 @@ impl Store {
             on_lost,
             on_cancel,
         )?;
+        let finished = match lease {
+            Some(_) => false,
+            None => self.finished(py, for_role, for_ws)?,
+        };
         Ok(LeaseNext {
             lease: lease.map(|l| Py::new(py, l)).transpose()?,
+            finished,
         })
     }
 

@@ -230,8 +230,12 @@ impl Server {
             let mut cx = b.context(&store)?;
             let stop = move || cancelled.as_ref().is_some_and(|c| c());
             cx.stop = Some(crate::store::Stop(&stop));
+            let role = args.get("role").cloned();
             let mut answer = verbs::call(&cx, &verb, args)?;
             with_leases(&store, &verb, &mut answer);
+            if verb == "claim_next" && answer.json.is_null() {
+                answer.text = nothing_ready(&cx, role);
+            }
             Ok(answer)
         })
         .await;
@@ -342,6 +346,24 @@ fn with_leases(store: &Store, verb: &str, answer: &mut verbs::Answer) {
         Value::Array(all) => all.iter_mut().for_each(add),
         c @ Value::Object(_) => add(c),
         _ => {}
+    }
+}
+
+/// Why `claim_next` found nothing, in words: finished (stop), or waiting on others (the
+/// claims and scheduled nodes `pending` names).
+fn nothing_ready(cx: &Ctx<'_>, role: Option<Value>) -> String {
+    let args = json!({ "role": role });
+    let pending = verbs::call(cx, "pending", args).ok();
+    match pending.as_ref().map(|p| &p.json) {
+        Some(p) if p["finished"] == json!(true) => "nothing: no node is ready, and nothing \
+            pending can make one ready: the work is finished, stop."
+            .to_string(),
+        Some(p) => format!(
+            "nothing ready now: {} node(s) held by others or scheduled may still make work \
+             ready; call claim_next again with wait to wait for it.",
+            p["pending"].as_array().map_or(0, Vec::len)
+        ),
+        None => "nothing: no node is ready".to_string(),
     }
 }
 
