@@ -6,6 +6,7 @@ mod common;
 
 mod actor_names;
 mod config_verb;
+mod console_docs;
 mod expired_claims;
 mod fence_check;
 mod graph_verb;

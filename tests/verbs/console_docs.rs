@@ -1,0 +1,176 @@
+//! Pages written as console sessions run as written: docs/tutorial.md, from an empty store,
+//! every `$ ` command of its indented blocks in one shell, in order, each printing what the
+//! page shows under it. A fenced block whose info string names a file (```` ```json
+//! file=plan.json ````) is written to that file first. Times are compared as `<time>`; a
+//! `...` line stands for any lines. The page's `/tmp/tut` is a temporary directory.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One command of a page and what the page shows it printing.
+struct Step {
+    command: String,
+    expected: Vec<String>,
+}
+
+/// The files and the steps of a page, in order: `Err` a file to write, `Ok` a step.
+fn parse(doc: &str) -> Vec<Result<Step, (String, String)>> {
+    let mut out = Vec::new();
+    let mut lines = doc.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(info) = line.strip_prefix("```") {
+            let mut body = String::new();
+            for l in lines.by_ref() {
+                if l.starts_with("```") {
+                    break;
+                }
+                let _ = writeln!(body, "{l}");
+            }
+            if let Some(name) = info
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("file="))
+            {
+                out.push(Err((name.to_string(), body)));
+            }
+            continue;
+        }
+        if let Some(cmd) = line.strip_prefix("    $ ") {
+            let mut expected = Vec::new();
+            while let Some(next) = lines.peek() {
+                match next.strip_prefix("    ") {
+                    Some(l) if !l.starts_with("$ ") => {
+                        expected.push(l.to_string());
+                        lines.next();
+                    }
+                    _ => break,
+                }
+            }
+            out.push(Ok(Step {
+                command: cmd.to_string(),
+                expected,
+            }));
+        }
+    }
+    out
+}
+
+/// Times as `<time>`, so that a page's times compare with a run's.
+fn times(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let t = &b[i..];
+        let stamp = t.len() >= 24
+            && t[..4].iter().all(u8::is_ascii_digit)
+            && t[4] == b'-'
+            && t[10] == b'T'
+            && t[19] == b'.'
+            && t[23] == b'Z';
+        if stamp {
+            out.push_str("<time>");
+            i += 24;
+        } else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// Whether `got` is what the page shows: line for line, a `...` line standing for any.
+fn fits(expected: &[String], got: &[String]) -> bool {
+    match expected.split_first() {
+        None => got.is_empty(),
+        Some((e, rest)) if e.trim() == "..." => (0..=got.len()).any(|k| fits(rest, &got[k..])),
+        Some((e, rest)) => {
+            got.first()
+                .is_some_and(|g| times(g).trim_end() == times(e).trim_end())
+                && fits(rest, &got[1..])
+        }
+    }
+}
+
+/// Runs `page`'s session in a fresh directory; each step must print what the page shows.
+fn runs_as_written(page: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join(page)).expect("read the page");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let tut = tmp.path().join("tut");
+    std::fs::create_dir_all(&tut).expect("mkdir");
+    let here = |s: &str| s.replace("/tmp/tut", &tut.to_string_lossy());
+    let mut script = String::from("set +e\n");
+    let mut steps = Vec::new();
+    for item in parse(&doc) {
+        match item {
+            Err((name, body)) => {
+                std::fs::write(tut.join(name), body).expect("write the page's file");
+            }
+            Ok(step) => {
+                let _ = writeln!(script, "echo '@@step {}'", steps.len());
+                let _ = writeln!(script, "{} 2>&1", here(&step.command));
+                steps.push(step);
+            }
+        }
+    }
+    let _ = writeln!(script, "echo '@@step {}'", steps.len());
+    assert!(steps.len() >= 20, "{page}: {} steps", steps.len());
+    let bin = Path::new(env!("CARGO_BIN_EXE_claimdag"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(&tut)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", tmp.path())
+        .env("TMPDIR", tmp.path())
+        .output()
+        .expect("run bash");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut printed: Vec<Vec<String>> = vec![Vec::new(); steps.len() + 1];
+    let mut at = None;
+    for line in stdout.lines() {
+        if let Some(n) = line.strip_prefix("@@step ") {
+            at = n.parse::<usize>().ok();
+        } else if let Some(k) = at {
+            printed[k].push(here_back(line, &tut));
+        }
+    }
+    for (k, step) in steps.iter().enumerate() {
+        assert!(
+            fits(&step.expected, &printed[k]),
+            "{page}: `{}` printed\n{}\nbut the page shows\n{}",
+            step.command,
+            printed[k].join("\n"),
+            step.expected.join("\n")
+        );
+    }
+}
+
+/// A line of the run with the temporary directory written as the page writes it.
+fn here_back(line: &str, tut: &Path) -> String {
+    line.replace(&*tut.to_string_lossy(), "/tmp/tut")
+}
+
+#[test]
+fn the_tutorial_runs_as_written() {
+    runs_as_written("docs/tutorial.md");
+}
+
+#[test]
+fn the_runner_reads_steps_files_and_elisions() {
+    let doc = "x\n```json file=a.json\n{}\n```\n    $ one\n    out 1\n    ...\n    $ two\n";
+    let parsed = parse(doc);
+    assert!(matches!(&parsed[0], Err((n, b)) if n == "a.json" && b == "{}\n"));
+    let one = parsed[1].as_ref().ok().unwrap();
+    assert_eq!((one.command.as_str(), one.expected.len()), ("one", 2));
+    let got = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(fits(&one.expected, &got(&["out 1", "a", "b"])));
+    assert!(!fits(&one.expected, &got(&["out 2"])));
+    assert_eq!(times("at 2026-12-01T09:54:16.298Z ok"), "at <time> ok");
+}
