@@ -149,6 +149,9 @@ pub struct Page {
     pub workspaces: Vec<String>,
     /// The lease clock's time of the reading.
     pub now: Millis,
+    /// The summary and display word of each prerequisite of the rows (live ones; an
+    /// archived one is left out), for the page to name them.
+    pub prerequisites: std::collections::HashMap<Id, (String, DisplayWord)>,
 }
 
 /// A gate whose prerequisites are done: a person's decision is all it waits for.
@@ -202,7 +205,16 @@ pub(super) fn page(v: &Reading<'_>, filter: &PageFilter) -> Page {
         .collect();
     let path: std::collections::HashSet<Id> =
         critical_path(v, &filter.workspace).into_iter().collect();
+    let prerequisites = rows
+        .iter()
+        .flat_map(|r| r.node.prerequisites())
+        .filter_map(|(d, _)| {
+            let n = v.state.get(&d)?;
+            Some((d, (n.summary.clone(), rules::display(v.state, n, v.now))))
+        })
+        .collect();
     Page {
+        prerequisites,
         critical: rows
             .iter()
             .map(|r| r.node.id)

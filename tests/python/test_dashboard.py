@@ -113,8 +113,8 @@ def test_the_dashboard_in_a_browser(store_dir: pathlib.Path, browser: WebDriver)
         assert "left" in lease.text
         assert "critical" in row(browser, parse).get_attribute("class")
         assert row(browser, index).get_attribute("data-status") == "todo"
-        # The DAG's edge: the index waits on the parse.
-        assert f"after {parse[:8]}" in row(browser, index).find_element(
+        # The DAG's edge: the index waits on the parse, named by its summary and status.
+        assert "after parse the manifest header (claimed)" in row(browser, index).find_element(
             By.CSS_SELECTOR, "td.summary").text
         # Another process writes: the page shows it without a reload.
         marker = browser.execute_script("window.__kept = 1; return window.__kept")
@@ -335,11 +335,21 @@ def test_a_lead_decides_gates_first_and_sees_epics_deadlines_and_spend(
         run(store_dir, "reject", stale, "--gen", "1")
         run(store_dir, "reopen", stale)
         until("the reopened gate", lambda: row(browser, stale).get_attribute("data-gen") == "2")
-        browser.execute_script("arguments[0].dataset.gen = '1'", row(browser, stale))
-        click(browser, stale, 'button[data-verb="approve"]')
+        # The row's generation set back and its approve clicked in one step: no live
+        # update comes between.
+        browser.execute_script(
+            "const r = arguments[0]; r.dataset.gen = '1';"
+            "r.querySelector('button[data-verb=\"approve\"]').click()", row(browser, stale))
         message = browser.find_element(By.ID, "message")
         until("the refusal", lambda: "refused" in message.text)
         assert "showed generation 1" in message.text
+        # A deep link opens a node's detail: readable times, names in the history.
+        browser.get(f"{s.url}#node={gate}")
+        detail = browser.find_element(By.ID, "detail")
+        until("the linked detail", lambda: detail.is_displayed() and "history" in detail.text)
+        assert "sign off the release" in detail.text
+        assert " UTC (" in detail.text and " ago)" in detail.text, detail.text
+        assert "approve gen 1 by lead" in detail.text, detail.text
         browser.save_screenshot(str(ROOT / "target" / "dashboard-decisions.png"))
     shown = json.loads(run(store_dir, "--json", "show", stale))
     assert (shown["status"], shown["generation"]) == ("todo", 2)

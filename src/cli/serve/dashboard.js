@@ -196,7 +196,7 @@
     const pressed = ev.target.closest("button");
     const tr = ev.target.closest("tr[data-id]");
     if (!pressed || !tr) return;
-    if (pressed.classList.contains("show")) { show(tr.dataset.id); return; }
+    if (pressed.classList.contains("show")) { location.hash = `node=${tr.dataset.id}`; return; }
     if (!pressed.dataset.verb) return;
     // A write comes back as an event of the stream, which fetches the rows; a refusal
     // writes nothing, and the rows are fetched again for it.
@@ -231,24 +231,48 @@
     detail.replaceChildren();
     const close = add(detail, "button", "close");
     close.type = "button";
-    close.onclick = () => { detail.hidden = true; };
+    close.onclick = () => { detail.hidden = true; history.replaceState(null, "", location.pathname + location.search); };
     add(detail, "h2", node.reply.summary);
     const fields = add(detail, "dl", "");
+    // Times as UTC and how long ago (or till); actors by the names kept for them.
+    const times = ["claimed_at", "renewed_at", "created_at", "updated_at", "progress_at",
+      "not_before", "deadline", "overdue_at"];
     for (const [k, v] of Object.entries(node.reply)) {
-      if (v === null || (Array.isArray(v) && !v.length)) continue;
+      const empty = v === null || (typeof v === "object" && !Object.keys(v).length);
+      if (empty || k.endsWith("_name")) continue;
       add(fields, "dt", k);
-      add(fields, "dd", typeof v === "object" ? JSON.stringify(v) : String(v));
+      const name = node.reply[`${k}_name`];
+      add(fields, "dd", times.includes(k) ? when(v) : name ? `${name} (${v})` :
+        typeof v === "object" ? JSON.stringify(v) : String(v));
     }
     add(detail, "h3", "history");
     const list = add(detail, "ol", "");
+    const who = (id, name) => name || id.slice(0, 8);
     for (const e of (log.reply || [])) {
-      const when = new Date(e.at).toISOString().replace("T", " ").slice(0, 19);
-      add(list, "li", `${when} ${e.verb}${e.generation ? ` gen ${e.generation}` : ""}` +
-        `${e.by ? ` by ${e.by.slice(0, 8)}${e.actor ? ` for ${e.actor.slice(0, 8)}` : ""}` :
-          e.actor ? ` by ${e.actor.slice(0, 8)}` : ""}${e.detail ? ` (${e.detail})` : ""}`);
+      add(list, "li", `${when(e.at)} ${e.verb}${e.generation ? ` gen ${e.generation}` : ""}` +
+        `${e.by ? ` by ${who(e.by, e.by_name)}${e.actor ? ` for ${who(e.actor, e.actor_name)}` : ""}` :
+          e.actor ? ` by ${who(e.actor, e.actor_name)}` : ""}${e.detail ? ` (${e.detail})` : ""}`);
     }
     detail.hidden = false;
   }
+
+  // `2026-12-06 21:40:12 UTC (3m ago)`: a time of the store's clock, readable.
+  function when(ms) {
+    const at = new Date(Number(ms));
+    const text = at.toISOString().replace("T", " ").slice(0, 19) + " UTC";
+    const secs = Math.round((Number(ms) - (Date.now() + skew)) / 1000);
+    const a = Math.abs(secs);
+    const span = a < 60 ? `${a}s` : a < 3600 ? `${Math.floor(a / 60)}m` :
+      a < 86400 ? `${Math.floor(a / 3600)}h` : `${Math.floor(a / 86400)}d`;
+    return `${text} (${secs < 0 ? `${span} ago` : `in ${span}`})`;
+  }
+
+  // A deep link to a node (`#node=ID`) opens its detail; the page's links and buttons set it.
+  function followHash() {
+    const m = /^#node=([0-9a-f]{32})$/.exec(location.hash);
+    if (m) show(m[1]);
+  }
+  window.addEventListener("hashchange", followHash);
 
   // A filter changed: the first page of what it lets through. Text is asked for once the
   // typing pauses; a menu at once.
@@ -286,6 +310,6 @@
     refresh();
   });
 
-  clock(); tick(); paging(true);
+  clock(); tick(); paging(true); followHash();
   setInterval(tick, 1000);
 })();

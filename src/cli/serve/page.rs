@@ -100,7 +100,7 @@ pub fn rows(p: &Page, limit: usize) -> String {
         );
     }
     for v in &p.rows {
-        row(&mut out, v, p.critical.contains(&v.node.id), p.now);
+        row(&mut out, v, p, p.now);
     }
     out
 }
@@ -138,8 +138,9 @@ fn pager(p: &Page, limit: usize) -> String {
     )
 }
 
-fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
+fn row(out: &mut String, v: &NodeView, p: &Page, now: Millis) {
     let n = &v.node;
+    let critical = p.critical.contains(&n.id);
     let word = v.display.as_str();
     let holder = n.holder.map(|h| h.to_string()).unwrap_or_default();
     let _ = write!(
@@ -163,7 +164,7 @@ fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
             .labels
             .iter()
             .map(|l| format!(" <span class=\"label\">{}</span>", html(l)))
-            .chain(after(v))
+            .chain(after(v, p))
             .collect::<String>(),
         flags = flags(v),
         star = if critical {
@@ -181,12 +182,23 @@ fn row(out: &mut String, v: &NodeView, critical: bool, now: Millis) {
     );
 }
 
-/// The DAG's edges into a node: what it waits on (`after a1b2c3d4...`, soft ones marked).
-fn after(v: &NodeView) -> Option<String> {
+/// The DAG's edges into a node: what it waits on, by summary and how it stands (`after
+/// parse the header (done)`; soft ones marked; an archived one by its id), each a link to
+/// its detail.
+fn after(v: &NodeView, p: &Page) -> Option<String> {
     let n = &v.node;
-    let hard = n.deps.iter().map(|d| d.short());
-    let soft = n.soft_deps.iter().map(|d| format!("{} (soft)", d.short()));
-    let all: Vec<String> = hard.chain(soft).collect();
+    let named = |d: &crate::id::Id, soft: bool| {
+        let soft = if soft { ", soft" } else { "" };
+        let (text, word) = match p.prerequisites.get(d) {
+            Some((summary, word)) => (html(summary), word.as_str()),
+            None => (d.short(), "archived"),
+        };
+        format!(
+            "<a class=\"dep\" href=\"#node={d}\" title=\"{}\">{text}</a> ({word}{soft})",
+            d.hex()
+        )
+    };
+    let all: Vec<String> = n.prerequisites().map(|(d, soft)| named(&d, soft)).collect();
     (!all.is_empty()).then(|| format!("<br><span class=\"deps\">after {}</span>", all.join(", ")))
 }
 
