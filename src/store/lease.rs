@@ -258,14 +258,7 @@ impl Lease {
     /// made of the holder, if any.
     pub fn usage_now(&self, report: crate::model::Usage) -> Result<Option<CancelRequest>> {
         self.usage(report);
-        renew_once(
-            &self.store,
-            &self.shared,
-            self.id,
-            self.generation,
-            self.actor,
-            self.ttl_ms,
-        )
+        self.renew_now()
     }
 
     /// Leaves a checkpoint now: renews the claim with it at once. Answers the cancel
@@ -274,6 +267,11 @@ impl Lease {
     /// lost.
     pub fn progress_now(&self, text: &str) -> Result<Option<CancelRequest>> {
         self.progress(text)?;
+        self.renew_now()
+    }
+
+    /// Renews at once with what is pending (a checkpoint, a report of spend).
+    fn renew_now(&self) -> Result<Option<CancelRequest>> {
         renew_once(
             &self.store,
             &self.shared,
