@@ -356,3 +356,23 @@ def test_a_lead_decides_gates_first_and_sees_epics_deadlines_and_spend(
     approved = [e for e in json.loads(run(store_dir, "--json", "log", gate))
                 if e["verb"] == "approve"]
     assert approved[0]["door"] == "dashboard" and approved[0]["generation"] == 1
+
+
+def test_on_a_phone_each_row_fits_the_screen(store_dir: pathlib.Path,
+                                              browser: WebDriver) -> None:
+    run(store_dir, "upsert", "--summary", "a summary long enough to wrap on a narrow screen "
+        "rather than push the page sideways", "--label", "mobile")
+    gate = run(store_dir, "upsert", "--kind", "gate", "--summary", "sign off")
+    with served(store_dir) as s:
+        browser.set_window_size(390, 844)
+        browser.get(f"{s.url}?token={s.token}")
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        wide = browser.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth,"
+            " document.getElementById('nodes').scrollWidth,"
+            " document.getElementById('nodes').clientWidth]")
+        assert wide[0] <= wide[1] and wide[2] <= wide[3], wide
+        approve = row(browser, gate).find_element(By.CSS_SELECTOR, 'button[data-verb="approve"]')
+        assert approve.is_displayed() and approve.rect["x"] + approve.rect["width"] <= wide[1]
+        out = ROOT / "target" / "dashboard-phone.png"
+        browser.save_screenshot(str(out))
