@@ -23,7 +23,7 @@ pub use crate::model::HistoryLine;
 pub use backend::{Clock, Dump, Report, SystemClock};
 pub use history::HistoryCursor;
 pub use open::{is_database, without_password};
-pub use query::{ListFilter, Page, PageFilter, STATUS_WORDS};
+pub use query::{ListFilter, Page, PageFilter, SORTS, STATUS_WORDS};
 pub use talk::ClaimNextOptions;
 pub use wait::{Stop, Wait, STOP_EVERY};
 inner_item! { use backend::{Backend, Need, Reading}; }

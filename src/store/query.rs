@@ -93,6 +93,10 @@ pub(super) fn list(v: &Reading<'_>, filter: &ListFilter) -> Vec<NodeView> {
         .collect()
 }
 
+/// The orders a page may ask for: most recently changed first, highest priority first,
+/// the soonest deadline first (none last), by display word.
+pub const SORTS: [&str; 4] = ["updated", "priority", "deadline", "status"];
+
 /// Which nodes of one workspace a page shows (the dashboard of `serve`): the live nodes,
 /// finished ones included, that every filter given lets through, in creation order, `limit`
 /// of them from the `offset`-th on.
@@ -110,6 +114,9 @@ pub struct PageFilter {
     pub holder: Option<String>,
     /// The nodes with this text in their id, summary or a label, in any case.
     pub text: Option<String>,
+    /// The order of the rows (one of [`SORTS`]; none: creation order). Gates waiting for
+    /// a person come first whatever the order.
+    pub sort: Option<String>,
     pub offset: usize,
     pub limit: usize,
 }
@@ -120,6 +127,12 @@ impl PageFilter {
         rules::validate_workspace(&self.workspace)?;
         if let Some(h) = self.holder.as_deref().filter(|h| h.starts_with("name:")) {
             Actor::parse_actor(h, "holder")?;
+        }
+        if let Some(o) = self.sort.as_deref().filter(|o| !SORTS.contains(o)) {
+            return Err(Error::invalid(format!(
+                "unknown order {o:?}: use one of {}",
+                SORTS.join(", ")
+            )));
         }
         match &self.status {
             Some(st) if !STATUS_WORDS.contains(&st.as_str()) => Err(Error::invalid(format!(
@@ -152,6 +165,17 @@ pub struct Page {
     /// The summary and display word of each prerequisite of the rows (live ones; an
     /// archived one is left out), for the page to name them.
     pub prerequisites: std::collections::HashMap<Id, (String, DisplayWord)>,
+}
+
+/// `nodes` (in creation order) in the order `sort` names, ties kept in creation order.
+fn order(v: &Reading<'_>, sort: Option<&str>, nodes: &mut [&Node]) {
+    match sort {
+        Some("updated") => nodes.sort_by_key(|n| std::cmp::Reverse(n.updated_at)),
+        Some("priority") => nodes.sort_by_key(|n| std::cmp::Reverse(n.priority)),
+        Some("deadline") => nodes.sort_by_key(|n| n.deadline.unwrap_or(Millis::MAX)),
+        Some("status") => nodes.sort_by_key(|n| rules::display(v.state, n, v.now) as u8),
+        _ => {}
+    }
 }
 
 /// A gate whose prerequisites are done: a person's decision is all it waits for.
@@ -192,6 +216,7 @@ pub(super) fn page(v: &Reading<'_>, filter: &PageFilter) -> Page {
         }
     }
     counts.sort_by_key(|(w, _)| *w as u8);
+    order(v, filter.sort.as_deref(), &mut matched);
     // Gates waiting for a person come first: the lead's decisions are the page's top.
     matched.sort_by_key(|n| !waits_for_a_person(v, n));
     let limit = filter.limit.max(1);
@@ -482,6 +507,12 @@ mod tests {
     #[test]
     fn the_filters_and_the_search_read_the_whole_workspace() {
         let (_tmp, store, ids) = store();
+        let bad = PageFilter {
+            sort: Some("size".into()),
+            ..PageFilter::default()
+        };
+        let e = bad.check().unwrap_err();
+        assert!(e.to_string().contains("unknown order \"size\""), "{e}");
         let me = Actor::from_name("worker").unwrap();
         store.claim(ids[300], me, None, None).unwrap();
         let find = |f: PageFilter| -> Vec<Id> {

@@ -376,3 +376,23 @@ def test_on_a_phone_each_row_fits_the_screen(store_dir: pathlib.Path,
         assert approve.is_displayed() and approve.rect["x"] + approve.rect["width"] <= wide[1]
         out = ROOT / "target" / "dashboard-phone.png"
         browser.save_screenshot(str(out))
+
+
+def test_the_rows_sort_by_priority_deadline_or_change(store_dir: pathlib.Path,
+                                                      browser: WebDriver) -> None:
+    low = run(store_dir, "upsert", "--summary", "low", "--priority", "1")
+    high = run(store_dir, "upsert", "--summary", "high", "--priority", "9",
+               "--deadline", "+2h")
+    soon = run(store_dir, "upsert", "--summary", "soon", "--deadline", "+1h")
+    with served(store_dir) as s:
+        browser.get(f"{s.url}?token={s.token}")
+        until("the live stream", lambda: browser.find_element(By.ID, "live").text == "live")
+        assert page_ids(browser) == [low, high, soon], "creation order by default"
+        Select(browser.find_element(By.NAME, "sort")).select_by_value("priority")
+        until("the priority order", lambda: page_ids(browser) == [high, low, soon])
+        assert "sort=priority" in browser.current_url, "a reload keeps the order"
+        Select(browser.find_element(By.NAME, "sort")).select_by_value("deadline")
+        until("the deadline order", lambda: page_ids(browser) == [soon, high, low])
+        run(store_dir, "upsert", "--summary", "low", "--priority", "2")
+        Select(browser.find_element(By.NAME, "sort")).select_by_value("updated")
+        until("the changed first", lambda: page_ids(browser)[0] == low)

@@ -79,7 +79,7 @@
   function query() {
     const f = new FormData(form);
     const q = new URLSearchParams({ workspace });
-    for (const k of ["q", "status", "role", "label", "holder"]) {
+    for (const k of ["q", "status", "role", "label", "holder", "sort"]) {
       const v = String(f.get(k) || "").trim();
       if (v) q.set(k, v);
     }

@@ -102,7 +102,8 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
 
 /// The page a request asks for: `workspace` (else the server's), `status` (a display
 /// word), `role`, `label`, `holder` (an id prefix or `name:NAME`), `q` (text in the id,
-/// summary or labels), `offset` (the first row, from 0) and `limit` (rows a page, 200 unless
+/// summary or labels), `sort` (`updated`, `priority`, `deadline`, `status`; none: creation
+/// order), `offset` (the first row, from 0) and `limit` (rows a page, 200 unless
 /// given, at most 1,000). Empty values count as not given. (`seen`, the number of the last
 /// write the page was told of, lets its request share a read that shows that write.)
 fn filter(shared: &Shared, query: &str) -> crate::error::Result<PageFilter> {
@@ -124,6 +125,7 @@ fn filter(shared: &Shared, query: &str) -> crate::error::Result<PageFilter> {
         label: given("label"),
         holder: given("holder"),
         text: given("q"),
+        sort: given("sort"),
         offset: number("offset", 0)?,
         limit: number("limit", page::LIMIT)?.clamp(1, page::MOST_ROWS),
     })

@@ -368,6 +368,17 @@ fn controls(p: &Page, f: &PageFilter) -> String {
             )
         })
         .collect();
+    let sort: String = std::iter::once("")
+        .chain(crate::store::SORTS)
+        .map(|o| {
+            let shown = if o.is_empty() { "created" } else { o };
+            let on = f.sort.as_deref().unwrap_or("") == o;
+            format!(
+                "<option value=\"{o}\"{}>{shown}</option>",
+                if on { " selected" } else { "" }
+            )
+        })
+        .collect();
     let value = |v: &Option<String>| html(v.as_deref().unwrap_or(""));
     format!(
         "<form id=\"filters\" autocomplete=\"off\">\
@@ -375,6 +386,7 @@ fn controls(p: &Page, f: &PageFilter) -> String {
          placeholder=\"id, summary, label\"></label>\
          <label>workspace <select name=\"workspace\">{ws}</select></label>\
          <label>status <select name=\"status\">{status}</select></label>\
+         <label>sort <select name=\"sort\">{sort}</select></label>\
          <label>role <input name=\"role\" size=\"8\" value=\"{role}\"></label>\
          <label>label <input name=\"label\" size=\"8\" value=\"{label}\"></label>\
          <label>holder <input name=\"holder\" size=\"10\" value=\"{holder}\" \
