@@ -1,5 +1,6 @@
-//! The DAG as Graphviz dot or Mermaid: nodes coloured by display status, hard links solid,
-//! soft links dashed, the longest critical path drawn thick and red.
+//! The DAG as Graphviz dot, Mermaid or JSON: nodes coloured by display status, hard links
+//! solid, soft links dashed, the longest critical path drawn thick and red (in JSON, each
+//! node and link says whether it is on that path; the dashboard draws it).
 
 use crate::id::Id;
 use crate::model::{DisplayWord, Millis, Node};
@@ -13,6 +14,7 @@ use std::fmt::Write;
 pub enum Format {
     Dot,
     Mermaid,
+    Json,
 }
 
 impl Format {
@@ -20,6 +22,7 @@ impl Format {
         match text {
             "dot" => Some(Format::Dot),
             "mermaid" => Some(Format::Mermaid),
+            "json" => Some(Format::Json),
             _ => None,
         }
     }
@@ -120,6 +123,7 @@ pub fn render(state: &State, workspace: &str, all: bool, format: Format, now: Mi
     match format {
         Format::Dot => dot(&drawing),
         Format::Mermaid => mermaid(&drawing),
+        Format::Json => json(&drawing),
     }
 }
 
@@ -195,4 +199,36 @@ fn mermaid(g: &Drawing<'_>) -> String {
         );
     }
     out
+}
+
+/// `{"nodes": [{"id", "summary", "status", "generation", "critical"}], "edges": [{"from",
+/// "to", "soft", "critical"}]}`: nodes in creation order, `status` the display word, `from`
+/// the prerequisite.
+fn json(g: &Drawing<'_>) -> String {
+    let nodes: Vec<serde_json::Value> = g
+        .nodes
+        .iter()
+        .map(|n| {
+            serde_json::json!({
+                "id": n.id.hex(),
+                "summary": n.summary,
+                "status": g.display(n).as_str(),
+                "generation": n.generation,
+                "critical": g.on_path_node.contains(&n.id),
+            })
+        })
+        .collect();
+    let edges: Vec<serde_json::Value> = g
+        .edges
+        .iter()
+        .map(|(p, c, soft)| {
+            serde_json::json!({
+                "from": p.hex(),
+                "to": c.hex(),
+                "soft": soft,
+                "critical": g.edge_on_path(p, c),
+            })
+        })
+        .collect();
+    serde_json::json!({"nodes": nodes, "edges": edges}).to_string()
 }

@@ -540,6 +540,16 @@ impl Store {
             .ok_or_else(|| Error::node_not_found(id))
     }
 
+    /// The workspace and creation time of each of `ids` that is live, in one read (the
+    /// server's charts place a history event with them).
+    pub fn origins(&self, ids: &[Id]) -> Result<Vec<Option<(String, Millis)>>> {
+        self.query(Need::default(), |v| {
+            ids.iter()
+                .map(|id| v.state.get(id).map(|n| (n.workspace.clone(), n.created_at)))
+                .collect()
+        })
+    }
+
     /// Nodes in creation order, filtered; the live state and the archive are read as one
     /// snapshot.
     pub fn list(&self, filter: &ListFilter) -> Result<Vec<NodeView>> {

@@ -292,12 +292,12 @@ pub struct Watch {
     pub since: Option<u64>,
 }
 
-/// The DAG as Graphviz dot or Mermaid, coloured by status, the critical path in red.
+/// The DAG as Graphviz dot, Mermaid or JSON, coloured by status, the critical path in red.
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Graph {
-    /// dot (default) or mermaid.
+    /// dot (default), mermaid or json.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "cli", arg(long, value_name = "FORMAT"))]
     pub format: Option<String>,
@@ -320,14 +320,16 @@ impl Verb for Graph {
         idempotent: true,
         doors: &[Door::Planner, Door::Http],
         summary: "Draw the DAG (Graphviz dot or Mermaid), coloured by status, critical path in red",
-        help: "Example:\n  claimdag graph | dot -Tpng -o dag.png\n  claimdag graph --format mermaid --all\n\nHard links are solid, soft links dashed. Finished nodes are left out unless --all.",
+        help: "Example:\n  claimdag graph | dot -Tpng -o dag.png\n  claimdag graph --format mermaid --all\n  claimdag graph --format json | jq '.nodes | length'\n\nHard links are solid, soft links dashed. Finished nodes are left out unless --all.",
         aliases: &[],
     };
     type Reply = Graphed;
     fn run(&self, cx: &Ctx<'_>) -> Result<Graphed> {
         let format = self.format.as_deref().unwrap_or("dot");
         let f = Format::parse(format).ok_or_else(|| {
-            Error::invalid(format!("format must be dot or mermaid, got {format:?}"))
+            Error::invalid(format!(
+                "format must be dot, mermaid or json, got {format:?}"
+            ))
         })?;
         let ws = cx.workspace(self.workspace.as_deref())?;
         Ok(Graphed {

@@ -252,7 +252,7 @@ static void refusals(const char *tmp, const char *path) {
 
   /* Graph formats and list filters are checked. */
   CHECK_CODE(claimdag_graph(s, NULL, "svg", false, &text), CLAIMDAG_INVALID_INPUT);
-  CHECK_MESSAGE("dot or mermaid");
+  CHECK_MESSAGE("dot, mermaid or json");
   CHECK_CODE(claimdag_graph(s, "bad workspace!", NULL, false, &text), CLAIMDAG_INVALID_INPUT);
   CHECK(strcmp(text, "untouched") == 0);
   claimdag_list_options o;

@@ -39,4 +39,4 @@ def test_empty_store_and_bad_format(store: claimdag.Store) -> None:
     assert store.graph().startswith("digraph")
     with pytest.raises(claimdag.InvalidInput) as e:
         store.graph(format="svg")
-    assert "dot or mermaid" in str(e.value)
+    assert "dot, mermaid or json" in str(e.value)

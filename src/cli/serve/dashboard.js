@@ -40,8 +40,18 @@
     return ms >= 0 ? `${text} left` : `expired ${text} ago`;
   }
 
+  // `changed 3m ago`, in the largest unit.
+  function ago(ms) {
+    const a = Math.max(0, Math.round(ms / 1000));
+    return a < 60 ? `${a}s` : a < 3600 ? `${Math.floor(a / 60)}m` :
+      a < 86400 ? `${Math.floor(a / 3600)}h` : `${Math.floor(a / 86400)}d`;
+  }
+
   function tick() {
     const now = Date.now() + skew;
+    for (const el of document.querySelectorAll("time.ago")) {
+      el.textContent = `changed ${ago(now - Number(el.dataset.at))} ago`;
+    }
     for (const el of document.querySelectorAll(".countdown")) {
       const left = Number(el.dataset.ends) - now;
       el.textContent = format(left);
@@ -245,9 +255,10 @@
       add(fields, "dd", times.includes(k) ? when(v) : name ? `${name} (${v})` :
         typeof v === "object" ? JSON.stringify(v) : String(v));
     }
+    const who = (id, name) => name || id.slice(0, 8);
+    attempts(add, log.reply || [], who, node.reply.progress);
     add(detail, "h3", "history");
     const list = add(detail, "ol", "");
-    const who = (id, name) => name || id.slice(0, 8);
     for (const e of (log.reply || [])) {
       add(list, "li", `${when(e.at)} ${e.verb}${e.generation ? ` gen ${e.generation}` : ""}` +
         `${e.by ? ` by ${who(e.by, e.by_name)}${e.actor ? ` for ${who(e.actor, e.actor_name)}` : ""}` :
@@ -256,15 +267,56 @@
     detail.hidden = false;
   }
 
+  // Each claim of the node and how it ended: who held it, for how long, how often it was
+  // renewed, and the output, failure or hand-back that closed it (an open one shows the
+  // node's last progress). From the node's history, oldest first.
+  const ENDS = { complete: "completed", expire: "lease ran out", reclaim: "reclaimed",
+    release: "released", cancel: "cancelled", approve: "approved", reject: "rejected" };
+  function attempts(add, log, who, progress) {
+    const tries = [];
+    for (const e of log) {
+      const open = tries.length && !tries[tries.length - 1].end ? tries[tries.length - 1] : null;
+      if (e.verb === "claim") {
+        tries.push({ at: e.at, gen: e.generation, by: e.actor ? who(e.actor, e.actor_name) : "?",
+          renewed: 0, end: null });
+      } else if (open && e.verb === "renew") {
+        open.renewed++;
+      } else if (open && ENDS[e.verb]) {
+        open.end = e;
+      }
+    }
+    if (!tries.length) return;
+    add(detail, "h3", `attempts (${tries.length})`);
+    const table = add(detail, "table", "");
+    table.className = "attempts";
+    const head = add(table, "tr", "");
+    for (const h of ["#", "held by", "claimed", "for", "renewed", "ended"]) add(head, "th", h);
+    tries.forEach((t, i) => {
+      const tr = add(table, "tr", "");
+      const e = t.end;
+      tr.className = e ? (e.verb === "complete" ? `ended ${e.detail || "done"}` : `ended ${e.verb}`)
+        : "open";
+      add(tr, "td", `${i + 1} (gen ${t.gen})`);
+      add(tr, "td", t.by);
+      add(tr, "td", when(t.at));
+      add(tr, "td", e ? ago(e.at - t.at) : "still held");
+      add(tr, "td", String(t.renewed));
+      let end = e ? `${ENDS[e.verb]}${e.verb === "complete" ? ` ${e.detail || "done"}` :
+        e.detail ? ` (${e.detail})` : ""}` : progress ? `progress: ${progress}` : "";
+      if (e && e.output !== undefined && e.output !== null) {
+        end += `: output ${typeof e.output === "string" ? e.output : JSON.stringify(e.output)}`;
+      }
+      add(tr, "td", end);
+    });
+  }
+
   // `2026-12-06 21:40:12 UTC (3m ago)`: a time of the store's clock, readable.
   function when(ms) {
     const at = new Date(Number(ms));
     const text = at.toISOString().replace("T", " ").slice(0, 19) + " UTC";
-    const secs = Math.round((Number(ms) - (Date.now() + skew)) / 1000);
-    const a = Math.abs(secs);
-    const span = a < 60 ? `${a}s` : a < 3600 ? `${Math.floor(a / 60)}m` :
-      a < 86400 ? `${Math.floor(a / 3600)}h` : `${Math.floor(a / 86400)}d`;
-    return `${text} (${secs < 0 ? `${span} ago` : `in ${span}`})`;
+    const left = Number(ms) - (Date.now() + skew);
+    const span = ago(Math.abs(left));
+    return `${text} (${left < 0 ? `${span} ago` : `in ${span}`})`;
   }
 
   // A deep link to a node (`#node=ID`) opens its detail; the page's links and buttons set it.
@@ -308,7 +360,11 @@
   events.addEventListener("history", (ev) => {
     try { seen = Math.max(seen, Number(JSON.parse(ev.data).seq) || 0); } catch (e) { /* kept */ }
     refresh();
+    document.dispatchEvent(new CustomEvent("claimdag:history"));
   });
+
+  // What the graph and the charts (dashboard-views.js) use of this page.
+  window.claimdag = { call, when, ago, workspace };
 
   clock(); tick(); paging(true); followHash();
   setInterval(tick, 1000);

@@ -1,6 +1,7 @@
 //! The dashboard's routes: `GET /` (the page), `GET /rows` (its rows, for a live update),
 //! both one page of rows at a time (the filters, the search and the page in the query:
-//! [`filter`]), `GET /dashboard.js` and `/dashboard.css`. No page carries a credential. The
+//! [`filter`]), `GET /activity` (the charts' counts, `activity.rs`), `GET /dashboard.js`,
+//! `/dashboard-views.js` (the graph and the charts) and `/dashboard.css`. No page carries a credential. The
 //! dashboard is opened once through the link `claimdag serve` printed, `/?token=TOKEN`:
 //! that starts a session (`session.rs`: an HttpOnly, SameSite=Strict cookie) and sends the
 //! browser on to `/`; pages served to a session carry its CSRF secret, which the
@@ -30,7 +31,15 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
     if path == "/" && given.is_some() {
         return Some(open_session(shared, given.as_deref(), query));
     }
-    if matches!(path, "/" | "/rows" | "/dashboard.js" | "/dashboard.css") && !shared.may_read(req) {
+    let routes = [
+        "/",
+        "/rows",
+        "/activity",
+        "/dashboard.js",
+        "/dashboard-views.js",
+        "/dashboard.css",
+    ];
+    if routes.contains(&path) && !shared.may_read(req) {
         return Some(refusal(
             StatusCode::UNAUTHORIZED,
             Code::InvalidInput,
@@ -39,20 +48,9 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
         ));
     }
     match path {
-        "/dashboard.js" => {
-            return Some(reply(
-                Full::new(Bytes::from_static(page::SCRIPT.as_bytes())).boxed(),
-                "text/javascript; charset=utf-8",
-            ))
-        }
-        "/dashboard.css" => {
-            return Some(reply(
-                Full::new(Bytes::from_static(page::STYLE.as_bytes())).boxed(),
-                "text/css; charset=utf-8",
-            ))
-        }
+        "/activity" => return Some(activity(shared, query).await),
         "/" | "/rows" => {}
-        _ => return None,
+        _ => return asset(path),
     }
     let csrf = shared.sessions.csrf_of(req).unwrap_or_default();
     let filter = match filter(shared, query) {
@@ -98,6 +96,34 @@ pub async fn route(shared: &Arc<Shared>, req: &Request<Incoming>) -> Option<Resp
         HeaderValue::from_static("no-referrer"),
     );
     Some(r)
+}
+
+/// The script and the style the page loads, or `None` for another path.
+fn asset(path: &str) -> Option<Response<Body>> {
+    let (text, kind) = match path {
+        "/dashboard.js" => (page::SCRIPT, "text/javascript; charset=utf-8"),
+        "/dashboard-views.js" => (page::VIEWS, "text/javascript; charset=utf-8"),
+        "/dashboard.css" => (page::STYLE, "text/css; charset=utf-8"),
+        _ => return None,
+    };
+    Some(reply(
+        Full::new(Bytes::from_static(text.as_bytes())).boxed(),
+        kind,
+    ))
+}
+
+/// `GET /activity?workspace=W`: the last hour of `W` (else the server's workspace), minute
+/// by minute.
+async fn activity(shared: &Arc<Shared>, query: &str) -> Response<Body> {
+    let workspace = param(query, "workspace").unwrap_or_else(|| shared.workspace.clone());
+    let store = shared.store.clone();
+    let now = match tokio::task::spawn_blocking(move || store.now()).await {
+        Ok(Ok(now)) => now,
+        Ok(Err(e)) => return super::http::error(&e),
+        Err(e) => return super::http::error(&crate::Error::Internal(e.to_string())),
+    };
+    let body = shared.metrics.activity.render(&workspace, now);
+    super::http::json(StatusCode::OK, &body)
 }
 
 /// The page a request asks for: `workspace` (else the server's), `status` (a display

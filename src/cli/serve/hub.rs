@@ -33,6 +33,7 @@ impl Hub {
     pub fn start(store: Store, metrics: Arc<Metrics>) -> Arc<Hub> {
         let start = store.history_head().unwrap_or(0);
         metrics.start(start);
+        metrics.activity.start(store.now().unwrap_or(0));
         let hub = Arc::new(Hub {
             head: watch::channel(start).0,
             lines: broadcast::channel(BACKLOG).0,
@@ -50,8 +51,10 @@ impl Hub {
         while !self.stopping() {
             let followed = store.watch(Some(at), TICK, |lines| {
                 if let Some(last) = lines.last() {
+                    let from = at;
                     at = at.max(last.seq);
                     metrics.count(lines);
+                    chart(store, metrics, lines, from);
                     // The head first: a stream that subscribes and then reads the head
                     // either gets these lines or starts after them, never misses them.
                     self.head.send_replace(at);
@@ -90,5 +93,22 @@ impl Hub {
 
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
+    }
+}
+
+/// Counts the lines after write `from` that move a claim into the charts, with their
+/// nodes' workspaces and creation times (one read of the nodes they touch). A read that
+/// fails leaves those lines out of the charts; nothing else depends on them.
+fn chart(store: &Store, metrics: &Metrics, lines: &[HistoryLine], from: u64) {
+    let moved: Vec<&HistoryLine> = lines
+        .iter()
+        .filter(|l| l.seq > from && super::activity::counted(l))
+        .collect();
+    if moved.is_empty() {
+        return;
+    }
+    let ids: Vec<crate::id::Id> = moved.iter().filter_map(|l| l.event.node).collect();
+    if let Ok(origins) = store.origins(&ids) {
+        metrics.activity.count(&moved, &origins);
     }
 }

@@ -90,6 +90,8 @@ struct Counts {
 #[derive(Default)]
 pub struct Metrics {
     counts: Mutex<Counts>,
+    /// The dashboard's charts: the last hour, minute by minute.
+    pub activity: super::activity::Activity,
 }
 
 impl Metrics {

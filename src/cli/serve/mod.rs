@@ -11,6 +11,7 @@
 //! reads need it too when the server listens beyond loopback, which it refuses to do
 //! without a token file given (`token.rs`).
 
+mod activity;
 mod api;
 mod auth;
 mod dashboard;

@@ -14,6 +14,7 @@ use crate::view::NodeView;
 use std::fmt::Write;
 
 pub const SCRIPT: &str = include_str!("dashboard.js");
+pub const VIEWS: &str = include_str!("dashboard-views.js");
 pub const STYLE: &str = include_str!("dashboard.css");
 
 /// The rows of a page when the request does not say, and the most it may ask for.
@@ -62,6 +63,16 @@ pub fn page(p: &Page, f: &PageFilter, location: &str, csrf: &str) -> String {
     out.push_str(&counts(p));
     out.push_str(&controls(p, f));
     out.push_str("<div id=\"message\" role=\"status\" aria-live=\"polite\"></div>");
+    out.push_str(
+        "<nav id=\"views\" aria-label=\"views\">\
+         <button type=\"button\" data-view=\"table\" class=\"on\">rows</button>\
+         <button type=\"button\" data-view=\"graph\">graph</button>\
+         <button type=\"button\" data-view=\"activity\">activity</button></nav>\
+         <section id=\"view-graph\" hidden><p id=\"graph-info\" class=\"hint\"></p>\
+         <div id=\"graph-box\"></div></section>\
+         <section id=\"view-activity\" hidden><p id=\"activity-info\" class=\"hint\"></p>\
+         <div id=\"charts\"></div></section><section id=\"view-table\">",
+    );
     out.push_str(&pager(p, f.limit));
     out.push_str(
         "<table id=\"nodes\"><thead><tr><th>node</th><th>summary</th><th>status</th>\
@@ -70,8 +81,9 @@ pub fn page(p: &Page, f: &PageFilter, location: &str, csrf: &str) -> String {
     );
     out.push_str(&rows(p, f.limit));
     out.push_str(
-        "</tbody></table><aside id=\"detail\" hidden></aside>\
-         <script src=\"/dashboard.js\"></script></body></html>\n",
+        "</tbody></table></section><aside id=\"detail\" hidden></aside>\
+         <script src=\"/dashboard.js\"></script>\
+         <script src=\"/dashboard-views.js\"></script></body></html>\n",
     );
     out
 }
@@ -149,7 +161,8 @@ fn row(out: &mut String, v: &NodeView, p: &Page, now: Millis) {
          data-labels=\"{labels}\" data-holder=\"{holder}\" class=\"{word}{crit}\">\
          <td class=\"id\"><button type=\"button\" class=\"link show\">{short}</button></td>\
          <td class=\"summary\">{summary}{labelled}</td>\
-         <td class=\"status\"><span class=\"word\">{word}</span>{flags}{star} <span class=\"gen\">gen {gen}</span></td>\
+         <td class=\"status\"><span class=\"word\">{word}</span>{flags}{star} <span class=\"gen\">gen {gen}</span>\
+         <br><time class=\"ago\" data-at=\"{updated}\" title=\"changed {stamp}\">{ago}</time></td>\
          <td class=\"holder\">{holder_short}</td><td class=\"lease\">{lease}</td>\
          <td class=\"why\">{why}</td><td class=\"actions\">{actions}</td></tr>",
         id = n.id,
@@ -176,6 +189,9 @@ fn row(out: &mut String, v: &NodeView, p: &Page, now: Millis) {
             (Some(name), _) => html(name),
             (None, h) => h.map(|h| h.short()).unwrap_or_default(),
         },
+        updated = n.updated_at,
+        stamp = crate::duration::format_time(n.updated_at),
+        ago = ago(now, n.updated_at),
         lease = lease(v, now),
         why = why(v),
         actions = actions(v),
@@ -233,6 +249,18 @@ fn lease(v: &NodeView, now: Millis) -> String {
         "<span class=\"countdown\" data-ends=\"{ends}\">{}</span>",
         countdown(ends.saturating_sub(now) as i64 - now.saturating_sub(ends) as i64)
     )
+}
+
+/// `changed 3m ago`: how long since `at`, in its largest unit (the script keeps it current).
+fn ago(now: Millis, at: Millis) -> String {
+    let s = now.saturating_sub(at) / 1000;
+    let span = match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    };
+    format!("changed {span} ago")
 }
 
 /// `4m 05s left`, or `expired 12s ago`.
