@@ -3,9 +3,12 @@
 //! indented blocks in one shell, in order, each printing what the page shows under it
 //! (a command the page shows no output for is run, not compared). A fenced block whose info
 //! string names a file (```` ```json file=plan.json ````) is written to that file first.
-//! Times are compared as `<time>`; a `...` line stands for any lines. The directories a
-//! page names for its store (`/tmp/tut`, `/tmp/demo-claims`, `/srv/claims`) are temporary
-//! ones.
+//! A command runs on as long as the shell would wait for more (a loop over several lines).
+//! Times are compared as `<time>`, durations (`0.3s`, `"duration_ms":304`) as `<dur>`; a
+//! `...` line stands for any lines. The directories a page names for its store (`/tmp/tut`,
+//! `/tmp/demo-claims`, `/srv/claims`) are temporary ones, with `docs/examples/` of the
+//! checkout in the one the session runs in. Steps inside an HTML comment (`<!-- -->`, not
+//! shown on the page) set the scene: a page's section may begin where a story left off.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -38,6 +41,13 @@ fn parse(doc: &str) -> Vec<Result<Step, (String, String)>> {
             continue;
         }
         if let Some(cmd) = line.strip_prefix("    $ ") {
+            let mut command = cmd.to_string();
+            while !complete(&command) {
+                match lines.next().and_then(|l| l.strip_prefix("    ")) {
+                    Some(l) => command = format!("{command}\n{l}"),
+                    None => break,
+                }
+            }
             let mut expected = Vec::new();
             while let Some(next) = lines.peek() {
                 match next.strip_prefix("    ") {
@@ -48,17 +58,74 @@ fn parse(doc: &str) -> Vec<Result<Step, (String, String)>> {
                     _ => break,
                 }
             }
-            out.push(Ok(Step {
-                command: cmd.to_string(),
-                expected,
-            }));
+            out.push(Ok(Step { command, expected }));
         }
     }
     out
 }
 
-/// Times as `<time>`, so that a page's times compare with a run's.
+/// Whether bash reads `command` as a whole (not a loop or a quote left open).
+fn complete(command: &str) -> bool {
+    std::process::Command::new("bash")
+        .args(["-n", "-c", command])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(true)
+}
+
+/// Times as `<time>` and durations as `<dur>`, so that a page's compare with a run's.
 fn times(text: &str) -> String {
+    durations(&stamps(text))
+}
+
+/// `0.3s`, `12.5s` (a number with a fraction, then `s`, as a word) and `"duration_ms":304`
+/// as `<dur>`.
+fn durations(text: &str) -> String {
+    let text = {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(k) = rest.find("\"duration_ms\":") {
+            let (head, tail) = rest.split_at(k + 14);
+            out.push_str(head);
+            rest = tail.trim_start_matches(|c: char| c.is_ascii_digit());
+            out.push_str("<dur>");
+        }
+        out + rest
+    };
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let word_start = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.');
+        if word_start && b[i].is_ascii_digit() {
+            let mut j = i;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let frac = j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit();
+            if frac {
+                let mut k = j + 1;
+                while k < b.len() && b[k].is_ascii_digit() {
+                    k += 1;
+                }
+                let ends = k + 1 >= b.len() || !b[k + 1].is_ascii_alphanumeric();
+                if k < b.len() && b[k] == b's' && ends {
+                    out.push_str("<dur>");
+                    i = k + 1;
+                    continue;
+                }
+            }
+        }
+        let c = text[i..].chars().next().unwrap_or(' ');
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// Times as `<time>`.
+fn stamps(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -101,7 +168,11 @@ fn runs_as_written(page: &str) {
     let doc = std::fs::read_to_string(root.join(page)).expect("read the page");
     let tmp = tempfile::tempdir().expect("tempdir");
     let tut = tmp.path().join("tut");
-    std::fs::create_dir_all(&tut).expect("mkdir");
+    std::fs::create_dir_all(tut.join("docs/examples")).expect("mkdir");
+    for f in std::fs::read_dir(root.join("docs/examples")).expect("docs/examples") {
+        let f = f.expect("an example");
+        std::fs::copy(f.path(), tut.join("docs/examples").join(f.file_name())).expect("copy");
+    }
     let here = |s: &str| {
         let mut s = s.replace("/tmp/tut", &tut.to_string_lossy());
         for (named, dir) in [("/tmp/demo-claims", "demo"), ("/srv/claims", "srv")] {
@@ -117,7 +188,12 @@ fn runs_as_written(page: &str) {
                 std::fs::write(tut.join(name), body).expect("write the page's file");
             }
             Ok(step) => {
-                let _ = writeln!(script, "echo '@@step {}'", steps.len());
+                // `$?` is still the last command's in the next step (`echo $?`).
+                let _ = writeln!(
+                    script,
+                    "__status=$?; echo '@@step {}'; (exit $__status)",
+                    steps.len()
+                );
                 // On a line of its own, so that a comment ending the command stays one.
                 let _ = writeln!(script, "{{ {}\n}} 2>&1", here(&step.command));
                 steps.push(step);
@@ -195,6 +271,9 @@ fn the_console_how_tos_run_as_written() {
         "docs/how-to/workspaces.md",
         "docs/how-to/archive.md",
         "docs/how-to/pick-next.md",
+        "docs/how-to/stalled-worker.md",
+        "docs/how-to/workers.md",
+        "docs/how-to/diff-check.md",
     ] {
         runs_as_written(page);
     }
@@ -211,4 +290,12 @@ fn the_runner_reads_steps_files_and_elisions() {
     assert!(fits(&one.expected, &got(&["out 1", "a", "b"])));
     assert!(!fits(&one.expected, &got(&["out 2"])));
     assert_eq!(times("at 2026-12-01T09:54:16.298Z ok"), "at <time> ok");
+    assert_eq!(
+        times("done   0.3s  x; v1.2s 3s 12.25s: {\"duration_ms\":304}"),
+        "done   <dur>  x; v1.2s 3s <dur>: {\"duration_ms\":<dur>}"
+    );
+    let looped = parse("    $ for w in 1 2; do\n        echo $w\n      done\n    1\n    2\n");
+    let step = looped[0].as_ref().ok().unwrap();
+    assert_eq!(step.command.lines().count(), 3);
+    assert_eq!(step.expected, ["1", "2"]);
 }
