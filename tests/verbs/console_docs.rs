@@ -64,8 +64,12 @@ fn parse(doc: &str) -> Vec<Result<Step, (String, String)>> {
     out
 }
 
-/// Whether bash reads `command` as a whole (not a loop or a quote left open).
-fn complete(command: &str) -> bool {
+/// Whether bash reads `command` as a whole (not a loop, a quote or a `\` line end left
+/// open).
+pub fn complete(command: &str) -> bool {
+    if command.ends_with('\\') {
+        return false;
+    }
     std::process::Command::new("bash")
         .args(["-n", "-c", command])
         .stderr(std::process::Stdio::null())

@@ -17,6 +17,7 @@ mod resources_claims;
 mod resources_upsert;
 mod role_word_refusals;
 mod roles_picking;
+mod serve_doc;
 mod spec_verbs;
 mod talk_verbs;
 mod text_escapes;
