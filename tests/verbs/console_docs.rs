@@ -107,6 +107,22 @@ fn durations(text: &str) -> String {
             while j < b.len() && b[j].is_ascii_digit() {
                 j += 1;
             }
+            // `9m46s`, a lease left: its column is right-aligned, so the spaces before go
+            // with it.
+            let clock = j + 3 < b.len()
+                && b[j] == b'm'
+                && b[j + 1].is_ascii_digit()
+                && b[j + 2].is_ascii_digit()
+                && b[j + 3] == b's'
+                && (j + 4 >= b.len() || !b[j + 4].is_ascii_alphanumeric());
+            if clock {
+                let kept = out.trim_end_matches(' ').len();
+                let spaced = kept < out.len();
+                out.truncate(kept);
+                out.push_str(if spaced { " <dur>" } else { "<dur>" });
+                i = j + 4;
+                continue;
+            }
             let frac = j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit();
             if frac {
                 let mut k = j + 1;
@@ -278,6 +294,7 @@ fn the_console_how_tos_run_as_written() {
         "docs/how-to/stalled-worker.md",
         "docs/how-to/workers.md",
         "docs/how-to/diff-check.md",
+        "docs/how-to/pane.md",
     ] {
         runs_as_written(page);
     }
@@ -298,6 +315,8 @@ fn the_runner_reads_steps_files_and_elisions() {
         times("done   0.3s  x; v1.2s 3s 12.25s: {\"duration_ms\":304}"),
         "done   <dur>  x; v1.2s 3s <dur>: {\"duration_ms\":<dur>}"
     );
+    assert_eq!(times("w1   9m46s  x"), times("w1  10m00s  x"));
+    assert_eq!(times("left 4m05s"), "left <dur>");
     let looped = parse("    $ for w in 1 2; do\n        echo $w\n      done\n    1\n    2\n");
     let step = looped[0].as_ref().ok().unwrap();
     assert_eq!(step.command.lines().count(), 3);

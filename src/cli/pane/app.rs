@@ -235,7 +235,11 @@ impl<'a> App<'a> {
             return;
         }
         match self.cx.store.history(Some(id)) {
-            Ok(h) => self.history = h,
+            Ok(mut h) => {
+                // Actors by the names kept for them, as `log` prints them.
+                h.iter_mut().for_each(|l| self.snap.names.name_line(l));
+                self.history = h;
+            }
             Err(e) => self.say_err(&e),
         }
         self.history_of = Some((id, self.snap.version));
@@ -661,6 +665,11 @@ fn step<T: PartialEq + Clone>(values: &[T], current: &Option<T>) -> Option<T> {
 }
 
 /// The actor the pane acts as, for the header.
-pub fn actor_label(actor: Option<Actor>) -> String {
-    actor.map_or_else(|| "none (read-only: --actor)".into(), |a| a.short())
+pub fn actor_label(actor: Option<Actor>, names: &crate::view::Names) -> String {
+    match actor {
+        None => "none (read-only: --actor)".into(),
+        Some(a) => names
+            .get(&a)
+            .map_or_else(|| a.short(), |n| format!("name:{n}")),
+    }
 }

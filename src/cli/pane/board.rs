@@ -39,6 +39,8 @@ pub struct Board {
     pub critical: Vec<Id>,
     /// The lease clock's time minus the local clock's, at the read (ms).
     pub clock_offset: i64,
+    /// The names the store keeps for actors.
+    pub names: crate::view::Names,
 }
 
 /// The local clock in Unix milliseconds.
@@ -72,6 +74,7 @@ impl Board {
         Ok(Board {
             location: store.location(),
             version,
+            names,
             nodes,
             index,
             critical,

@@ -66,13 +66,14 @@ fn frame(f: &mut Frame<'_>, app: &App<'_>, window: Option<Window>) {
     let mut details = details(app, detail_width(area.width));
     let shown = window.map_or(app.rows.len(), |w| w.rows);
     let footer = footer(app, usize::from(area.width));
+    let head_lines = header(app, usize::from(area.width));
     let [head, body, foot] = Layout::vertical([
-        Constraint::Length(2),
+        Constraint::Length(lines_u16(head_lines.len())),
         Constraint::Min(4),
         Constraint::Length(lines_u16(footer.len())),
     ])
     .areas(area);
-    f.render_widget(Paragraph::new(header(app)), head);
+    f.render_widget(Paragraph::new(head_lines), head);
     let (tree_area, detail_area) = if area.width >= SIDE_BY_SIDE {
         let [t, d] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
             .areas(body);
@@ -107,28 +108,44 @@ fn frame(f: &mut Frame<'_>, app: &App<'_>, window: Option<Window>) {
     }
 }
 
-fn header(app: &App<'_>) -> Vec<Line<'static>> {
+/// The store line, then the counts by display word and the critical path's length,
+/// wrapped at `width` columns.
+fn header(app: &App<'_>, width: usize) -> Vec<Line<'static>> {
     let s = &app.snap;
     let first = format!(
         "claimdag pane  {}  workspace {:?}  actor {}  write {}",
         s.location,
         app.filters.workspace,
-        actor_label(app.cx.actor),
+        actor_label(app.cx.actor, &s.names),
         s.version
     );
-    let mut counts = Vec::new();
-    for (d, n) in s.counts() {
-        counts.push(Span::styled(
-            format!("{} {n}", d.as_str()),
-            Style::new().fg(colour(d)),
-        ));
-        counts.push(Span::raw("  "));
-    }
-    counts.push(Span::styled(
+    let mut items: Vec<Span<'static>> = s
+        .counts()
+        .into_iter()
+        .map(|(d, n)| Span::styled(format!("{} {n}", d.as_str()), Style::new().fg(colour(d))))
+        .collect();
+    items.push(Span::styled(
         format!("* critical path {}", s.critical.len()),
         Style::new().fg(CRITICAL),
     ));
-    vec![Line::from(text::one_line(&first)), Line::from(counts)]
+    let mut out = vec![Line::from(text::one_line(&first))];
+    let mut line: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for item in items {
+        let w = item.content.chars().count();
+        if !line.is_empty() && used + 2 + w > width {
+            out.push(Line::from(std::mem::take(&mut line)));
+            used = 0;
+        }
+        if !line.is_empty() {
+            line.push(Span::raw("  "));
+            used += 2;
+        }
+        used += w;
+        line.push(item);
+    }
+    out.push(Line::from(line));
+    out
 }
 
 /// `4m05s`, `59s`, `expired 12s ago`.
@@ -477,6 +494,7 @@ pub fn dump(app: &App<'_>, width: u16, height: Option<u16>) -> String {
     }
     let info = details(app, detail_width(width)).len();
     let foot = footer(app, usize::from(width)).len();
+    let head = header(app, usize::from(width)).len();
     let side = width >= SIDE_BY_SIDE;
     // The lines of the body that pieces share: side by side the forest's and the details',
     // else the forest's (the details come under it, in the last piece).
@@ -491,16 +509,16 @@ pub fn dump(app: &App<'_>, width: u16, height: Option<u16>) -> String {
         let rows = (body - top).min(DUMP_ROWS);
         let (first, last) = (top == 0, top + rows == body);
         let tall = if side {
-            rows + 4 + foot
+            rows + head + 2 + foot
         } else {
-            rows + info + 6 + foot
+            rows + info + head + 4 + foot
         };
         let window = Window { top, rows };
         let lines = frame_lines(app, width, lines_u16(tall).max(MIN_HEIGHT), Some(window));
         // The header and the top border come from the first piece, the bottom border, the
         // details under the forest and the footer from the last.
-        let from = if first { 0 } else { 3 };
-        let to = if last { lines.len() } else { 3 + rows };
+        let from = if first { 0 } else { head + 1 };
+        let to = if last { lines.len() } else { head + 1 + rows };
         out.extend(
             lines[from.min(lines.len())..to.min(lines.len())]
                 .iter()

@@ -535,3 +535,34 @@ fn decide_and_retry(fx: &Fixture, epic: Id, work: Id, ship: Id, hold: Id) {
     }
     assert!(row_of(&frame(&a, 100, 30), epic).contains("[1/1]"));
 }
+
+#[test]
+fn the_counts_wrap_at_80_columns_and_the_history_names_its_actors() {
+    let fx = fixture();
+    let a = node(&fx.store, "tokenize manifests", 2, None);
+    fx.store.add_actor("other", None).unwrap();
+    fx.store.add_actor("lead", None).unwrap();
+    let gen = fx.store.claim(a, fx.other, None, None).unwrap();
+    let mut app = app(&fx);
+    select(&mut app, a);
+    for width in [80, 100] {
+        let f = frame(&app, width, 40);
+        assert!(
+            f.contains("cancelled 0"),
+            "the last count is cut at {width}:\n{f}"
+        );
+        assert!(f.contains("* critical path 1"), "{f}");
+    }
+    let f = frame(&app, 100, 40);
+    assert!(
+        f.contains("actor name:lead  write"),
+        "the pane's actor by name:\n{f}"
+    );
+    assert!(
+        f.contains(&format!(
+            "claim      {}  gen={gen}  actor=name:other",
+            a.short()
+        )),
+        "the history names the actor as `log` does:\n{f}"
+    );
+}
