@@ -73,6 +73,11 @@ impl Names {
 }
 
 impl NodeView {
+    /// A gate waiting for a person's decision ([`crate::model::decisions::awaits_decision`]).
+    pub fn awaits_decision(&self) -> bool {
+        crate::model::decisions::awaits_decision(&self.node.kind, self.display)
+    }
+
     pub fn of(state: &State, node: &Node, now: Millis) -> NodeView {
         let display = rules::display(state, node, now);
         let why = match (node.status, display) {

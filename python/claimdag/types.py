@@ -224,7 +224,8 @@ class _PlanNodeRequired(TypedDict):
 
 class PlanNode(_PlanNodeRequired, total=False):
     """One node of a plan. ``parent``, ``deps`` and ``soft_deps`` name a key of the plan or
-    an existing node (id or prefix of at least 8 hex characters)."""
+    an existing node (id or prefix of at least 8 hex characters); ``not_before`` and
+    ``deadline`` are RFC 3339 or ``+DUR`` from the import, ``budget`` ``tokens=N[,cost=X]``."""
 
     kind: Optional[str]
     parent: Optional[str]
@@ -237,6 +238,9 @@ class PlanNode(_PlanNodeRequired, total=False):
     resources: Optional[Strs]
     ref: Optional[str]
     max_attempts: Optional[int]
+    not_before: Optional[str]
+    deadline: Optional[str]
+    budget: Optional[str]
 
 class Plan(TypedDict):
     """A plan for ``Store.import_plan``: ``{"nodes": [...]}``, nothing else."""

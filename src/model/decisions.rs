@@ -16,6 +16,12 @@ pub fn is_container(kind: &str) -> bool {
     CONTAINERS.contains(&kind)
 }
 
+/// A gate whose prerequisites are done (it displays `ready`): a person's decision,
+/// `approve` or `reject`, is all it waits for. Pages and the pane put these first.
+pub fn awaits_decision(kind: &str, display: super::DisplayWord) -> bool {
+    kind == super::GATE && display == super::DisplayWord::Ready
+}
+
 fn is_zero(v: &u64) -> bool {
     *v == 0
 }

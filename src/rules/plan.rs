@@ -17,7 +17,8 @@ pub struct Plan {
 }
 
 /// One node of a plan. `parent`, `deps` and `soft_deps` name a key of the plan or an
-/// existing node (full id or unique prefix of at least 8 hex characters).
+/// existing node (full id or unique prefix of at least 8 hex characters); `not_before` and
+/// `deadline` are RFC 3339 or +DUR, `budget` tokens=N[,cost=X].
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanNode {
@@ -45,6 +46,13 @@ pub struct PlanNode {
     pub ref_: Option<String>,
     #[serde(default)]
     pub max_attempts: Option<u32>,
+    // As `upsert` takes them (the struct's doc says how: tool schemas carry it once).
+    #[serde(default)]
+    pub not_before: Option<String>,
+    #[serde(default)]
+    pub deadline: Option<String>,
+    #[serde(default)]
+    pub budget: Option<String>,
 }
 
 impl Plan {
@@ -217,7 +225,7 @@ impl Tx<'_> {
                         }
                     },
                 };
-                let u = plan_upsert(workspace, n, parent);
+                let u = plan_upsert(workspace, n, parent, self.now).map_err(|e| named(&n.key, e))?;
                 let existed = self
                     .status_of(&Id::mint(
                         workspace,
@@ -404,8 +412,23 @@ fn plan_keys(plan: &Plan) -> Result<HashMap<&str, usize>> {
 }
 
 /// The upsert a plan node stands for.
-fn plan_upsert(workspace: &str, n: &PlanNode, parent: Option<Id>) -> Upsert {
-    Upsert {
+fn plan_upsert(
+    workspace: &str,
+    n: &PlanNode,
+    parent: Option<Id>,
+    now: crate::model::Millis,
+) -> Result<Upsert> {
+    let when = |w: &Option<String>, what: &str| {
+        w.as_deref()
+            .map(|t| {
+                crate::duration::parse_time(t, now).map_err(|e| match e {
+                    Error::InvalidInput(m) => Error::InvalidInput(format!("{what}: {m}")),
+                    e => e,
+                })
+            })
+            .transpose()
+    };
+    Ok(Upsert {
         workspace: workspace.to_string(),
         kind: n.kind.clone(),
         summary: n.summary.clone(),
@@ -417,10 +440,14 @@ fn plan_upsert(workspace: &str, n: &PlanNode, parent: Option<Id>) -> Upsert {
         resources: n.resources.clone(),
         ref_: n.ref_.clone(),
         max_attempts: n.max_attempts,
-        not_before: None,
-        deadline: None,
-        budget: None,
-    }
+        not_before: when(&n.not_before, "not_before")?,
+        deadline: when(&n.deadline, "deadline")?,
+        budget: n
+            .budget
+            .as_deref()
+            .map(|b| crate::model::Budget::parse("budget", b))
+            .transpose()?,
+    })
 }
 
 enum Ref {

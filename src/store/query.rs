@@ -180,7 +180,7 @@ fn order(v: &Reading<'_>, sort: Option<&str>, nodes: &mut [&Node]) {
 
 /// A gate whose prerequisites are done: a person's decision is all it waits for.
 fn waits_for_a_person(v: &Reading<'_>, n: &Node) -> bool {
-    n.kind == crate::model::GATE && rules::display(v.state, n, v.now) == DisplayWord::Ready
+    crate::model::decisions::awaits_decision(&n.kind, rules::display(v.state, n, v.now))
 }
 
 /// A page of `filter.workspace`: it walks the live nodes without copying them and copies

@@ -567,3 +567,37 @@ fn new_deps_for_a_claimed_node_are_refused_and_a_finished_node_keeps_its_own() {
     );
     assert_eq!(s.node(&one)["status"], "done");
 }
+
+#[test]
+fn a_plan_gives_deadlines_budgets_and_not_before_and_a_bad_one_is_refused_whole() {
+    let s = Store::new();
+    let out = s.import_ok(&json!({"nodes": [
+        {"key": "port", "summary": "port the parser", "deadline": "2030-01-02T03:04:05Z",
+         "budget": "tokens=200000,cost=3.5"},
+        {"key": "night", "summary": "nightly rebuild", "not_before": "+2h", "deadline": "+1d"}
+    ]}));
+    let port = s.node(id_of(&out, "port"));
+    assert_eq!(port["deadline"], 1_893_553_445_000u64);
+    assert_eq!(
+        port["budget"],
+        json!({"tokens": 200_000, "cost_micros": 3_500_000})
+    );
+    let night = s.node(id_of(&out, "night"));
+    assert_eq!(night["display"], "scheduled");
+    let (nb, dl) = (
+        night["not_before"].as_u64().unwrap(),
+        night["deadline"].as_u64().unwrap(),
+    );
+    assert_eq!(dl - nb, 22 * 3_600_000, "both from the import's time");
+    for (field, value, phrase) in [
+        ("budget", "tokens=lots", "budget"),
+        ("deadline", "next tuesday", "deadline"),
+        ("not_before", "+forever", "not_before"),
+    ] {
+        let plan = json!({"nodes": [
+            {"key": "fine", "summary": "a fine node"},
+            {"key": "odd", "summary": "an odd one", field: value}
+        ]});
+        refused_whole(&plan, 2, phrase, "invalid_input", "odd");
+    }
+}

@@ -86,7 +86,7 @@ impl Action {
             Action::Cancel => !n.status.is_terminal() && !is_container(&n.kind),
             Action::Reopen => n.status.is_terminal() && !is_container(&n.kind),
             Action::Archive => n.status.is_terminal(),
-            Action::Approve | Action::Reject => gate && d == DisplayWord::Ready,
+            Action::Approve | Action::Reject => v.awaits_decision(),
             Action::Retry => d == DisplayWord::Parked,
         }
     }

@@ -202,10 +202,7 @@ pub fn rows(snap: &Board, filters: &Filters) -> Vec<Row> {
         }
     }
     // Gates waiting for a person come first: the lead's decisions are the top of the pane.
-    roots.sort_by_key(|&i| {
-        let v = &snap.nodes[i];
-        !(v.node.kind == crate::model::GATE && v.display == DisplayWord::Ready)
-    });
+    roots.sort_by_key(|&i| !snap.nodes[i].awaits_decision());
     let mut out = Vec::with_capacity(roots.len());
     let mut stack: Vec<(usize, u16)> = roots.into_iter().rev().map(|i| (i, 0)).collect();
     while let Some((i, depth)) = stack.pop() {

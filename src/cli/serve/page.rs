@@ -331,7 +331,7 @@ fn actions(v: &NodeView) -> String {
         // Its status follows its children: nothing to do to it by hand.
         return String::new();
     }
-    if v.node.kind == crate::model::GATE && v.display == DisplayWord::Ready {
+    if v.awaits_decision() {
         return [
             b("approve", "approve"),
             b("reject", "reject"),
