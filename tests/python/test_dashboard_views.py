@@ -1,8 +1,8 @@
 """The dashboard's views beside its rows, in chromium: the graph (a thousand nodes laid out,
 the critical path the same as `claimdag graph` marks), the activity charts (claims,
 completions, hand-backs and time to claim per minute, as the server counted them), a node's
-attempts in its detail, and how long ago each row changed. Screenshots are saved to
-target/dashboard-graph.png and target/dashboard-activity.png."""
+attempts in its detail, how long ago each row changed, and both views on a phone.
+Screenshots are saved to target/dashboard-{graph,activity,attempts,phone-activity}.png."""
 
 from __future__ import annotations
 
@@ -153,3 +153,31 @@ def test_a_nodes_attempts_and_how_long_ago_each_row_changed(
         assert tries[0][4] == "1" and tries[0][5] == "released", tries
         assert tries[1][5].startswith("completed failed: output"), tries
         assert "disk full" in tries[1][5]
+        browser.save_screenshot(str(ROOT / "target" / "dashboard-attempts.png"))
+
+
+def test_the_graph_and_the_charts_fit_a_phone(store_dir: pathlib.Path, browser: WebDriver) -> None:
+    plan = store_dir.parent / "plan.json"
+    layered_plan(plan, 60)
+    run(store_dir, "import", str(plan))
+    with served(store_dir) as s:
+        browser.set_window_size(390, 844)
+        browser.get(f"{s.url}?token={s.token}")
+        live(browser)
+        for name, drawn in [("graph", "#dag g.node"), ("activity", "#charts svg")]:
+            view(browser, name)
+            until(f"the {name}", lambda: browser.execute_script(
+                f"return document.querySelectorAll('{drawn}').length") > 0)
+            wide = browser.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert wide[0] <= wide[1], (name, wide)
+            if name == "graph":
+                # The graph scrolls inside its own box.
+                box = browser.execute_script(
+                    "const b = document.getElementById('graph-box');"
+                    "return [b.clientWidth, b.scrollWidth]")
+                assert box[0] <= 390 < box[1], box
+        # The charts shrink to the screen.
+        chart = browser.find_element(By.CSS_SELECTOR, "#chart-claims svg").rect
+        assert chart["x"] + chart["width"] <= 390, chart
+        browser.save_screenshot(str(ROOT / "target" / "dashboard-phone-activity.png"))

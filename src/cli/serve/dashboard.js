@@ -243,20 +243,23 @@
     close.type = "button";
     close.onclick = () => { detail.hidden = true; history.replaceState(null, "", location.pathname + location.search); };
     add(detail, "h2", node.reply.summary);
+    // Its attempts first: how its tries went is what a lead opens a node for.
+    const who = (id, name) => name || id.slice(0, 8);
+    attempts(add, log.reply || [], who, node.reply.progress);
+    add(detail, "h3", "fields");
     const fields = add(detail, "dl", "");
     // Times as UTC and how long ago (or till); actors by the names kept for them.
     const times = ["claimed_at", "renewed_at", "created_at", "updated_at", "progress_at",
       "not_before", "deadline", "overdue_at"];
     for (const [k, v] of Object.entries(node.reply)) {
-      const empty = v === null || (typeof v === "object" && !Object.keys(v).length);
+      const empty = v === null || v === "" ||
+        (typeof v === "object" && !Object.keys(v).length);
       if (empty || k.endsWith("_name")) continue;
       add(fields, "dt", k);
       const name = node.reply[`${k}_name`];
       add(fields, "dd", times.includes(k) ? when(v) : name ? `${name} (${v})` :
         typeof v === "object" ? JSON.stringify(v) : String(v));
     }
-    const who = (id, name) => name || id.slice(0, 8);
-    attempts(add, log.reply || [], who, node.reply.progress);
     add(detail, "h3", "history");
     const list = add(detail, "ol", "");
     for (const e of (log.reply || [])) {
