@@ -104,7 +104,7 @@ fn frame(f: &mut Frame<'_>, app: &App<'_>, window: Option<Window>) {
     );
     f.render_widget(Paragraph::new(footer), foot);
     if app.mode == Mode::Help {
-        help(f, body);
+        help(f, area);
     }
 }
 
@@ -449,9 +449,7 @@ fn footer(app: &App<'_>, width: usize) -> Vec<Line<'static>> {
 const KEYS: Style = Style::new().fg(Color::DarkGray);
 
 fn help(f: &mut Frame<'_>, area: Rect) {
-    let mut lines = vec![Line::from(
-        "Acting, as the pane's actor, with the selected node's generation:",
-    )];
+    let mut lines = Vec::new();
     for (k, a, what) in Action::KEYS {
         let ask = match a {
             Action::RequestCancel => "  (asks the reason: Enter sends it, Esc drops it)",
@@ -465,12 +463,16 @@ fn help(f: &mut Frame<'_>, area: Rect) {
         "Filters: / search summaries, ids and words (/scheduled), t finished,",
         "         A archived, m mine, p role, h holder, w workspace (each steps)",
         "Countdowns: a claim's lease left; a scheduled node's time till ready",
-        "Esc clears the search and the message; q or Ctrl-C quits. Any key closes this.",
+        "Esc clears the search and the message; q or Ctrl-C quits.",
+        "Any key closes this.",
     ] {
         lines.push(Line::from(l));
     }
+    // The whole frame, so that it fits an 80x24 terminal; lines wrap rather than being cut.
     let w = area.width.min(76);
-    let h = area.height.min(lines.len() as u16 + 2);
+    let inner = usize::from(w.saturating_sub(2)).max(1);
+    let wrapped: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let h = area.height.min(lines_u16(wrapped + 2));
     let popup = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -479,7 +481,9 @@ fn help(f: &mut Frame<'_>, area: Rect) {
     );
     f.render_widget(Clear, popup);
     f.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(" keys ")),
+        Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .block(Block::bordered().title(" keys: as the pane's actor, at the generation shown ")),
         popup,
     );
 }

@@ -566,3 +566,33 @@ fn the_counts_wrap_at_80_columns_and_the_history_names_its_actors() {
         "the history names the actor as `log` does:\n{f}"
     );
 }
+
+#[test]
+fn the_help_fits_80_columns_whole() {
+    let fx = fixture();
+    node(&fx.store, "a node", 1, None);
+    let mut app = app(&fx);
+    keys(&mut app, "?");
+    assert_eq!(app.mode, Mode::Help);
+    for height in [40, 24] {
+        let f = frame(&app, 80, height);
+        let flat = f
+            .lines()
+            .map(|l| l.trim_matches(|c: char| c == '│' || c == ' '))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for whole in [
+            "q or Ctrl-C quits.",
+            "Any key closes this.",
+            "(asks the reason: Enter sends it, Esc drops it)",
+            "A archived, m mine, p role, h holder, w workspace (each steps)",
+            "n  claim next",
+            "R  reclaim expired",
+        ] {
+            assert!(
+                flat.contains(whole),
+                "{whole:?} is cut at 80x{height}:\n{f}"
+            );
+        }
+    }
+}
