@@ -181,3 +181,25 @@ def test_the_graph_and_the_charts_fit_a_phone(store_dir: pathlib.Path, browser: 
         chart = browser.find_element(By.CSS_SELECTOR, "#chart-claims svg").rect
         assert chart["x"] + chart["width"] <= 390, chart
         browser.save_screenshot(str(ROOT / "target" / "dashboard-phone-activity.png"))
+
+
+def test_a_workspace_too_big_to_draw_says_so_and_draws_what_fits(
+        store_dir: pathlib.Path, browser: WebDriver) -> None:
+    plan = store_dir.parent / "plan.json"
+    layered_plan(plan, 3100)
+    run(store_dir, "import", str(plan))
+    with served(store_dir) as s:
+        browser.get(f"{s.url}?token={s.token}#view=graph")
+        live(browser)
+        info = browser.find_element(By.ID, "graph-info")
+        until("the refusal", lambda: "more than the 3000" in info.text)
+        assert "3100 nodes" in info.text
+        assert browser.find_elements(By.CSS_SELECTOR, "#dag") == []
+        # Finish some: with 2,999 left the picture comes back by itself.
+        fans = [n["id"] for n in json.loads(run(store_dir, "--json", "list"))
+                if n["summary"].startswith("fan node")]
+        for nid in fans[-101:]:
+            run(store_dir, "cancel", nid)
+        until("the graph", lambda: browser.execute_script(
+            "return document.querySelectorAll('#dag g.node').length") == 2999, 30)
+        assert "2999 nodes" in info.text

@@ -1,5 +1,6 @@
 //! What the dashboard's charts show: for each workspace and each minute of the last hour,
-//! the claims granted, the completions (by status) and the hand-backs (by cause), and how
+//! the claims granted, the completions (by status; a lead's `cancel` counts as cancelled)
+//! and the hand-backs (by cause), and how
 //! long the claimed nodes waited: from their creation, or from their last hand-back the
 //! server saw, to the claim. Counted from the history as the server's follower (`hub.rs`)
 //! reads it, by any process, since the server started; kept in memory, 60 minutes a
@@ -52,7 +53,7 @@ impl Minute {
 struct Counts {
     /// Each workspace's minutes, oldest first, at most [`KEPT`].
     minutes: HashMap<String, VecDeque<Minute>>,
-    /// Nodes handed back and not claimed since: when.
+    /// Nodes handed back and neither claimed nor finished since: when.
     offered: HashMap<Id, Millis>,
 }
 
@@ -68,7 +69,7 @@ pub struct Activity {
 pub fn counted(l: &HistoryLine) -> bool {
     matches!(
         l.event.verb.as_str(),
-        "claim" | "complete" | "expire" | "reclaim" | "release" | "reopen" | "retry"
+        "claim" | "complete" | "cancel" | "expire" | "reclaim" | "release" | "reopen" | "retry"
     ) && l.event.node.is_some()
 }
 
@@ -87,8 +88,15 @@ impl Activity {
             };
             let at = l.event.at;
             let verb = l.event.verb.as_str();
-            if matches!(verb, "expire" | "reclaim" | "release" | "reopen" | "retry") {
-                c.offered.insert(node, at);
+            match verb {
+                "expire" | "reclaim" | "release" | "reopen" | "retry" => {
+                    c.offered.insert(node, at);
+                }
+                // Finished: not offered until a reopen (which says so).
+                "complete" | "cancel" => {
+                    c.offered.remove(&node);
+                }
+                _ => {}
             }
             let waited = (verb == "claim").then(|| {
                 let from = c.offered.remove(&node).unwrap_or(*created);
@@ -106,7 +114,7 @@ impl Activity {
                     m.waited_max = m.waited_max.max(w);
                 }
                 ("complete", Some("failed")) => m.failed += 1,
-                ("complete", Some("cancelled")) => m.cancelled += 1,
+                ("complete", Some("cancelled")) | ("cancel", _) => m.cancelled += 1,
                 ("complete", _) => m.done += 1,
                 ("expire", _) => m.expired += 1,
                 ("reclaim", _) => m.reclaimed += 1,
@@ -215,6 +223,7 @@ mod tests {
             line(4, t0 + MINUTE + 2_000, "complete", 1, Some("failed")),
             line(5, t0 + MINUTE + 3_000, "expire", 2, None),
             line(6, t0 + MINUTE + 4_000, "claim", 3, None),
+            line(7, t0 + MINUTE + 5_000, "cancel", 2, None),
         ];
         let refs: Vec<&HistoryLine> = lines.iter().collect();
         let origins = vec![
@@ -224,6 +233,7 @@ mod tests {
             Some(("w".to_string(), t0)),
             Some(("w".to_string(), t0)),
             None,
+            Some(("w".to_string(), t0)),
         ];
         a.count(&refs, &origins);
         let v = a.render("w", t0 + MINUTE + 30_000);

@@ -106,11 +106,44 @@
       height: BOX.pad * 2 + Math.max(1, tallest) * BOX.dy };
   }
 
+  // The most nodes the view draws: past it a browser would spend seconds on the picture
+  // (and the JSON of 100,000 nodes is some 20 MB); `claimdag graph | dot` draws any size.
+  const MOST = 3000;
+
+  // The workspace's nodes the graph would hold, from the counts the page shows.
+  function toDraw(finishedToo) {
+    const words = document.getElementById("paging").dataset.counts.split(" ").filter(Boolean);
+    let n = 0;
+    for (let i = 0; i + 1 < words.length; i += 2) {
+      if (finishedToo || !["done", "failed", "cancelled"].includes(words[i])) n += Number(words[i + 1]);
+    }
+    return n;
+  }
+
+  // The "finished nodes too" box, as it was.
+  function finishedToo(was) {
+    const label = document.createElement("label");
+    const tick = document.createElement("input");
+    tick.type = "checkbox";
+    tick.id = "graph-all";
+    tick.checked = was ? was.checked : false;
+    tick.onchange = () => redraw(true);
+    label.append(tick, " finished nodes too");
+    return label;
+  }
+
   async function drawGraph() {
     const all = document.getElementById("graph-all");
+    const info = document.getElementById("graph-info");
+    const many = toDraw(all ? all.checked : false);
+    if (many > MOST) {
+      document.getElementById("graph-box").replaceChildren();
+      info.replaceChildren(`${many} nodes: more than the ${MOST} this view draws. Draw ` +
+        "them with claimdag graph | dot -Tsvg, or archive finished work. ", finishedToo(all));
+      return;
+    }
     const r = await page.call("graph", { format: "json", all: all ? all.checked : false,
       workspace: page.workspace });
-    const info = document.getElementById("graph-info");
     if (!r.ok) { info.textContent = `graph: ${(r.reply && r.reply.message) || r.status}`; return; }
     const g = JSON.parse(r.reply.graph);
     const started = performance.now();
@@ -144,16 +177,8 @@
     const box = document.getElementById("graph-box");
     box.replaceChildren(svg);
     const onPath = g.nodes.filter((n) => n.critical).length;
-    info.replaceChildren();
-    const label = document.createElement("label");
-    const tick = document.createElement("input");
-    tick.type = "checkbox";
-    tick.id = "graph-all";
-    tick.checked = all ? all.checked : false;
-    tick.onchange = () => redraw(true);
-    label.append(tick, " finished nodes too");
-    info.append(`${g.nodes.length} nodes, ${g.edges.length} links; the critical path ` +
-      `(${onPath} nodes) in red; a click opens a node. `, label);
+    info.replaceChildren(`${g.nodes.length} nodes, ${g.edges.length} links; the critical ` +
+      `path (${onPath} nodes) in red; a click opens a node. `, finishedToo(all));
     svg.dataset.took = String(took);
   }
 
