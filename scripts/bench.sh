@@ -261,6 +261,8 @@ wheel_cmd >"$OUT/wheel.md" 2>>"$OUT/wheel.log" ||
 log "claimdag serve: claim_next + complete over HTTP against the module, the dashboard, memory"
 serve_bench() {
     local wv=target/bench-wheel-venv
+    # Graphviz draws the DAG the graph view is compared with (installed when missing).
+    bash scripts/need.sh dot=graphviz >>"$OUT/serve.log" 2>&1 || true
     [[ -x "$wv/bin/python" && -x "$wv/bin/claimdag" ]] || return 1
     # The dashboard's first paint needs selenium and chromium; without them it says so.
     "$wv/bin/python" -m pip install --quiet "selenium>=4.20" >>"$OUT/serve.log" 2>&1 || true
