@@ -54,12 +54,13 @@ impl Hub {
                     let from = at;
                     at = at.max(last.seq);
                     metrics.count(lines);
-                    chart(store, metrics, lines, from);
                     // The head first: a stream that subscribes and then reads the head
                     // either gets these lines or starts after them, never misses them.
                     self.head.send_replace(at);
                     // No stream listening is no error: the lines are in the store.
                     let _ = self.lines.send(Arc::new(lines.to_vec()));
+                    // After the streams are told: the charts' read delays no event.
+                    chart(store, metrics, lines, from);
                 }
                 Ok(!self.stopping())
             });
