@@ -9,11 +9,15 @@ from __future__ import annotations
 import json
 import pathlib
 import re
+import subprocess
 import time
 
+import httpx
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from conftest import cli
 from test_dashboard import ROOT, browser, row, run, until  # noqa: F401 (a fixture)
 from test_serve import served
 
@@ -203,3 +207,34 @@ def test_a_workspace_too_big_to_draw_says_so_and_draws_what_fits(
         until("the graph", lambda: browser.execute_script(
             "return document.querySelectorAll('#dag g.node').length") == 2999, 30)
         assert "2999 nodes" in info.text
+
+
+@pytest.mark.parametrize("backend", ["directory", "postgres"])
+def test_the_server_counts_the_activity_of_other_processes_on_both_backends(
+        backend: str, request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> None:
+    pg = backend == "postgres"
+    store = request.getfixturevalue("pg_url") if pg else str(tmp_path / "claims")
+
+    def do(*args: str) -> str:
+        return subprocess.run([cli(), "--dir", store, *args], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    ids = [do("upsert", "--summary", f"job {i}") for i in range(3)]
+    with served(store, state=tmp_path if pg else None) as s:
+        for i, nid in enumerate(ids):
+            do("claim", nid, "--assignee", f"name:w{i}")
+        do("complete", ids[0], "--gen", "2", "--actor", "name:w0", "--status", "done")
+        do("release", ids[1], "--gen", "2", "--actor", "name:w1")
+        do("--workspace", "other", "upsert", "--summary", "elsewhere")
+
+        def minutes(ws: str = "") -> list[dict]:
+            r = httpx.get(f"{s.url}activity", params={"workspace": ws}, timeout=10)
+            assert r.status_code == 200, r.text
+            return r.json()["minutes"]
+
+        total = lambda key, ws="": sum(m[key] for m in minutes(ws))  # noqa: E731
+        until("the counts", lambda: total("released") == 1)
+        assert (total("claims"), total("done"), total("failed")) == (3, 1, 0)
+        waited = [m["waited"] for m in minutes() if m["waited"]["n"]]
+        assert sum(w["n"] for w in waited) == 3 and all(w["max_ms"] >= 0 for w in waited)
+        assert total("claims", "other") == 0, "a workspace's own counts"
