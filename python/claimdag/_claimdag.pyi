@@ -1199,7 +1199,8 @@ class Store:
         """The workspace's DAG as text, as ``claimdag graph`` prints it.
 
         Args:
-            format: "dot" (Graphviz) or "mermaid".
+            format: "dot" (Graphviz), "mermaid", or "json" (a JSON document of the
+                nodes and links, each marked when on the critical path).
             all: Draw finished nodes too.
             workspace: The workspace (default: the store's).
 

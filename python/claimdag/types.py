@@ -140,7 +140,7 @@ ErrorName = Literal[
 ]
 
 #: The formats ``Store.graph`` draws in.
-GraphFormat = Literal["dot", "mermaid"]
+GraphFormat = Literal["dot", "mermaid", "json"]
 
 #: What a lease does with its node when the ``with`` block raises.
 OnError = Literal["failed", "release"]

@@ -131,7 +131,7 @@ static void walk(const char *tmp, const char *path) {
   o.status = "ready";
   CHECK(listed(s, &o) == 2); /* lex and docs */
 
-  /* The graph: dot by default, Mermaid on request; the archived node is not drawn. */
+  /* The graph: dot by default, Mermaid or JSON on request; the archived node is not drawn. */
   CHECK_OK(claimdag_graph(s, NULL, NULL, false, &text));
   CHECK(text != NULL && strstr(text, "digraph") != NULL);
   CHECK(text != NULL && strstr(text, "write the lexer") != NULL);
@@ -140,6 +140,12 @@ static void walk(const char *tmp, const char *path) {
   text = NULL;
   CHECK_OK(claimdag_graph(s, NULL, "mermaid", true, &text));
   CHECK(text != NULL && strstr(text, "flowchart") != NULL);
+  claimdag_string_free(text);
+  text = NULL;
+  CHECK_OK(claimdag_graph(s, NULL, "json", false, &text));
+  CHECK(text != NULL && strncmp(text, "{\"nodes\":[", 10) == 0);
+  CHECK(text != NULL && strstr(text, "\"summary\":\"write the lexer\"") != NULL);
+  CHECK(text != NULL && strstr(text, "\"edges\":[") != NULL);
   claimdag_string_free(text);
 
   /* Unarchive: back with its status and generation. */

@@ -268,8 +268,9 @@ pub unsafe extern "C" fn claimdag_log_json(
 }
 
 /// Writes the DAG of `workspace` (NULL: `$CLAIMDAG_WORKSPACE`, else "") to `*out_text` as
-/// the CLI's `graph` prints it: `format` "dot" (Graphviz, also when NULL) or "mermaid",
-/// nodes coloured by their display word, hard links solid, soft links dashed, the longest
+/// the CLI's `graph` prints it: `format` "dot" (Graphviz, also when NULL), "mermaid", or
+/// "json" (the nodes and links, each marked when on the critical path), nodes coloured by
+/// their display word, hard links solid, soft links dashed, the longest
 /// critical path drawn thick. Finished nodes are left out unless `all`; archived nodes are
 /// never drawn. Free the text with `claimdag_string_free`.
 ///

@@ -605,7 +605,8 @@ impl Store {
         Ok(nodes.0.into_iter().map(|n| (n.id.hex(), n.key)).collect())
     }
 
-    /// The workspace's DAG as Graphviz dot (`format="dot"`) or Mermaid (`"mermaid"`):
+    /// The workspace's DAG as Graphviz dot (`format="dot"`), Mermaid (`"mermaid"`) or JSON
+    /// text (`"json"`: nodes and links, each marked when on the critical path):
     /// unfinished nodes, and finished ones too with `all`.
     #[pyo3(signature = (format="dot", all=false, workspace=None))]
     fn graph(
