@@ -80,6 +80,16 @@ fn fits(expected: &str, got: &str) -> bool {
     rest.is_empty()
 }
 
+/// The server, stopped however the test ends.
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn serve_md_runs_as_written() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -93,15 +103,17 @@ fn serve_md_runs_as_written() {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let mut server = Command::new(bin)
-        .args(["--dir", &store.to_string_lossy(), "serve", "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .env_remove("CLAIMDAG_WORKSPACE")
-        .env_remove("CLAIMDAG_ACTOR")
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start claimdag serve");
-    let mut said = BufReader::new(server.stderr.take().expect("stderr"));
+    let mut server = Stopped(
+        Command::new(bin)
+            .args(["--dir", &store.to_string_lossy(), "serve", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .env_remove("CLAIMDAG_WORKSPACE")
+            .env_remove("CLAIMDAG_ACTOR")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start claimdag serve"),
+    );
+    let mut said = BufReader::new(server.0.stderr.take().expect("stderr"));
     let mut line = String::new();
     while said.read_line(&mut line).expect("its stderr") > 0 && !line.contains("dashboard") {}
     assert!(line.contains(&format!("127.0.0.1:{port}")), "{line}");
@@ -125,8 +137,7 @@ fn serve_md_runs_as_written() {
         .env("CLAIMDAG_DIR", &store)
         .output()
         .expect("run bash");
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let mut printed: Vec<Vec<&str>> = vec![Vec::new(); steps.len()];
     let mut at = None;
