@@ -225,15 +225,16 @@ impl Tx<'_> {
                         }
                     },
                 };
-                let u = plan_upsert(workspace, n, parent, self.now).map_err(|e| named(&n.key, e))?;
                 let existed = self
                     .status_of(&Id::mint(
                         workspace,
-                        u.kind.as_deref().unwrap_or("task"),
+                        n.kind.as_deref().unwrap_or("task"),
                         parent,
-                        &u.summary,
+                        &n.summary,
                     ))
                     .is_some();
+                let u = plan_upsert(workspace, n, parent, self.now, existed)
+                    .map_err(|e| named(&n.key, e))?;
                 if let Output::Upserted { id, .. } =
                     self.upsert(&u).map_err(|e| named(&n.key, e))?
                 {
@@ -412,14 +413,19 @@ fn plan_keys(plan: &Plan) -> Result<HashMap<&str, usize>> {
 }
 
 /// The upsert a plan node stands for.
+/// The upsert of plan node `n`. A relative time (`+DUR`) counts from the import that
+/// creates the node: importing the plan again keeps the time it set (an import is
+/// idempotent), where an absolute one is merged like any field.
 fn plan_upsert(
     workspace: &str,
     n: &PlanNode,
     parent: Option<Id>,
     now: crate::model::Millis,
+    existed: bool,
 ) -> Result<Upsert> {
     let when = |w: &Option<String>, what: &str| {
         w.as_deref()
+            .filter(|t| !(existed && t.trim_start().starts_with('+')))
             .map(|t| {
                 crate::duration::parse_time(t, now).map_err(|e| match e {
                     Error::InvalidInput(m) => Error::InvalidInput(format!("{what}: {m}")),

@@ -589,6 +589,19 @@ fn a_plan_gives_deadlines_budgets_and_not_before_and_a_bad_one_is_refused_whole(
         night["deadline"].as_u64().unwrap(),
     );
     assert_eq!(dl - nb, 22 * 3_600_000, "both from the import's time");
+    // Imported again later: the relative times are those of the import that made the node,
+    // and nothing is written.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let before = s.ok(&["log"]);
+    s.import_ok(&json!({"nodes": [
+        {"key": "night", "summary": "nightly rebuild", "not_before": "+2h", "deadline": "+1d"}
+    ]}));
+    let again = s.node(id_of(&out, "night"));
+    assert_eq!(
+        (again["not_before"].as_u64(), again["deadline"].as_u64()),
+        (Some(nb), Some(dl))
+    );
+    assert_eq!(s.ok(&["log"]), before, "an import again writes nothing");
     for (field, value, phrase) in [
         ("budget", "tokens=lots", "budget"),
         ("deadline", "next tuesday", "deadline"),
