@@ -20,6 +20,8 @@ use std::sync::Mutex;
 pub const MINUTE: Millis = 60_000;
 /// The minutes kept for each workspace.
 pub const KEPT: usize = 60;
+/// How far past the store's time an event may be dated and still be counted.
+pub const AHEAD: Millis = 5 * MINUTE;
 
 #[derive(Debug, Default, Clone, PartialEq)]
 struct Minute {
@@ -78,37 +80,40 @@ impl Activity {
         *self.since.lock().unwrap_or_else(|p| p.into_inner()) = now;
     }
 
-    /// Counts `lines` (those [`counted`]); `origin` gives the workspace and creation time
-    /// of each line's node (`None`: no longer live, not counted).
-    pub fn count(&self, lines: &[&HistoryLine], origin: &[Option<(String, Millis)>]) {
+    /// Counts `lines` (those [`counted`]) at the store's time `now`; `origin` gives the
+    /// workspace and creation time of each line's node (`None`: no longer live, not
+    /// counted). An event dated more than [`AHEAD`] past `now` (a host whose clock runs
+    /// ahead) is not counted: it would push every real minute out of the hour kept. A
+    /// workspace with nothing in the last hour is dropped.
+    pub fn count(&self, lines: &[&HistoryLine], origin: &[Option<(String, Millis)>], now: Millis) {
         let mut c = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         for (l, o) in lines.iter().zip(origin) {
-            let (Some((ws, created)), Some(node)) = (o, l.event.node) else {
+            let Some(node) = l.event.node else {
                 continue;
             };
-            let at = l.event.at;
-            let verb = l.event.verb.as_str();
-            match verb {
+            let (at, verb) = (l.event.at, l.event.verb.as_str());
+            let since = match verb {
                 "expire" | "reclaim" | "release" | "reopen" | "retry" => {
                     c.offered.insert(node, at);
+                    None
                 }
-                // Finished: not offered until a reopen (which says so).
-                "complete" | "cancel" => {
-                    c.offered.remove(&node);
-                }
-                _ => {}
+                // Finished, or claimed: no longer waiting to be taken.
+                "complete" | "cancel" | "claim" => c.offered.remove(&node),
+                _ => None,
+            };
+            let Some((ws, created)) = o else {
+                continue;
+            };
+            if at > now.saturating_add(AHEAD) {
+                continue;
             }
-            let waited = (verb == "claim").then(|| {
-                let from = c.offered.remove(&node).unwrap_or(*created);
-                at.saturating_sub(from)
-            });
             let Some(m) = minute(c.minutes.entry(ws.clone()).or_default(), at) else {
                 continue;
             };
             match (verb, l.event.detail.as_deref()) {
                 ("claim", _) => {
+                    let w = at.saturating_sub(since.unwrap_or(*created));
                     m.claims += 1;
-                    let w = waited.unwrap_or(0);
                     m.waited_n += 1;
                     m.waited_sum = m.waited_sum.saturating_add(w);
                     m.waited_max = m.waited_max.max(w);
@@ -122,6 +127,9 @@ impl Activity {
                 _ => {}
             }
         }
+        let span = KEPT as u64 * MINUTE;
+        c.minutes
+            .retain(|_, kept| kept.back().is_some_and(|b| b.at + span > now));
     }
 
     /// The last [`KEPT`] minutes of `workspace` up to `now`'s, as JSON.
@@ -235,7 +243,7 @@ mod tests {
             None,
             Some(("w".to_string(), t0)),
         ];
-        a.count(&refs, &origins);
+        a.count(&refs, &origins, t0 + MINUTE + 30_000);
         let v = a.render("w", t0 + MINUTE + 30_000);
         let m = v["minutes"].as_array().unwrap();
         assert_eq!(m.len(), KEPT);
@@ -266,7 +274,12 @@ mod tests {
         let late = line(2, t0 + 5 * MINUTE, "claim", 1, None);
         let early = line(3, t0 + 2 * MINUTE, "claim", 2, None);
         let stale = line(4, t0 - 70 * MINUTE, "claim", 3, None);
-        a.count(&[&late, &early, &stale], &[w(), w(), w()]);
+        let ahead = line(6, t0 + 30 * MINUTE, "claim", 5, None);
+        a.count(
+            &[&late, &early, &stale, &ahead],
+            &[w(), w(), w(), w()],
+            t0 + 5 * MINUTE,
+        );
         let v = a.render("w", t0 + 5 * MINUTE);
         let claims: u64 = v["minutes"]
             .as_array()
@@ -274,12 +287,21 @@ mod tests {
             .iter()
             .map(|m| m["claims"].as_u64().unwrap())
             .sum();
-        assert_eq!(claims, 2, "the event older than an hour is not counted");
+        assert_eq!(
+            claims, 2,
+            "neither the event older than an hour nor one far ahead"
+        );
         assert_eq!(v["minutes"][KEPT - 4]["claims"], 1);
         // An hour on, the old minutes are gone.
         let next = line(5, t0 + 90 * MINUTE, "claim", 4, None);
-        a.count(&[&next], &[w()]);
+        a.count(&[&next], &[w()], t0 + 90 * MINUTE);
+        assert_eq!(a.counts.lock().unwrap().minutes["w"].len(), 1);
+        // A workspace quiet for an hour is dropped; a finished node that is no longer live
+        // leaves the hand-back table all the same.
+        let gone = line(7, t0 + 91 * MINUTE, "release", 9, None);
+        let done = line(8, t0 + 92 * MINUTE, "complete", 9, Some("done"));
+        a.count(&[&gone, &done], &[w(), None], t0 + 151 * MINUTE);
         let c = a.counts.lock().unwrap();
-        assert_eq!(c.minutes["w"].len(), 1);
+        assert!(c.minutes.is_empty() && c.offered.is_empty());
     }
 }

@@ -109,7 +109,7 @@ fn chart(store: &Store, metrics: &Metrics, lines: &[HistoryLine], from: u64) {
         return;
     }
     let ids: Vec<crate::id::Id> = moved.iter().filter_map(|l| l.event.node).collect();
-    if let Ok(origins) = store.origins(&ids) {
-        metrics.activity.count(&moved, &origins);
+    if let (Ok(origins), Ok(now)) = (store.origins(&ids), store.now()) {
+        metrics.activity.count(&moved, &origins, now);
     }
 }
