@@ -617,7 +617,7 @@ impl Store {
         self.query(Need::default(), |v| query::held_by(v, workspace, actor))
     }
 
-    /// The DAG of `workspace` as Graphviz dot or Mermaid.
+    /// The DAG of `workspace` as Graphviz dot, Mermaid or JSON.
     pub fn graph(&self, workspace: &str, all: bool, format: Format) -> Result<String> {
         rules::validate_workspace(workspace)?;
         self.query(Need::default(), |v| {

@@ -319,7 +319,7 @@ impl Verb for Graph {
         destructive: false,
         idempotent: true,
         doors: &[Door::Planner, Door::Http],
-        summary: "Draw the DAG (Graphviz dot or Mermaid), coloured by status, critical path in red",
+        summary: "Draw the DAG (Graphviz dot, Mermaid or JSON), coloured by status, critical path in red",
         help: "Example:\n  claimdag graph | dot -Tpng -o dag.png\n  claimdag graph --format mermaid --all\n  claimdag graph --format json | jq '.nodes | length'\n\nHard links are solid, soft links dashed. Finished nodes are left out unless --all.",
         aliases: &[],
     };

@@ -85,6 +85,11 @@ def test_the_graph_view_draws_a_thousand_nodes_and_the_critical_path(
         until("the claim drawn", lambda: browser.execute_script(
             f"return document.querySelector(\"#dag g.node[data-id='{first}']\").dataset.status")
             == "claimed", 15)
+        # The rows behind it reloaded for that write; the address still names the view.
+        until("the rows reloaded", lambda: browser.execute_script(
+            f"return document.querySelector(\"tr[data-id='{first}']\").dataset.status")
+            == "claimed")
+        assert browser.current_url.endswith("#view=graph"), browser.current_url
         browser.execute_script(
             f"document.querySelector(\"#dag g.node[data-id='{first}']\")"
             ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")

@@ -1,4 +1,4 @@
-"""graph: the workspace's DAG as Graphviz dot or Mermaid text."""
+"""graph: the workspace's DAG as Graphviz dot, Mermaid or JSON text."""
 
 from __future__ import annotations
 

@@ -34,16 +34,19 @@
     if (b) show(b.dataset.view);
   });
 
-  // While a view is shown, a write redraws it, at most every 2 s.
-  let pending = null, lastDraw = 0;
+  // While a view is shown, a write redraws it, at most every 2 s. Each draw has a number:
+  // a draw that a later one overtook (or that finishes after its view was left) is dropped.
+  let pending = null, lastDraw = 0, drawn = 0;
   function redraw(now) {
     if (shown === "table") return;
     clearTimeout(pending);
     const wait = now ? 0 : Math.max(0, lastDraw + 2000 - performance.now());
     pending = setTimeout(() => {
       lastDraw = performance.now();
-      (shown === "graph" ? drawGraph : drawActivity)().catch((e) => {
-        document.getElementById(`${shown}-info`).textContent = `could not draw: ${e}`;
+      const view = shown, mine = ++drawn;
+      const current = () => mine === drawn && view === shown;
+      (view === "graph" ? drawGraph : drawActivity)(current).catch((e) => {
+        if (current()) document.getElementById(`${view}-info`).textContent = `could not draw: ${e}`;
       });
     }, wait);
   }
@@ -132,7 +135,7 @@
     return label;
   }
 
-  async function drawGraph() {
+  async function drawGraph(current) {
     const all = document.getElementById("graph-all");
     const info = document.getElementById("graph-info");
     const many = toDraw(all ? all.checked : false);
@@ -144,6 +147,7 @@
     }
     const r = await page.call("graph", { format: "json", all: all ? all.checked : false,
       workspace: page.workspace });
+    if (!current()) return;
     if (!r.ok) { info.textContent = `graph: ${(r.reply && r.reply.message) || r.status}`; return; }
     const g = JSON.parse(r.reply.graph);
     const started = performance.now();
@@ -204,12 +208,14 @@
   ];
   const W = 600, H = 120, LEFT = 48, BOTTOM = 18;
 
-  async function drawActivity() {
+  async function drawActivity(current) {
     const r = await fetch(`/activity?workspace=${encodeURIComponent(page.workspace)}`,
       { credentials: "same-origin" });
+    if (!current()) return;
     const info = document.getElementById("activity-info");
     if (!r.ok) { info.textContent = `activity: ${r.status}`; return; }
     const a = await r.json();
+    if (!current()) return;
     const minutes = a.minutes;
     const box = document.getElementById("charts");
     box.replaceChildren(...CHARTS.map((c) => chart(c, minutes)));

@@ -101,7 +101,9 @@
   async function load() {
     const asked = at.offset;
     const q = query();
-    history.replaceState(null, "", `/?${q}`); // a reload shows the same page
+    // A reload shows the same page (and the same view: `#view=graph` is kept).
+    const view = /^#view=\w+$/.test(location.hash) ? location.hash : "";
+    history.replaceState(null, "", `/?${q}${view}`);
     // `seen`: the server may answer with a read of these rows that began after that write.
     const r = await fetch(`/rows?${q}${seen ? `&seen=${seen}` : ""}`,
       { credentials: "same-origin" });
