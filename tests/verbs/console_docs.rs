@@ -43,10 +43,10 @@ fn parse(doc: &str) -> Vec<Result<Step, (String, String)>> {
         if let Some(cmd) = line.strip_prefix("    $ ") {
             let mut command = cmd.to_string();
             while !complete(&command) {
-                match lines.next().and_then(|l| l.strip_prefix("    ")) {
-                    Some(l) => command = format!("{command}\n{l}"),
-                    None => break,
-                }
+                let more = lines.peek().and_then(|l| l.strip_prefix("    "));
+                let more = more.unwrap_or_else(|| panic!("a command left open:\n{command}"));
+                command = format!("{command}\n{more}");
+                lines.next();
             }
             let mut expected = Vec::new();
             while let Some(next) = lines.peek() {
@@ -208,10 +208,11 @@ fn runs_as_written(page: &str) {
                 std::fs::write(tut.join(name), body).expect("write the page's file");
             }
             Ok(step) => {
-                // `$?` is still the last command's in the next step (`echo $?`).
+                // The marker carries the last step's exit status, and `$?` is still that
+                // status in the next step (`echo $?`).
                 let _ = writeln!(
                     script,
-                    "__status=$?; echo '@@step {}'; (exit $__status)",
+                    "__status=$?; echo \"@@step {} $__status\"; (exit $__status)",
                     steps.len()
                 );
                 // On a line of its own, so that a comment ending the command stays one.
@@ -220,7 +221,7 @@ fn runs_as_written(page: &str) {
             }
         }
     }
-    let _ = writeln!(script, "echo '@@step {}'", steps.len());
+    let _ = writeln!(script, "echo \"@@step {} $?\"", steps.len());
     assert!(steps.len() >= 4, "{page}: {} steps", steps.len());
     let bin = Path::new(env!("CARGO_BIN_EXE_claimdag"));
     let path = format!(
@@ -239,19 +240,39 @@ fn runs_as_written(page: &str) {
         .expect("run bash");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let mut printed: Vec<Vec<String>> = vec![Vec::new(); steps.len() + 1];
+    // The exit status of each step, from the marker after it.
+    let mut status: Vec<Option<i32>> = vec![None; steps.len()];
     let mut at = None;
     for line in stdout.lines() {
-        if let Some(n) = line.strip_prefix("@@step ") {
+        if let Some(marker) = line.strip_prefix("@@step ") {
+            let (n, s) = marker.split_once(' ').unwrap_or((marker, ""));
             at = n.parse::<usize>().ok();
+            if let Some(k) = at.and_then(|k| k.checked_sub(1)) {
+                status[k] = s.parse().ok();
+            }
         } else if let Some(k) = at {
             printed[k].push(here_back(line, tmp.path()));
         }
     }
-    for (k, step) in steps
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| !s.expected.is_empty())
-    {
+    assert_eq!(
+        at,
+        Some(steps.len()),
+        "{page}: the session stopped early:\n{stdout}"
+    );
+    let compared = steps.iter().filter(|s| !s.expected.is_empty()).count();
+    assert!(compared >= 1, "{page}: no step shows what it prints");
+    for (k, step) in steps.iter().enumerate() {
+        // A step the page shows no output for must at least succeed.
+        if step.expected.is_empty() {
+            assert_eq!(
+                status[k],
+                Some(0),
+                "{page}: `{}` failed:\n{}",
+                step.command,
+                printed[k].join("\n")
+            );
+            continue;
+        }
         assert!(
             fits(&step.expected, &printed[k]),
             "{page}: `{}` printed\n{}\nbut the page shows\n{}",

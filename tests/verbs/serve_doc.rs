@@ -42,8 +42,10 @@ fn steps(doc: &str) -> Vec<Step> {
                 continue;
             }
             let mut command = line.clone();
-            while !complete(&command) && k < block.len() {
-                command = format!("{command}\n{}", block[k]);
+            while !complete(&command) {
+                let more = block.get(k);
+                let more = more.unwrap_or_else(|| panic!("a command left open:\n{command}"));
+                command = format!("{command}\n{more}");
                 k += 1;
             }
             let mut expected: Vec<String> = Vec::new();
@@ -121,8 +123,10 @@ fn serve_md_runs_as_written() {
     let mut script = String::from("set +e\n");
     for (k, s) in steps.iter().enumerate() {
         let command = s.command.replace("7878", &port.to_string());
-        script.push_str(&format!("echo '@@step {k}'\n{{ {command}\n}} 2>&1\n"));
+        // The marker carries the last step's exit status.
+        script.push_str(&format!("echo \"@@step {k} $?\"\n{{ {command}\n}} 2>&1\n"));
     }
+    script.push_str(&format!("echo \"@@step {} $?\"\n", steps.len()));
     let path = format!(
         "{}:{}",
         bin.parent().unwrap().display(),
@@ -139,17 +143,35 @@ fn serve_md_runs_as_written() {
         .expect("run bash");
     drop(server);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let mut printed: Vec<Vec<&str>> = vec![Vec::new(); steps.len()];
+    let mut printed: Vec<Vec<&str>> = vec![Vec::new(); steps.len() + 1];
+    let mut status: Vec<Option<i32>> = vec![None; steps.len()];
     let mut at = None;
     for l in stdout.lines() {
         match l.strip_prefix("@@step ") {
-            Some(n) => at = n.parse::<usize>().ok(),
+            Some(marker) => {
+                let (n, s) = marker.split_once(' ').unwrap_or((marker, ""));
+                at = n.parse::<usize>().ok();
+                if let Some(k) = at.and_then(|k| k.checked_sub(1)) {
+                    status[k] = s.parse().ok();
+                }
+            }
             None => {
                 if let Some(k) = at {
                     printed[k].push(l);
                 }
             }
         }
+    }
+    assert_eq!(at, Some(steps.len()), "serve.md stopped early:\n{stdout}");
+    for (k, s) in steps.iter().enumerate() {
+        // Every step succeeds (curl does for a refused call too: it prints the body).
+        assert_eq!(
+            status[k],
+            Some(0),
+            "serve.md: `{}` failed:\n{}",
+            s.command,
+            printed[k].join("\n")
+        );
     }
     for (k, s) in steps
         .iter()
