@@ -91,7 +91,8 @@ def module_cycles(work: pathlib.Path, n: int) -> float:
     return (time.perf_counter() - t) * 1e6 / n
 
 
-def first_paint(cli: str, work: pathlib.Path, n: int) -> str:
+def chromium():  # -> a selenium WebDriver, or why there is none
+    """Headless chromium under selenium, or the reason it cannot be measured."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -100,14 +101,21 @@ def first_paint(cli: str, work: pathlib.Path, n: int) -> str:
     driver = shutil.which("chromedriver")
     if not driver or not shutil.which("chromium"):
         return "not measured: chromium and chromedriver are not installed"
-    store = work / "paint"
-    shutil.rmtree(store, ignore_errors=True)
-    claimdag.Store(str(store)).call("import", plan=plan(n))
-    proc, port, _ = serve(cli, store)
     opts = webdriver.ChromeOptions()
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
         opts.add_argument(a)
     b = webdriver.Chrome(service=Service(driver), options=opts)
+    return b
+
+
+def first_paint(cli: str, work: pathlib.Path, n: int) -> str:
+    b = chromium()
+    if isinstance(b, str):
+        return b
+    store = work / "paint"
+    shutil.rmtree(store, ignore_errors=True)
+    claimdag.Store(str(store)).call("import", plan=plan(n))
+    proc, port, _ = serve(cli, store)
     try:
         times = []
         for _ in range(3):
@@ -132,24 +140,15 @@ def first_paint(cli: str, work: pathlib.Path, n: int) -> str:
 
 
 def graph_view(cli: str, work: pathlib.Path, n: int) -> str:
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        return "not measured: selenium is not installed"
-    driver = shutil.which("chromedriver")
-    if not driver or not shutil.which("chromium"):
-        return "not measured: chromium and chromedriver are not installed"
+    b = chromium()
+    if isinstance(b, str):
+        return b
     store = work / "graph"
     shutil.rmtree(store, ignore_errors=True)
     chains = {"nodes": [{"key": f"n{i}", "summary": f"bench node {i}",
                          "deps": [f"n{i - 1}"] if i % 25 else []} for i in range(n)]}
     claimdag.Store(str(store)).call("import", plan=chains)
     proc, port, _ = serve(cli, store)
-    opts = webdriver.ChromeOptions()
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        opts.add_argument(a)
-    b = webdriver.Chrome(service=Service(driver), options=opts)
     try:
         took, shown = [], []
         for _ in range(3):
@@ -170,7 +169,7 @@ def graph_view(cli: str, work: pathlib.Path, n: int) -> str:
         b.quit()
         stop(proc)
     mine = statistics.median(took)
-    text = (f"{mine:.0f} ms laid out and drawn, {statistics.median(shown):.0f} ms from the "
+    text = (f"{mine:.0f} ms laid out and its SVG built, {statistics.median(shown):.0f} ms from the "
             f"page's start to the picture")
     if not shutil.which("dot"):
         return text + "; Graphviz's dot: not measured (not installed)"
