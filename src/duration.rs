@@ -90,6 +90,14 @@ pub fn format_time(ms: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:03}Z")
 }
 
+/// [`parse_time`] for the argument `what`: a refusal names it (`deadline: bad time ...`).
+pub fn parse_time_of(what: &str, text: &str, now: u64) -> Result<u64> {
+    parse_time(text, now).map_err(|e| match e {
+        Error::InvalidInput(m) => Error::InvalidInput(format!("{what}: {m}")),
+        e => e,
+    })
+}
+
 /// A point in time as users write it: RFC 3339 (`2026-12-03T07:05:00Z`,
 /// `2026-12-03T08:05:00.5+01:00`), or `+DUR` from `now` (`+90s`, `+2h`).
 pub fn parse_time(text: &str, now: u64) -> Result<u64> {

@@ -426,12 +426,7 @@ fn plan_upsert(
     let when = |w: &Option<String>, what: &str| {
         w.as_deref()
             .filter(|t| !(existed && t.trim_start().starts_with('+')))
-            .map(|t| {
-                crate::duration::parse_time(t, now).map_err(|e| match e {
-                    Error::InvalidInput(m) => Error::InvalidInput(format!("{what}: {m}")),
-                    e => e,
-                })
-            })
+            .map(|t| crate::duration::parse_time_of(what, t, now))
             .transpose()
     };
     Ok(Upsert {

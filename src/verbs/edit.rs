@@ -93,14 +93,7 @@ impl Verb for Upsert {
         let parent = self.parent.as_deref().map(|p| cx.node(p)).transpose()?;
         let when = |w: &Option<String>, what: &str| -> Result<Option<u64>> {
             match w {
-                Some(w) => crate::duration::parse_time(w, cx.store.now()?)
-                    .map(Some)
-                    .map_err(|e| match e {
-                        crate::Error::InvalidInput(m) => {
-                            crate::Error::InvalidInput(format!("{what}: {m}"))
-                        }
-                        e => e,
-                    }),
+                Some(w) => crate::duration::parse_time_of(what, w, cx.store.now()?).map(Some),
                 None => Ok(None),
             }
         };
